@@ -1,0 +1,210 @@
+#include "sim/maxmin.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+namespace ct::sim {
+
+int32_t MaxMinSolver::add_resource(double capacity) {
+  if (!(capacity >= 0.0)) throw std::invalid_argument("max-min resource capacity must be >= 0");
+  resources_.push_back(Resource{});
+  resources_.back().capacity = capacity;
+  return static_cast<int32_t>(resources_.size() - 1);
+}
+
+void MaxMinSolver::set_capacity(int32_t resource, double capacity) {
+  if (!(capacity >= 0.0)) throw std::invalid_argument("max-min resource capacity must be >= 0");
+  resources_[resource].capacity = capacity;
+  dirty_resources_.push_back(resource);
+}
+
+double MaxMinSolver::load(int32_t resource) const {
+  double sum = 0.0;
+  for (const Incidence& inc : resources_[resource].users) {
+    const Variable& v = variables_[inc.variable];
+    sum += v.uses[inc.use_index].coefficient * v.rate;
+  }
+  return sum;
+}
+
+int32_t MaxMinSolver::add_variable(double bound, std::span<const Use> uses) {
+  if (!(bound >= 0.0)) throw std::invalid_argument("max-min variable bound must be >= 0");
+  if (uses.empty() && std::isinf(bound)) {
+    throw std::invalid_argument("max-min variable needs a finite bound or a resource");
+  }
+  int32_t id;
+  if (!free_variables_.empty()) {
+    id = free_variables_.back();
+    free_variables_.pop_back();
+  } else {
+    id = static_cast<int32_t>(variables_.size());
+    variables_.emplace_back();
+  }
+  Variable& v = variables_[id];
+  v.bound = bound;
+  v.rate = 0.0;
+  v.alive = true;
+  v.uses.assign(uses.begin(), uses.end());
+  v.position.resize(uses.size());
+  for (size_t k = 0; k < uses.size(); ++k) {
+    if (!(uses[k].coefficient > 0.0)) throw std::invalid_argument("max-min coefficient must be > 0");
+    auto& users = resources_[uses[k].resource].users;
+    v.position[k] = static_cast<int32_t>(users.size());
+    users.push_back(Incidence{id, static_cast<int32_t>(k)});
+  }
+  ++active_;
+  dirty_variables_.push_back(id);
+  return id;
+}
+
+void MaxMinSolver::remove_variable(int32_t id) {
+  Variable& v = variables_[id];
+  assert(v.alive);
+  for (size_t k = 0; k < v.uses.size(); ++k) {
+    const int32_t r = v.uses[k].resource;
+    auto& users = resources_[r].users;
+    const auto pos = static_cast<size_t>(v.position[k]);
+    const Incidence moved = users.back();
+    users[pos] = moved;
+    variables_[moved.variable].position[moved.use_index] = static_cast<int32_t>(pos);
+    users.pop_back();
+    dirty_resources_.push_back(r);
+  }
+  v.alive = false;
+  v.rate = 0.0;
+  v.uses.clear();
+  v.position.clear();
+  free_variables_.push_back(id);
+  --active_;
+}
+
+void MaxMinSolver::set_bound(int32_t id, double bound) {
+  if (!(bound >= 0.0)) throw std::invalid_argument("max-min variable bound must be >= 0");
+  variables_[id].bound = bound;
+  dirty_variables_.push_back(id);
+}
+
+void MaxMinSolver::solve(std::vector<int32_t>& changed) {
+  ++epoch_;
+  for (const int32_t r : dirty_resources_) {
+    if (resources_[r].mark == epoch_) continue;
+    collect_component(r, -1);
+    fill_component(changed);
+  }
+  for (const int32_t v : dirty_variables_) {
+    if (!variables_[v].alive || variables_[v].mark == epoch_) continue;
+    collect_component(-1, v);
+    fill_component(changed);
+  }
+  dirty_resources_.clear();
+  dirty_variables_.clear();
+}
+
+// Breadth-first search over the bipartite graph; marks use the current epoch so every
+// element is visited by at most one component per solve.
+void MaxMinSolver::collect_component(int32_t seed_resource, int32_t seed_variable) {
+  comp_resources_.clear();
+  comp_variables_.clear();
+  if (seed_resource >= 0) {
+    resources_[seed_resource].mark = epoch_;
+    comp_resources_.push_back(seed_resource);
+  } else {
+    variables_[seed_variable].mark = epoch_;
+    comp_variables_.push_back(seed_variable);
+  }
+  size_t rh = 0, vh = 0;
+  while (rh < comp_resources_.size() || vh < comp_variables_.size()) {
+    while (vh < comp_variables_.size()) {
+      for (const Use& u : variables_[comp_variables_[vh]].uses) {
+        if (resources_[u.resource].mark != epoch_) {
+          resources_[u.resource].mark = epoch_;
+          comp_resources_.push_back(u.resource);
+        }
+      }
+      ++vh;
+    }
+    while (rh < comp_resources_.size()) {
+      for (const Incidence& inc : resources_[comp_resources_[rh]].users) {
+        if (variables_[inc.variable].mark != epoch_) {
+          variables_[inc.variable].mark = epoch_;
+          comp_variables_.push_back(inc.variable);
+        }
+      }
+      ++rh;
+    }
+  }
+}
+
+void MaxMinSolver::fix(int32_t id, double rate) {
+  Variable& v = variables_[id];
+  v.fixed = true;
+  const double old = v.rate;
+  v.rate = rate;
+  v.changed = std::fabs(rate - old) > 1e-12 * std::max(std::fabs(rate), std::fabs(old));
+  for (const Use& u : v.uses) {
+    Resource& r = resources_[u.resource];
+    r.remaining -= u.coefficient * rate;
+    r.weight -= u.coefficient;
+    if (r.weight > 1e-12) {
+      heap_.emplace_back(std::max(r.remaining, 0.0) / r.weight, u.resource);
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
+  }
+}
+
+void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
+  heap_.clear();
+  for (const int32_t id : comp_resources_) {
+    Resource& r = resources_[id];
+    r.remaining = r.capacity;
+    r.weight = 0.0;
+    for (const Incidence& inc : r.users) r.weight += variables_[inc.variable].uses[inc.use_index].coefficient;
+    if (r.weight > 0.0) heap_.emplace_back(r.remaining / r.weight, id);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+
+  std::vector<std::pair<double, int32_t>> bounded;
+  for (const int32_t id : comp_variables_) {
+    variables_[id].fixed = false;
+    if (std::isfinite(variables_[id].bound)) bounded.emplace_back(variables_[id].bound, id);
+  }
+  std::sort(bounded.begin(), bounded.end());
+  size_t next_bound = 0;
+  size_t unfixed = comp_variables_.size();
+
+  while (unfixed > 0) {
+    while (next_bound < bounded.size() && variables_[bounded[next_bound].second].fixed) ++next_bound;
+    // Drop stale heap entries: a resource whose share moved has a newer entry.
+    while (!heap_.empty()) {
+      const auto [share, id] = heap_.front();
+      const Resource& r = resources_[id];
+      if (r.weight > 1e-12 && share == std::max(r.remaining, 0.0) / r.weight) break;
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      heap_.pop_back();
+    }
+    const bool have_bound = next_bound < bounded.size();
+    if (have_bound && (heap_.empty() || bounded[next_bound].first <= heap_.front().first)) {
+      fix(bounded[next_bound].second, bounded[next_bound].first);
+      --unfixed;
+      continue;
+    }
+    assert(!heap_.empty());
+    const auto [share, id] = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    heap_.pop_back();
+    // Fix every unfixed user of the bottleneck (fix() never edits user lists).
+    for (const Incidence& inc : resources_[id].users) {
+      if (!variables_[inc.variable].fixed) {
+        fix(inc.variable, share);
+        --unfixed;
+      }
+    }
+  }
+  for (const int32_t id : comp_variables_) {
+    if (variables_[id].changed) changed.push_back(id);
+  }
+}
+
+}  // namespace ct::sim

@@ -8,7 +8,7 @@
 // gives identical numbers on every platform:
 //   uniform01      = (x >> 11) * 2^-53
 //   below(n)       = Lemire's multiply-shift with rejection (unbiased)
-//   exponential(m) = -m * log(1 - U)
+//   exponential(m) = -m * log(1 - U)   (1 - U is exact and in (0, 1])
 //   normal()       = Box-Muller, cosine branch only (stateless)
 //   weibull(k, l)  = l * (-log(1 - U))^(1/k)
 #pragma once
@@ -50,19 +50,20 @@ class Rng {
   double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
   uint64_t below(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    __extension__ using u128 = unsigned __int128;
+    u128 m = static_cast<u128>(next()) * n;
     auto low = static_cast<uint64_t>(m);
     if (low < n) {
       const uint64_t threshold = (0 - n) % n;
       while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
+        m = static_cast<u128>(next()) * n;
         low = static_cast<uint64_t>(m);
       }
     }
     return static_cast<uint64_t>(m >> 64);
   }
 
-  double exponential(double mean) { return -mean * std::log1p(-uniform01()); }
+  double exponential(double mean) { return -mean * std::log(1.0 - uniform01()); }
 
   double normal(double mean, double stddev) {
     const double u1 = 1.0 - uniform01();

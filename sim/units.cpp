@@ -80,7 +80,7 @@ int64_t to_int64_checked(double v, std::string_view text, const char* what) {
 Duration Duration::from_seconds(double seconds) {
   const double ps = seconds * 1e12;
   if (ps >= 9.2e18) return max();
-  return Duration(static_cast<int64_t>(std::llround(ps)));
+  return Duration(static_cast<int64_t>(ps >= 0 ? ps + 0.5 : ps - 0.5));
 }
 
 Duration Bandwidth::transfer_time(Bytes b) const {

@@ -1,0 +1,44 @@
+// GPU catalog: datasheet figures of the accelerators a scenario may name, and validation of a
+// GpuSpec a scenario builds with its own numbers.
+//
+// Units are SI base units in doubles: FLOP/s, bytes, bytes/s, watts, hertz. FLOP/s figures are
+// dense (no 2:4 sparsity). NVLink bandwidth is per GPU, per direction.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ct::hardware {
+
+struct GpuSpec {
+  std::string name;
+  double bf16_dense_flops = 0.0;    // FLOP/s, dense bf16 tensor core peak
+  double fp8_dense_flops = 0.0;     // FLOP/s, dense fp8 tensor core peak (bf16 rate if no FP8)
+  double hbm_bytes = 0.0;           // bytes of HBM
+  double hbm_bytes_per_s = 0.0;     // HBM bandwidth, bytes/s
+  double nvlink_bytes_per_s = 0.0;  // per GPU, unidirectional, bytes/s
+  double tdp_watts = 0.0;           // board power limit, W
+  int sm_count = 0;                 // streaming multiprocessors
+  double sm_clock_hz = 0.0;         // maximum boost SM clock, Hz
+};
+
+// Throws std::invalid_argument naming the first field that is not a finite positive number
+// (or an empty name).
+void validate(const GpuSpec& spec);
+
+// A GpuSpec with the scenario's own numbers, validated.
+GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops,
+                   double hbm_bytes, double hbm_bytes_per_s, double nvlink_bytes_per_s,
+                   double tdp_watts, int sm_count, double sm_clock_hz);
+
+// The catalog entry with this exact name, or nullptr.
+const GpuSpec* find_gpu(std::string_view name);
+
+// Like find_gpu, but throws std::invalid_argument listing the known names.
+const GpuSpec& gpu(std::string_view name);
+
+// Names in the catalog, in catalog order.
+std::vector<std::string> gpu_names();
+
+}  // namespace ct::hardware

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "models/hardware/compute_model.h"
+
+namespace ct::hardware {
+namespace {
+
+ComputeModel h200_model() { return ComputeModel(gpu("H200-SXM"), Calibration::h200()); }
+
+TEST(ComputeModel, PeaksComeFromTheSpec) {
+  const ComputeModel m = h200_model();
+  EXPECT_DOUBLE_EQ(m.peak_flops(), 989.4e12);
+  EXPECT_DOUBLE_EQ(m.hbm_bandwidth().bytes_per_second(), 4.8e12);
+}
+
+TEST(ComputeModel, LargeGemmIsComputeBoundAtPlausibleEfficiency) {
+  const ComputeModel m = h200_model();
+  const double t = m.gemm_time(8192, 8192, 8192).seconds();
+  const double achieved = 2.0 * 8192.0 * 8192.0 * 8192.0 / t / m.peak_flops();
+  EXPECT_GT(achieved, 0.6);
+  EXPECT_LT(achieved, 0.85);
+}
+
+TEST(ComputeModel, TinyGemmSitsOnTheLaunchFloor) {
+  const ComputeModel m = h200_model();
+  const double floor = Calibration::h200().gemm.launch_s;
+  EXPECT_NEAR(m.gemm_time(64, 64, 64).seconds(), floor, 0.01 * floor);
+}
+
+TEST(ComputeModel, TimesGrowWithWork) {
+  const ComputeModel m = h200_model();
+  EXPECT_LT(m.gemm_time(4096, 4096, 4096), m.gemm_time(4096, 4096, 8192));
+  EXPECT_LT(m.gemm_time(4096, 4096, 4096), m.gemm_time(4096, 4096, 4096, 2));
+  EXPECT_LT(m.attention_time(1, 16, 4096, 128, true, AttentionPass::forward),
+            m.attention_time(1, 16, 4096, 128, false, AttentionPass::forward));
+  EXPECT_LT(m.attention_time(1, 16, 4096, 128, true, AttentionPass::forward),
+            m.attention_time(1, 16, 4096, 128, true, AttentionPass::forward_backward));
+  EXPECT_LT(m.elementwise_time(ct::sim::Bytes{1 << 20}),
+            m.elementwise_time(ct::sim::Bytes{1 << 30}));
+  EXPECT_LT(m.elementwise_time(ct::sim::Bytes{1 << 30}, MemoryOp::streaming),
+            m.elementwise_time(ct::sim::Bytes{1 << 30}, MemoryOp::softmax));
+}
+
+TEST(ComputeModel, BatchedGemmEqualsOneBigOneWhenTilesDivideEvenly) {
+  const ComputeModel m = h200_model();
+  // 4 problems of 4096 rows tile exactly like one problem of 16384 rows except for operand
+  // bytes, and both are compute bound here.
+  const double batched = m.gemm_time(4096, 4096, 4096, 4).seconds();
+  const double stacked = m.gemm_time(16384, 4096, 4096).seconds();
+  EXPECT_NEAR(batched, stacked, 0.01 * stacked);
+}
+
+TEST(ComputeModel, OtherGpusScaleWithTheirSpecs) {
+  const ComputeModel h200 = h200_model();
+  const ComputeModel h100(gpu("H100-SXM"), Calibration::h200());
+  const ComputeModel b200(gpu("B200"), Calibration::h200());
+  const ComputeModel a100(gpu("A100-80GB"), Calibration::h200());
+  // Same compute peak and SMs: a compute-bound GEMM takes almost the same time on H100 and
+  // H200 (only the small memory term of the soft maximum differs).
+  EXPECT_NEAR(h100.gemm_time(8192, 8192, 8192).seconds(),
+              h200.gemm_time(8192, 8192, 8192).seconds(),
+              0.005 * h200.gemm_time(8192, 8192, 8192).seconds());
+  // A large copy is memory bound: time scales with the HBM bandwidth ratio.
+  const ct::sim::Bytes big{int64_t{8} << 30};
+  EXPECT_NEAR(h100.elementwise_time(big).seconds() / h200.elementwise_time(big).seconds(),
+              4.8 / 3.35, 0.01);
+  // B200 is faster on big GEMMs by about the peak ratio (wave quantization differs a little).
+  const double ratio = h200.gemm_time(16384, 16384, 16384).seconds() /
+                       b200.gemm_time(16384, 16384, 16384).seconds();
+  EXPECT_NEAR(ratio, 2.25e15 / 989.4e12, 0.1 * 2.25e15 / 989.4e12);
+  EXPECT_GT(a100.attention_time(1, 32, 8192, 128, true, AttentionPass::forward),
+            h200.attention_time(1, 32, 8192, 128, true, AttentionPass::forward));
+  // Launch floors are kept.
+  EXPECT_EQ(b200.gemm_time(64, 64, 64), h200.gemm_time(64, 64, 64));
+}
+
+TEST(ComputeModel, RejectsBadArguments) {
+  const ComputeModel m = h200_model();
+  EXPECT_THROW((void)m.gemm_time(0, 1, 1), std::invalid_argument);
+  EXPECT_THROW((void)m.gemm_time(1, 1, 1, 0), std::invalid_argument);
+  EXPECT_THROW((void)m.attention_time(1, 1, -1, 128, true, AttentionPass::forward),
+               std::invalid_argument);
+  EXPECT_THROW((void)m.elementwise_time(ct::sim::Bytes{-1}), std::invalid_argument);
+  Calibration bad = Calibration::h200();
+  bad.gemm.eff_max = 1.5;
+  EXPECT_THROW(ComputeModel(gpu("H200-SXM"), bad), std::invalid_argument);
+  bad = Calibration::h200();
+  bad.elementwise.overlap_p = 0.5;
+  EXPECT_THROW(ComputeModel(gpu("H200-SXM"), bad), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ct::hardware

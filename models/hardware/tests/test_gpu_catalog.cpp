@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "models/hardware/gpu_catalog.h"
+
+namespace ct::hardware {
+namespace {
+
+TEST(GpuCatalog, HasTheRequiredGpusAndAllAreValid) {
+  const auto names = gpu_names();
+  for (const char* n : {"A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200-SXM", "B200"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+    ASSERT_NE(find_gpu(n), nullptr) << n;
+    EXPECT_NO_THROW(validate(*find_gpu(n))) << n;
+  }
+  EXPECT_EQ(find_gpu("H100"), nullptr);
+}
+
+TEST(GpuCatalog, DatasheetFigures) {
+  const GpuSpec& h100 = gpu("H100-SXM");
+  EXPECT_DOUBLE_EQ(h100.bf16_dense_flops, 989.4e12);
+  EXPECT_DOUBLE_EQ(h100.fp8_dense_flops, 1979e12);
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.nvlink_bytes_per_s, 450e9);
+  EXPECT_EQ(h100.sm_count, 132);
+  EXPECT_DOUBLE_EQ(h100.tdp_watts, 700.0);
+
+  const GpuSpec& h800 = gpu("H800");
+  EXPECT_DOUBLE_EQ(h800.nvlink_bytes_per_s, 200e9);
+  EXPECT_DOUBLE_EQ(h800.bf16_dense_flops, h100.bf16_dense_flops);
+
+  const GpuSpec& h200 = gpu("H200-SXM");
+  EXPECT_DOUBLE_EQ(h200.bf16_dense_flops, h100.bf16_dense_flops);
+  EXPECT_DOUBLE_EQ(h200.hbm_bytes_per_s, 4.8e12);
+  EXPECT_GT(h200.hbm_bytes, 140e9);
+
+  EXPECT_DOUBLE_EQ(gpu("A100-80GB").hbm_bytes_per_s, 2.039e12);
+  EXPECT_DOUBLE_EQ(gpu("A100-40GB").hbm_bytes_per_s, 1.555e12);
+  EXPECT_DOUBLE_EQ(gpu("A100-40GB").bf16_dense_flops, 312e12);
+  EXPECT_EQ(gpu("A100-40GB").sm_count, 108);
+
+  const GpuSpec& b200 = gpu("B200");
+  EXPECT_DOUBLE_EQ(b200.bf16_dense_flops, 2.25e15);
+  EXPECT_DOUBLE_EQ(b200.fp8_dense_flops, 4.5e15);
+  EXPECT_DOUBLE_EQ(b200.hbm_bytes_per_s, 8e12);
+  EXPECT_DOUBLE_EQ(b200.nvlink_bytes_per_s, 900e9);
+  EXPECT_EQ(b200.sm_count, 148);
+}
+
+TEST(GpuCatalog, UnknownNameListsKnownOnes) {
+  try {
+    (void)gpu("V100");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("H100-SXM"), std::string::npos);
+  }
+}
+
+TEST(GpuCatalog, CustomGpuValidatesEveryField) {
+  const GpuSpec ok = custom_gpu("X1", 1e15, 2e15, 96e9, 4e12, 400e9, 800.0, 120, 1.8e9);
+  EXPECT_EQ(ok.name, "X1");
+  auto message = [](auto make) {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no throw");
+  };
+  EXPECT_NE(message([] { custom_gpu("X", 0, 2e15, 96e9, 4e12, 400e9, 800, 120, 1.8e9); })
+                .find("bf16_dense_flops"),
+            std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, -1, 4e12, 400e9, 800, 120, 1.8e9); })
+                .find("hbm_bytes"),
+            std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 400e9, 800, 0, 1.8e9); })
+                .find("sm_count"),
+            std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 0, 800, 120, 1.8e9); })
+                .find("nvlink_bytes_per_s"),
+            std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("", 1e15, 2e15, 96e9, 4e12, 1, 800, 120, 1.8e9); })
+                .find("name"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ct::hardware

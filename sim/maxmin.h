@@ -1,0 +1,99 @@
+// Incremental weighted max-min fair sharing ("fluid" bandwidth sharing).
+//
+// Resources r have capacities C_r (link directions, NIC ports, NVLink ports); variables v
+// (flows, or a pipelined ring that moves at one rate over many links) have an upper bound
+// b_v and use resource r with coefficient a_{v,r} > 0 (a ring that crosses a link twice
+// has coefficient 2 there). The allocation x is the max-min fair one:
+//
+//   maximise lexicographically the sorted vector of x_v
+//   subject to  sum_v a_{v,r} x_v <= C_r  for every r,   0 <= x_v <= b_v.
+//
+// Progressive filling (Bertsekas & Gallager, "Data Networks", 6.5.2; SimGrid lmm): every
+// unfixed variable grows at the same rate. The first constraint to saturate is the
+// resource with the smallest fair share s_r = R_r / W_r (R_r = capacity left, W_r = sum of
+// the coefficients of its unfixed variables) or the smallest bound b_v. The variables it
+// stops are fixed at that level, R and W of the resources they cross are updated, and the
+// loop repeats. Shares live in a lazy min-heap (stale entries are skipped), so a solve of a
+// component with F variables and U variable-resource incidences costs O(U log U).
+//
+// Incrementality: adding/removing a variable or changing a capacity marks it dirty; solve()
+// re-solves only the connected components (in the bipartite variable-resource graph) that
+// contain a dirty element and returns the variables whose rate changed, so the caller
+// re-dates only those.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace ct::sim {
+
+class MaxMinSolver {
+ public:
+  static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+  struct Use {
+    int32_t resource;
+    double coefficient;
+  };
+
+  int32_t add_resource(double capacity);
+  void set_capacity(int32_t resource, double capacity);
+  [[nodiscard]] double capacity(int32_t resource) const { return resources_[resource].capacity; }
+  // Sum over variables of coefficient x rate at the last solve.
+  [[nodiscard]] double load(int32_t resource) const;
+  [[nodiscard]] size_t resource_count() const { return resources_.size(); }
+
+  // A variable needs a finite bound or at least one resource.
+  int32_t add_variable(double bound, std::span<const Use> uses);
+  void remove_variable(int32_t variable);
+  void set_bound(int32_t variable, double bound);
+  [[nodiscard]] double rate(int32_t variable) const { return variables_[variable].rate; }
+  [[nodiscard]] size_t active_variables() const { return active_; }
+
+  // Re-solves the dirty components; appends variables whose rate changed to `changed`.
+  void solve(std::vector<int32_t>& changed);
+  [[nodiscard]] bool dirty() const { return !dirty_resources_.empty() || !dirty_variables_.empty(); }
+
+ private:
+  struct Incidence {
+    int32_t variable;
+    int32_t use_index;  // position of this resource in the variable's use list
+  };
+  struct Resource {
+    double capacity = 0.0;
+    std::vector<Incidence> users;
+    // scratch for a solve
+    double remaining = 0.0;
+    double weight = 0.0;
+    uint32_t mark = 0;
+  };
+  struct Variable {
+    double bound = kUnbounded;
+    double rate = 0.0;
+    std::vector<Use> uses;
+    std::vector<int32_t> position;  // index of this variable in each used resource's users
+    bool alive = false;
+    bool fixed = false;
+    bool changed = false;
+    uint32_t mark = 0;
+  };
+
+  void collect_component(int32_t seed_resource, int32_t seed_variable);
+  void fill_component(std::vector<int32_t>& changed);
+  void fix(int32_t variable, double rate);
+
+  std::vector<Resource> resources_;
+  std::vector<Variable> variables_;
+  std::vector<int32_t> free_variables_;
+  std::vector<int32_t> dirty_resources_, dirty_variables_;
+  size_t active_ = 0;
+  uint32_t epoch_ = 0;
+  // scratch
+  std::vector<int32_t> comp_resources_, comp_variables_;
+  std::vector<std::pair<double, int32_t>> heap_;
+};
+
+}  // namespace ct::sim
