@@ -1,0 +1,64 @@
+#include "models/workload/flops.h"
+
+#include "models/workload/parameters.h"
+
+namespace ct::workload {
+namespace {
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+// Forward attention-core FLOPs per token per layer: QK^T and AV, full square.
+double attention_core_forward(const ModelSpec& m) {
+  return 4.0 * d(m.heads) * d(head_dim(m)) * d(m.seq_length);
+}
+
+}  // namespace
+
+double model_flops_per_token(const ModelSpec& m, bool halve_causal_attention) {
+  const ParameterCount c = count_parameters(m);
+  const double attention = 3.0 * d(m.layers) * attention_core_forward(m);  // 12 l (a d) s
+  return 6.0 * d(c.matmul_active) + (halve_causal_attention ? 0.5 : 1.0) * attention;
+}
+
+double recompute_flops_per_token(const ModelSpec& m, Recompute r) {
+  const double attention = d(m.layers) * attention_core_forward(m);
+  switch (r) {
+    case Recompute::none:
+      return 0.0;
+    case Recompute::selective:
+      return attention;
+    case Recompute::full: {
+      const ParameterCount c = count_parameters(m);
+      const double layer_matmul = d(c.matmul_active - m.vocab * m.hidden);
+      return 2.0 * layer_matmul + attention;
+    }
+  }
+  return 0.0;
+}
+
+double hardware_flops_per_token(const ModelSpec& m, Recompute r) {
+  return model_flops_per_token(m) + recompute_flops_per_token(m, r);
+}
+
+double model_flops_per_iteration(const JobSpec& job) {
+  return model_flops_per_token(job.model) * d(job.global_batch_size) * d(job.model.seq_length);
+}
+
+double hardware_flops_per_iteration(const JobSpec& job) {
+  return hardware_flops_per_token(job.model, parse_recompute(job.recompute_granularity)) *
+         d(job.global_batch_size) * d(job.model.seq_length);
+}
+
+double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,
+                                    int64_t vocab, bool full_recompute) {
+  const double B = d(batch), s = d(seq), l = d(layers), h = d(hidden), V = d(vocab);
+  const double factor = full_recompute ? 96.0 : 72.0;
+  return factor * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+double megatron_parameters(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq) {
+  const double l = d(layers), h = d(hidden), V = d(vocab), s = d(seq);
+  return 12.0 * l * h * h * (1.0 + 13.0 / (12.0 * h) + (V + s) / (12.0 * l * h));
+}
+
+}  // namespace ct::workload

@@ -1,0 +1,197 @@
+#include "models/workload/layer_ops.h"
+
+#include <cmath>
+
+namespace ct::workload {
+namespace {
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+double sum_flops(const std::vector<Op>& ops) {
+  double f = 0.0;
+  for (const Op& op : ops) f += op.flops();
+  return f;
+}
+
+Op elementwise(std::string_view name, int64_t bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.bytes = bytes;
+  return op;
+}
+
+// A forward op and the names of its backward op(s).
+struct Step {
+  Op op;
+  std::string_view bwd_a;  // dgrad, attention backward, or element-wise backward
+  std::string_view bwd_b;  // wgrad (GEMMs only)
+};
+
+// Backward list: forward steps in reverse, GEMMs as dgrad + wgrad, element-wise at 2x bytes.
+std::vector<Op> backward_of(const std::vector<Step>& steps) {
+  std::vector<Op> out;
+  out.reserve(2 * steps.size());
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const Op& f = it->op;
+    switch (f.kind) {
+      case OpKind::gemm:
+        out.push_back(gemm_dgrad(f, it->bwd_a));
+        out.push_back(gemm_wgrad(f, it->bwd_b));
+        break;
+      case OpKind::attention: {
+        Op b = f;
+        b.name = it->bwd_a;
+        b.backward = true;
+        out.push_back(b);
+        break;
+      }
+      case OpKind::elementwise:
+        out.push_back(elementwise(it->bwd_a, 2 * f.bytes));
+        break;
+    }
+  }
+  return out;
+}
+
+LayerOps assemble(const std::vector<Step>& steps, Recompute recompute) {
+  LayerOps ops;
+  for (const Step& s : steps) ops.forward.push_back(s.op);
+  ops.backward = backward_of(steps);
+  if (recompute == Recompute::full) {
+    ops.recompute = ops.forward;
+  } else if (recompute == Recompute::selective) {
+    for (const Op& op : ops.forward)
+      if (op.kind == OpKind::attention) ops.recompute.push_back(op);
+  }
+  return ops;
+}
+
+struct Dims {
+  int64_t b, s, t, c, T, h, X;
+};
+
+Dims dims(const JobSpec& job) {
+  Dims x{};
+  x.b = job.micro_batch_size;
+  x.s = job.model.seq_length;
+  x.t = job.parallelism.tensor_parallel;
+  x.c = job.parallelism.context_parallel;
+  x.T = x.b * x.s / x.c;
+  x.h = job.model.hidden;
+  x.X = job.parallelism.sequence_parallel ? x.T * x.h / x.t : x.T * x.h;
+  return x;
+}
+
+}  // namespace
+
+double Op::flops() const {
+  switch (kind) {
+    case OpKind::gemm:
+      return 2.0 * d(m) * d(n) * d(k) * d(count);
+    case OpKind::attention:
+      return (backward ? 8.0 : 4.0) * d(batch) * d(heads) * d(seq_q) * d(seq_kv) * d(head_dim);
+    case OpKind::elementwise:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+double LayerOps::forward_flops() const { return sum_flops(forward); }
+double LayerOps::backward_flops() const { return sum_flops(backward); }
+double LayerOps::recompute_flops() const { return sum_flops(recompute); }
+
+Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.count = count;
+  return op;
+}
+
+Op gemm_dgrad(const Op& f, std::string_view name) { return gemm(name, f.m, f.k, f.n, f.count); }
+Op gemm_wgrad(const Op& f, std::string_view name) { return gemm(name, f.k, f.n, f.m, f.count); }
+
+LayerOps transformer_layer_ops(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  const Dims x = dims(job);
+  const int64_t t = x.t, T = x.T, h = x.h, X = x.X;
+  const int64_t g = is_swiglu(m) ? 2 : 1;
+  const int64_t act_bytes_per_elem = is_swiglu(m) ? 6 : 4;
+  const int64_t residual_bytes = 6 * X + (has_dropout(m) ? X : 0);
+
+  std::vector<Step> st;
+  st.push_back({elementwise("input_norm", 4 * X), "input_norm.bwd", {}});
+  st.push_back({gemm("qkv", T, (h + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
+  Op attn;
+  attn.name = "attention";
+  attn.kind = OpKind::attention;
+  attn.batch = x.b;
+  attn.heads = m.heads / t;
+  attn.seq_q = x.s / x.c;
+  attn.seq_kv = x.s;
+  attn.head_dim = head_dim(m);
+  attn.causal = true;
+  st.push_back({attn, "attention.bwd", {}});
+  st.push_back({gemm("proj", T, h, h / t), "proj.dgrad", "proj.wgrad"});
+  st.push_back({elementwise("attn_residual", residual_bytes), "attn_residual.bwd", {}});
+  st.push_back({elementwise("mlp_norm", 4 * X), "mlp_norm.bwd", {}});
+
+  if (!is_moe(m)) {
+    const int64_t f = ffn_hidden(m) / t;
+    st.push_back({gemm("fc1", T, g * f, h), "fc1.dgrad", "fc1.wgrad"});
+    st.push_back({elementwise("activation", act_bytes_per_elem * T * f), "activation.bwd", {}});
+    st.push_back({gemm("fc2", T, h, f), "fc2.dgrad", "fc2.wgrad"});
+  } else {
+    const MoeSpec& e = m.moe;
+    const int64_t fe = expert_ffn_hidden(m) / t;
+    const int64_t ep = job.parallelism.expert_parallel;
+    const int64_t local_experts = e.experts / ep;
+    const int64_t router_tokens = job.parallelism.sequence_parallel ? T / t : T;
+    const auto per_expert = static_cast<int64_t>(
+        std::ceil(e.capacity_factor * d(T) * d(e.top_k) * d(ep) / d(e.experts)));
+    st.push_back({gemm("router", router_tokens, e.experts, h), "router.dgrad", "router.wgrad"});
+    if (e.shared_experts > 0) {
+      const int64_t fs = e.shared_experts * fe;
+      st.push_back({gemm("shared_fc1", T, g * fs, h), "shared_fc1.dgrad", "shared_fc1.wgrad"});
+      st.push_back({elementwise("shared_activation", act_bytes_per_elem * T * fs),
+                    "shared_activation.bwd",
+                    {}});
+      st.push_back({gemm("shared_fc2", T, h, fs), "shared_fc2.dgrad", "shared_fc2.wgrad"});
+    }
+    st.push_back({elementwise("moe_permute", 4 * T * e.top_k * h), "moe_permute.bwd", {}});
+    st.push_back({gemm("expert_fc1", per_expert, g * fe, h, local_experts), "expert_fc1.dgrad",
+                  "expert_fc1.wgrad"});
+    st.push_back(
+        {elementwise("expert_activation", act_bytes_per_elem * per_expert * local_experts * fe),
+         "expert_activation.bwd",
+         {}});
+    st.push_back({gemm("expert_fc2", per_expert, h, fe, local_experts), "expert_fc2.dgrad",
+                  "expert_fc2.wgrad"});
+    st.push_back({elementwise("moe_unpermute", 4 * T * e.top_k * h), "moe_unpermute.bwd", {}});
+  }
+  st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
+  return assemble(st, parse_recompute(job.recompute_granularity));
+}
+
+LayerOps output_layer_ops(const JobSpec& job) {
+  const Dims x = dims(job);
+  const int64_t v = (job.model.vocab + x.t - 1) / x.t;  // vocab-parallel logits (padded)
+  std::vector<Step> st;
+  st.push_back({elementwise("final_norm", 4 * x.X), "final_norm.bwd", {}});
+  st.push_back({gemm("logits", x.T, v, x.h), "logits.dgrad", "logits.wgrad"});
+  st.push_back({elementwise("cross_entropy", 10 * x.T * v), "cross_entropy.bwd", {}});
+  return assemble(st, Recompute::none);
+}
+
+LayerOps embedding_ops(const JobSpec& job) {
+  const Dims x = dims(job);
+  std::vector<Step> st;
+  st.push_back({elementwise("embedding", 2 * x.T * x.h), "embedding.bwd", {}});
+  return assemble(st, Recompute::none);
+}
+
+}  // namespace ct::workload

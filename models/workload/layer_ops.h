@@ -1,0 +1,88 @@
+// The compute operations of one transformer layer, for one micro-batch on one tensor-parallel
+// rank, as the replay times them with a roofline compute model: GEMMs by shape (gemm_time(M, N,
+// K)), the attention core by its dimensions (attention_time(batch, heads, seq, head_dim,
+// causal)) and element-wise kernels by the bytes they move (elementwise_time(bytes)).
+// Communication (TP all-gather/reduce-scatter, EP all-to-all, PP send/recv) is not listed;
+// the step-graph builder inserts it between these ops.
+//
+// Notation: b micro-batch, s sequence, t TP, c CP, T = b s / c tokens per rank (the TP group
+// shares them), h hidden, a heads, d head_dim, kv = kv_heads d, f ffn_hidden, E experts,
+// k top_k, e = E / EP local experts, f_e expert width, g = 2 for swiglu (gate and up fused in
+// one GEMM as Megatron-core's linear_fc1) else 1.
+// Forward GEMMs C[M,N] = A[M,K] B[K,N], 2 M N K FLOPs each:
+//   qkv        (T, (h + 2 kv)/t, h)          proj (T, h, h/t)
+//   fc1        (T, g f/t, h)                 fc2  (T, h, f/t)
+//   router     (T/t with SP else T, E, h)    (MoE)
+//   shared_fc1 (T, g S f_e/t, h)             shared_fc2 (T, h, S f_e/t)
+//   expert_fc1 (M_e, g f_e/t, h) x e         expert_fc2 (M_e, h, f_e/t) x e
+//   with M_e = ceil(capacity_factor x T k EP / E): each EP rank receives T k assignments on
+//   average (tokens are all-gathered over TP, expert weights are split by TP).
+// Attention core: batch b, heads a/t, queries s/c, keys s, head dim d, causal. Its FLOPs are
+// counted over the full s/c x s square, 4 b (a/t) (s/c) s d forward (Megatron/PaLM count;
+// a causal kernel does about half the work, which attention_time() accounts for).
+// Backward: every GEMM gives dgrad (M, K, N) and wgrad (K, N, M), i.e. 2x its forward FLOPs;
+// the attention core backward is one op flagged `backward` with 2x the forward FLOPs.
+// Element-wise ops, bytes read + written in bf16 (2 bytes) over X = T h / t elements with SP
+// (T h without): norms 4X, residual add 6X (+ X for the dropout mask, gelu family), activation
+// gelu 4 T f/t, swiglu 6 T f/t; MoE permute + unpermute 8 T k h. Backward element-wise ops move
+// twice the forward bytes (read output gradient and saved input, write input gradient, plus
+// weight-gradient reductions), an allowance rather than a kernel-exact count.
+// Recompute: full = the whole forward list again before backward; selective = the attention
+// core forward only (Korthikanti et al. MLSys'23); none = nothing.
+// The output layer (last stage) adds the final norm, the logits GEMM (T, V/t, h) and the
+// cross-entropy (10 T V/t bytes: bf16 logits in, fp32 softmax out and back); the embedding
+// (first stage) is a lookup writing 2 T h bytes.
+// Sum check (GPT, MHA, f = 4h, no recompute): l x (forward + backward) x t x c x dp x m plus
+// the output layer equals 72 B s l h^2 (1 + s/(6h)) + 6 B s h V, i.e. Megatron's 72-factor form
+// up to its logits term (see flops.h); layernorms, biases and element-wise ops carry no FLOPs.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/workload/model_spec.h"
+
+namespace ct::workload {
+
+enum class OpKind : uint8_t { gemm, attention, elementwise };
+
+struct Op {
+  std::string_view name;  // static string, e.g. "qkv", "qkv.dgrad", "attention", "input_norm"
+  OpKind kind = OpKind::gemm;
+  // gemm: count identical GEMMs C[m,n] = A[m,k] B[k,n]
+  int64_t m = 0, n = 0, k = 0, count = 1;
+  // attention
+  int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  bool causal = true;
+  bool backward = false;
+  // elementwise
+  int64_t bytes = 0;
+
+  // 2 m n k count for GEMMs; 4 batch heads seq_q seq_kv head_dim (x2 backward) for attention.
+  double flops() const;
+};
+
+struct LayerOps {
+  std::vector<Op> forward;
+  std::vector<Op> backward;
+  std::vector<Op> recompute;  // run before backward
+
+  double forward_flops() const;
+  double backward_flops() const;
+  double recompute_flops() const;
+};
+
+Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count = 1);
+// dgrad (m, k, n) and wgrad (k, n, m) of a forward GEMM.
+Op gemm_dgrad(const Op& fwd, std::string_view name);
+Op gemm_wgrad(const Op& fwd, std::string_view name);
+
+// One transformer layer, one micro-batch, one TP rank (assumes a validated job).
+LayerOps transformer_layer_ops(const JobSpec& job);
+// Final norm, logits GEMM and cross-entropy on the last pipeline stage.
+LayerOps output_layer_ops(const JobSpec& job);
+// Embedding lookup on the first pipeline stage.
+LayerOps embedding_ops(const JobSpec& job);
+
+}  // namespace ct::workload

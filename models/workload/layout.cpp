@@ -1,0 +1,197 @@
+#include "models/workload/layout.h"
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ct::workload {
+namespace {
+
+constexpr const char* kModel = "training_job.model.";
+constexpr const char* kPar = "training_job.parallelism.";
+
+class Errors {
+ public:
+  std::ostringstream& add() {
+    items_.emplace_back();
+    return items_.back();
+  }
+  void throw_if_any() const {
+    if (items_.empty()) return;
+    std::string msg = "invalid training_job:";
+    for (const auto& e : items_) msg += "\n  " + e.str();
+    throw std::invalid_argument(msg);
+  }
+
+ private:
+  std::vector<std::ostringstream> items_;
+};
+
+void positive(Errors& err, const std::string& key, int64_t value) {
+  if (value < 1) err.add() << key << " = " << value << " must be >= 1";
+}
+
+// "<divisor_key> (d) must divide <dividend_key> (n)": n % d != 0.
+void divides(Errors& err, const std::string& divisor_key, int64_t divisor,
+             const std::string& dividend_key, int64_t dividend) {
+  if (divisor < 1 || dividend < 0) return;  // reported by positive()
+  if (dividend % divisor != 0) {
+    err.add() << divisor_key << " = " << divisor << " must divide " << dividend_key << " = "
+              << dividend << " (remainder " << dividend % divisor << ")";
+  }
+}
+
+}  // namespace
+
+Recompute parse_recompute(const std::string& g) {
+  if (g == "none") return Recompute::none;
+  if (g == "selective") return Recompute::selective;
+  if (g == "full") return Recompute::full;
+  throw std::invalid_argument("training_job.runtime.recompute_granularity = \"" + g +
+                              "\" must be one of none|selective|full");
+}
+
+int64_t gpus_used(const ParallelSpec& p) {
+  return int64_t{p.tensor_parallel} * p.pipeline_parallel * p.data_parallel * p.context_parallel;
+}
+
+int64_t microbatches(const JobSpec& job) {
+  return job.global_batch_size / (job.micro_batch_size * job.parallelism.data_parallel);
+}
+
+int64_t layers_per_stage(const JobSpec& job) {
+  return job.model.layers / job.parallelism.pipeline_parallel;
+}
+
+int64_t layers_per_chunk(const JobSpec& job) {
+  return job.model.layers /
+         (int64_t{job.parallelism.pipeline_parallel} * job.parallelism.virtual_pipeline);
+}
+
+void validate(const JobSpec& job, int64_t gpus_in_cluster) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallelism;
+  const std::string M = kModel;
+  const std::string P = kPar;
+  Errors err;
+
+  positive(err, M + "layers", m.layers);
+  positive(err, M + "hidden", m.hidden);
+  positive(err, M + "heads", m.heads);
+  positive(err, M + "seq_length", m.seq_length);
+  positive(err, M + "vocab", m.vocab);
+  if (m.kv_heads < 0) err.add() << M << "kv_heads = " << m.kv_heads << " must be >= 0";
+  if (m.ffn_hidden < 0) err.add() << M << "ffn_hidden = " << m.ffn_hidden << " must be >= 0";
+  if (m.activation != "gelu" && m.activation != "swiglu") {
+    err.add() << M << "activation = \"" << m.activation << "\" must be gelu or swiglu";
+  }
+  divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
+  if (m.kv_heads > 0) divides(err, M + "kv_heads", m.kv_heads, M + "heads", m.heads);
+
+  const std::string E = M + "moe.";
+  if (m.moe.experts < 0) err.add() << E << "experts = " << m.moe.experts << " must be >= 0";
+  if (m.moe.experts > 0) {
+    if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts) {
+      err.add() << E << "top_k = " << m.moe.top_k << " must be in 1.." << E
+                << "experts = " << m.moe.experts;
+    }
+    if (m.moe.shared_experts < 0) {
+      err.add() << E << "shared_experts = " << m.moe.shared_experts << " must be >= 0";
+    }
+    if (m.moe.expert_ffn_hidden < 0) {
+      err.add() << E << "expert_ffn_hidden = " << m.moe.expert_ffn_hidden << " must be >= 0";
+    }
+    if (!(m.moe.capacity_factor > 0.0)) {
+      err.add() << E << "capacity_factor = " << m.moe.capacity_factor << " must be > 0";
+    }
+  }
+
+  positive(err, P + "tensor_parallel", p.tensor_parallel);
+  positive(err, P + "pipeline_parallel", p.pipeline_parallel);
+  positive(err, P + "data_parallel", p.data_parallel);
+  positive(err, P + "virtual_pipeline", p.virtual_pipeline);
+  positive(err, P + "context_parallel", p.context_parallel);
+  positive(err, P + "expert_parallel", p.expert_parallel);
+  positive(err, "training_job.global_batch_size", job.global_batch_size);
+  positive(err, "training_job.micro_batch_size", job.micro_batch_size);
+  if (p.zero_stage < 0 || p.zero_stage > 3) {
+    err.add() << P << "zero_stage = " << p.zero_stage << " must be 0, 1, 2 or 3";
+  }
+  if (job.recompute_granularity != "none" && job.recompute_granularity != "selective" &&
+      job.recompute_granularity != "full") {
+    err.add() << "training_job.runtime.recompute_granularity = \"" << job.recompute_granularity
+              << "\" must be one of none|selective|full";
+  }
+
+  // Tensor parallelism splits heads, kv heads (query groups) and the MLP width.
+  divides(err, P + "tensor_parallel", p.tensor_parallel, M + "heads", m.heads);
+  if (m.heads > 0) {
+    divides(err, P + "tensor_parallel", p.tensor_parallel,
+            m.kv_heads > 0 ? M + "kv_heads" : M + "kv_heads (= heads)", kv_heads(m));
+  }
+  if (m.moe.experts == 0 && m.ffn_hidden >= 0 && m.hidden > 0) {
+    divides(err, P + "tensor_parallel", p.tensor_parallel,
+            m.ffn_hidden > 0 ? M + "ffn_hidden" : M + "ffn_hidden (default)", ffn_hidden(m));
+  }
+  if (m.moe.experts > 0 && m.moe.expert_ffn_hidden >= 0 && m.hidden > 0) {
+    divides(err, P + "tensor_parallel", p.tensor_parallel,
+            m.moe.expert_ffn_hidden > 0 ? E + "expert_ffn_hidden"
+                                        : E + "expert_ffn_hidden (= ffn_hidden)",
+            expert_ffn_hidden(m));
+  }
+
+  // Pipeline: every (virtual) stage holds the same number of layers.
+  if (p.pipeline_parallel >= 1 && p.virtual_pipeline >= 1 && m.layers >= 1 &&
+      m.layers % (int64_t{p.pipeline_parallel} * p.virtual_pipeline) != 0) {
+    err.add() << P << "pipeline_parallel x " << P << "virtual_pipeline = " << p.pipeline_parallel
+              << " x " << p.virtual_pipeline << " = "
+              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " must divide " << M
+              << "layers = " << m.layers;
+  }
+
+  // Batch: global = micro x DP x m.
+  if (job.micro_batch_size >= 1 && p.data_parallel >= 1 && job.global_batch_size >= 1 &&
+      job.global_batch_size % (job.micro_batch_size * p.data_parallel) != 0) {
+    err.add() << "training_job.global_batch_size = " << job.global_batch_size
+              << " must be divisible by training_job.micro_batch_size x " << P
+              << "data_parallel = " << job.micro_batch_size << " x " << p.data_parallel << " = "
+              << job.micro_batch_size * p.data_parallel;
+  }
+
+  // Experts: EP splits the experts, and the EP group is carved out of DP x CP.
+  if (p.expert_parallel > 1 && m.moe.experts == 0) {
+    err.add() << P << "expert_parallel = " << p.expert_parallel << " needs " << E
+              << "experts > 0 (the model is dense)";
+  }
+  if (m.moe.experts > 0) {
+    divides(err, P + "expert_parallel", p.expert_parallel, E + "experts", m.moe.experts);
+  }
+  if (p.expert_parallel >= 1 && p.data_parallel >= 1 && p.context_parallel >= 1 &&
+      (int64_t{p.data_parallel} * p.context_parallel) % p.expert_parallel != 0) {
+    err.add() << P << "expert_parallel = " << p.expert_parallel << " must divide " << P
+              << "data_parallel x " << P << "context_parallel = " << p.data_parallel << " x "
+              << p.context_parallel << " = " << int64_t{p.data_parallel} * p.context_parallel;
+  }
+
+  // Context parallelism: load-balanced causal CP splits the sequence into 2 CP chunks.
+  if (p.context_parallel > 1 && m.seq_length >= 1 &&
+      m.seq_length % (2 * int64_t{p.context_parallel}) != 0) {
+    err.add() << "2 x " << P << "context_parallel = " << 2 * int64_t{p.context_parallel}
+              << " must divide " << M << "seq_length = " << m.seq_length
+              << " (load-balanced causal context parallelism)";
+  }
+
+  // GPUs.
+  if (p.tensor_parallel >= 1 && p.pipeline_parallel >= 1 && p.data_parallel >= 1 &&
+      p.context_parallel >= 1 && gpus_used(p) > gpus_in_cluster) {
+    err.add() << P << "tensor_parallel x pipeline_parallel x data_parallel x context_parallel = "
+              << p.tensor_parallel << " x " << p.pipeline_parallel << " x " << p.data_parallel
+              << " x " << p.context_parallel << " = " << gpus_used(p) << " GPUs exceeds the "
+              << gpus_in_cluster << " GPUs of the cluster (cluster.nodes x cluster.gpus_per_node)";
+  }
+
+  err.throw_if_any();
+}
+
+}  // namespace ct::workload

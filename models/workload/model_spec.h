@@ -1,0 +1,103 @@
+// Typed training-job configuration. Field names are exactly the scenario keys under
+// `training_job` (DESIGN.md "Scenario"), so the scenario loader fills them by name.
+//
+// Derived quantities and conventions (documented once here, used by every file):
+//   head_dim      d   = hidden / heads
+//   kv_heads          = heads when 0 (multi-head attention); GQA otherwise (Ainslie et al. 2023)
+//   kv_dim            = kv_heads * d
+//   ffn_hidden    f   = 4 h for "gelu" when 0 (GPT-2/3); for "swiglu" 8h/3 rounded up to a
+//                       multiple of 256 (Llama: floor(8h/3), multiple_of = 256; h = 4096 gives
+//                       11008)
+//   expert_ffn_hidden = ffn_hidden when 0
+// The activation also selects the architecture family, since the scenario has no other key
+// for it:
+//   "gelu"   GPT-2/3 / Megatron GPT: biases on every linear layer, LayerNorm (weight + bias),
+//            learned absolute position embeddings (seq_length x hidden), dropout after the
+//            attention and MLP blocks and on the embeddings. fc1/fc2 (2 matrices).
+//   "swiglu" Llama / Mixtral: no biases, RMSNorm (weight only), rotary positions (no
+//            parameters), no dropout. gate/up/down (3 matrices); gate and up are one fused
+//            GEMM as in Megatron-core's linear_fc1.
+// MoE (moe.experts > 0): every layer's MLP is replaced by `experts` routed experts (top_k
+// per token), `shared_experts` always-on experts (DeepSeek-MoE), and a router h x experts
+// without bias. Each expert is an MLP of width expert_ffn_hidden.
+// recompute_granularity lives at `training_job.runtime.recompute_granularity` in the
+// scenario file; it is a field of JobSpec here because only the job uses it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ct::workload {
+
+struct MoeSpec {
+  int experts = 0;  // 0 = dense model
+  int top_k = 1;
+  int64_t expert_ffn_hidden = 0;  // 0 = ffn_hidden
+  int shared_experts = 0;
+  double capacity_factor = 1.0;  // expert GEMMs are padded to capacity_factor x balanced load
+};
+
+struct ModelSpec {
+  int layers = 0;
+  int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;                 // 0 = heads
+  int64_t ffn_hidden = 0;           // 0 = 4*hidden (gelu) or Llama's 8/3*hidden rounded (swiglu)
+  std::string activation = "gelu";  // "gelu" | "swiglu"
+  int64_t seq_length = 0;
+  int64_t vocab = 0;
+  bool tied_embeddings = true;
+  MoeSpec moe;
+};
+
+struct ParallelSpec {
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int data_parallel = 1;
+  int virtual_pipeline = 1;
+  bool sequence_parallel = true;
+  int context_parallel = 1;
+  int expert_parallel = 1;  // carved out of data_parallel * context_parallel (Megatron)
+  int zero_stage = 1;       // 0 DP all-reduce, 1 optimizer, 2 + grads, 3 + weights sharded
+};
+
+struct JobSpec {
+  ModelSpec model;
+  ParallelSpec parallelism;
+  int64_t global_batch_size = 0;
+  int64_t micro_batch_size = 1;
+  std::string recompute_granularity = "selective";  // none | selective | full
+};
+
+enum class Recompute { none, selective, full };
+
+// ---- derived quantities (see the header comment) ----
+
+inline bool is_swiglu(const ModelSpec& m) { return m.activation == "swiglu"; }
+inline bool has_biases(const ModelSpec& m) { return !is_swiglu(m); }
+inline bool has_dropout(const ModelSpec& m) { return !is_swiglu(m); }
+inline bool learned_positions(const ModelSpec& m) { return !is_swiglu(m); }
+// LayerNorm has weight and bias per channel, RMSNorm only a weight.
+inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }
+inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }
+
+inline int64_t kv_heads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+inline int64_t head_dim(const ModelSpec& m) { return m.heads > 0 ? m.hidden / m.heads : 0; }
+inline int64_t kv_dim(const ModelSpec& m) { return kv_heads(m) * head_dim(m); }
+
+inline int64_t ffn_hidden(const ModelSpec& m) {
+  if (m.ffn_hidden > 0) return m.ffn_hidden;
+  if (!is_swiglu(m)) return 4 * m.hidden;
+  const int64_t raw = 8 * m.hidden / 3;  // int(2 * 4h / 3) as in Llama's FeedForward
+  return (raw + 255) / 256 * 256;
+}
+inline int64_t expert_ffn_hidden(const ModelSpec& m) {
+  return m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : ffn_hidden(m);
+}
+// Matrices per MLP (fc1/fc2 or gate/up/down).
+inline int64_t mlp_matrices(const ModelSpec& m) { return is_swiglu(m) ? 3 : 2; }
+
+// Throws std::invalid_argument for names other than none|selective|full.
+Recompute parse_recompute(const std::string& granularity);
+
+}  // namespace ct::workload

@@ -1,0 +1,53 @@
+#include "models/workload/parameters.h"
+
+namespace ct::workload {
+
+int64_t mlp_parameters(const ModelSpec& m, int64_t width) {
+  const int64_t weights = mlp_matrices(m) * m.hidden * width;
+  const int64_t biases = has_biases(m) ? width + m.hidden : 0;
+  return weights + biases;
+}
+
+LayerParameters layer_parameters(const ModelSpec& m) {
+  const int64_t h = m.hidden;
+  const int64_t kv = kv_dim(m);
+  LayerParameters p;
+  p.attention = h * (h + 2 * kv) + h * h + (has_biases(m) ? h + 2 * kv + h : 0);
+  p.norms = 2 * norm_params(m);
+  if (is_moe(m)) {
+    p.router = h * m.moe.experts;
+    p.dense_mlp = m.moe.shared_experts * mlp_parameters(m, expert_ffn_hidden(m));
+    p.expert = mlp_parameters(m, expert_ffn_hidden(m));
+    p.experts = m.moe.experts;
+    p.top_k = m.moe.top_k;
+  } else {
+    p.dense_mlp = mlp_parameters(m, ffn_hidden(m));
+  }
+  return p;
+}
+
+ParameterCount count_parameters(const ModelSpec& m) {
+  ParameterCount c;
+  c.layer = layer_parameters(m);
+  const int64_t h = m.hidden;
+  c.embedding = m.vocab * h + (learned_positions(m) ? m.seq_length * h : 0);
+  c.output_layer = m.tied_embeddings ? 0 : m.vocab * h;
+  c.final_norm = norm_params(m);
+  c.total = m.layers * c.layer.total() + c.embedding + c.output_layer + c.final_norm;
+  c.active = m.layers * c.layer.active() + c.embedding + c.output_layer + c.final_norm;
+  c.non_embedding = c.total - c.embedding - c.output_layer;
+
+  // Weight matrices only: attention projections, active MLP matrices, router, logits.
+  const int64_t kv = kv_dim(m);
+  const int64_t attn = h * (h + 2 * kv) + h * h;
+  int64_t mlp = mlp_matrices(m) * h * ffn_hidden(m);
+  int64_t router = 0;
+  if (is_moe(m)) {
+    mlp = (m.moe.top_k + m.moe.shared_experts) * mlp_matrices(m) * h * expert_ffn_hidden(m);
+    router = h * m.moe.experts;
+  }
+  c.matmul_active = m.layers * (attn + mlp + router) + m.vocab * h;
+  return c;
+}
+
+}  // namespace ct::workload

@@ -1,0 +1,63 @@
+// Published model configurations used by the workload tests.
+#pragma once
+
+#include "models/workload/model_spec.h"
+
+namespace ct::workload::testing {
+
+// GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads, s 2048, V 51200 (Megatron).
+inline ModelSpec gpt3_175b() {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.seq_length = 2048;
+  m.vocab = 51200;
+  return m;
+}
+
+// Llama-2-70B (Touvron et al. 2023): GQA with 8 kv heads, SwiGLU f 28672, untied.
+inline ModelSpec llama2_70b() {
+  ModelSpec m;
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.ffn_hidden = 28672;
+  m.activation = "swiglu";
+  m.seq_length = 4096;
+  m.vocab = 32000;
+  m.tied_embeddings = false;
+  return m;
+}
+
+// Mixtral 8x7B (Jiang et al. 2024): 8 experts, top-2, expert width 14336.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.activation = "swiglu";
+  m.seq_length = 4096;
+  m.vocab = 32000;
+  m.tied_embeddings = false;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  return m;
+}
+
+// GPT-3 175B on 1536 GPUs as in DESIGN.md's default scenario: TP 8, PP 8, DP 24.
+inline JobSpec gpt3_job() {
+  JobSpec j;
+  j.model = gpt3_175b();
+  j.parallelism.tensor_parallel = 8;
+  j.parallelism.pipeline_parallel = 8;
+  j.parallelism.data_parallel = 24;
+  j.global_batch_size = 1536;
+  j.micro_batch_size = 1;
+  return j;
+}
+
+}  // namespace ct::workload::testing

@@ -1,0 +1,167 @@
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "models/workload/flops.h"
+#include "models/workload/layer_ops.h"
+#include "models/workload/layout.h"
+#include "models/workload/tests/configs.h"
+
+namespace ct::workload {
+namespace {
+
+const Op& find(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops)
+    if (op.name == name) return op;
+  ADD_FAILURE() << "no op " << name;
+  static const Op none;
+  return none;
+}
+
+// Sum of per-op FLOPs over every rank and micro-batch of one iteration.
+struct IterationFlops {
+  double model = 0.0;     // forward + backward
+  double hardware = 0.0;  // + recompute
+};
+IterationFlops iteration_flops(const JobSpec& j) {
+  const LayerOps layer = transformer_layer_ops(j);
+  const LayerOps out = output_layer_ops(j);
+  const double ranks_per_replica =
+      double{1.0} * j.parallelism.tensor_parallel * j.parallelism.context_parallel;
+  const double replicas_x_micro =
+      static_cast<double>(j.parallelism.data_parallel) * static_cast<double>(microbatches(j));
+  const double l = j.model.layers;
+  const double per_micro = l * (layer.forward_flops() + layer.backward_flops()) +
+                           out.forward_flops() + out.backward_flops();
+  IterationFlops f;
+  f.model = per_micro * ranks_per_replica * replicas_x_micro;
+  f.hardware = f.model + l * layer.recompute_flops() * ranks_per_replica * replicas_x_micro;
+  return f;
+}
+
+TEST(LayerOps, Gpt3GemmShapesOnOneTpRank) {
+  const JobSpec j = testing::gpt3_job();
+  const LayerOps ops = transformer_layer_ops(j);
+  const Op& qkv = find(ops.forward, "qkv");
+  EXPECT_EQ(qkv.kind, OpKind::gemm);
+  EXPECT_EQ(qkv.m, 2048);
+  EXPECT_EQ(qkv.n, 3 * 12288 / 8);
+  EXPECT_EQ(qkv.k, 12288);
+  const Op& proj = find(ops.forward, "proj");
+  EXPECT_EQ(proj.n, 12288);
+  EXPECT_EQ(proj.k, 12288 / 8);
+  EXPECT_EQ(find(ops.forward, "fc1").n, 4 * 12288 / 8);
+  EXPECT_EQ(find(ops.forward, "fc2").k, 4 * 12288 / 8);
+  const Op& attn = find(ops.forward, "attention");
+  EXPECT_EQ(attn.kind, OpKind::attention);
+  EXPECT_EQ(attn.heads, 12);
+  EXPECT_EQ(attn.seq_q, 2048);
+  EXPECT_EQ(attn.head_dim, 128);
+  EXPECT_TRUE(attn.causal);
+  // Element-wise: LayerNorm moves 4 bytes per element of the SP shard.
+  EXPECT_EQ(find(ops.forward, "input_norm").bytes, 4 * 2048 * 12288 / 8);
+  // Backward shapes: dgrad (M, K, N), wgrad (K, N, M).
+  const Op& dgrad = find(ops.backward, "qkv.dgrad");
+  EXPECT_EQ(dgrad.m, 2048);
+  EXPECT_EQ(dgrad.n, 12288);
+  EXPECT_EQ(dgrad.k, 3 * 12288 / 8);
+  const Op& wgrad = find(ops.backward, "qkv.wgrad");
+  EXPECT_EQ(wgrad.m, 12288);
+  EXPECT_EQ(wgrad.n, 3 * 12288 / 8);
+  EXPECT_EQ(wgrad.k, 2048);
+  EXPECT_TRUE(find(ops.backward, "attention.bwd").backward);
+  EXPECT_DOUBLE_EQ(ops.backward_flops(), 2.0 * ops.forward_flops());
+  EXPECT_TRUE(ops.recompute.empty() == false);  // default is selective
+}
+
+// Per-op sum (fwd + bwd, no recompute) against Megatron's 72-factor closed form. The per-op
+// list has no FLOPs for layernorms, biases, softmax or other element-wise ops (nor has the
+// closed form); the only difference is the logits term, 6 B s h V here vs 4.5 B s h V there.
+TEST(LayerOps, SumMatchesMegatron72Form) {
+  JobSpec j = testing::gpt3_job();
+  j.recompute_granularity = "none";
+  const IterationFlops f = iteration_flops(j);
+  const double f72 = megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200, false);
+  EXPECT_NEAR(f.model, f72, 0.01 * f72);
+  EXPECT_NEAR(f.model, model_flops_per_iteration(j), 1e-9 * f.model);
+  EXPECT_DOUBLE_EQ(f.hardware, f.model);
+}
+
+TEST(LayerOps, FullRecomputeSumMatchesMegatronEq3) {
+  JobSpec j = testing::gpt3_job();
+  j.recompute_granularity = "full";
+  const LayerOps ops = transformer_layer_ops(j);
+  ASSERT_EQ(ops.recompute.size(), ops.forward.size());
+  const IterationFlops f = iteration_flops(j);
+  const double f96 = megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200, true);
+  EXPECT_NEAR(f.hardware, f96, 1e-9 * f96);
+  EXPECT_NEAR(f.hardware, hardware_flops_per_iteration(j), 1e-9 * f.hardware);
+}
+
+TEST(LayerOps, SelectiveRecomputesOnlyTheAttentionCore) {
+  const JobSpec j = testing::gpt3_job();
+  const LayerOps ops = transformer_layer_ops(j);
+  ASSERT_EQ(ops.recompute.size(), 1u);
+  EXPECT_EQ(ops.recompute[0].kind, OpKind::attention);
+  const IterationFlops f = iteration_flops(j);
+  EXPECT_NEAR(f.hardware, hardware_flops_per_iteration(j), 1e-9 * f.hardware);
+}
+
+TEST(LayerOps, GqaSwigluShapes) {
+  JobSpec j;
+  j.model = testing::llama2_70b();
+  j.parallelism.tensor_parallel = 8;
+  j.parallelism.context_parallel = 2;
+  j.parallelism.data_parallel = 4;
+  j.global_batch_size = 64;
+  const LayerOps ops = transformer_layer_ops(j);
+  EXPECT_EQ(find(ops.forward, "qkv").n, (8192 + 2 * 1024) / 8);
+  EXPECT_EQ(find(ops.forward, "qkv").m, 4096 / 2);
+  EXPECT_EQ(find(ops.forward, "fc1").n, 2 * 28672 / 8);  // gate + up fused
+  EXPECT_EQ(find(ops.forward, "fc2").k, 28672 / 8);
+  EXPECT_EQ(find(ops.forward, "activation").bytes, 6LL * 2048 * 28672 / 8);
+  const Op& attn = find(ops.forward, "attention");
+  EXPECT_EQ(attn.seq_q, 2048);
+  EXPECT_EQ(attn.seq_kv, 4096);
+  const IterationFlops f = iteration_flops(j);
+  EXPECT_NEAR(f.model, model_flops_per_iteration(j), 1e-9 * f.model);
+}
+
+TEST(LayerOps, MoeExpertGemms) {
+  JobSpec j;
+  j.model = testing::mixtral_8x7b();
+  j.parallelism.tensor_parallel = 2;
+  j.parallelism.data_parallel = 8;
+  j.parallelism.expert_parallel = 4;
+  j.global_batch_size = 64;
+  j.micro_batch_size = 2;
+  j.recompute_granularity = "none";
+  const LayerOps ops = transformer_layer_ops(j);
+  const int64_t T = 2 * 4096;
+  const Op& fc1 = find(ops.forward, "expert_fc1");
+  EXPECT_EQ(fc1.count, 2);          // 8 experts / EP 4
+  EXPECT_EQ(fc1.m, T * 2 * 4 / 8);  // T k EP / E
+  EXPECT_EQ(fc1.n, 2 * 14336 / 2);
+  EXPECT_EQ(find(ops.forward, "router").m, T / 2);  // SP-sharded tokens
+  const IterationFlops f = iteration_flops(j);
+  EXPECT_NEAR(f.model, model_flops_per_iteration(j), 1e-9 * f.model);
+
+  j.model.moe.capacity_factor = 1.25;
+  EXPECT_EQ(find(transformer_layer_ops(j).forward, "expert_fc1").m, T * 2 * 4 / 8 * 5 / 4);
+}
+
+TEST(LayerOps, OutputAndEmbeddingOps) {
+  const JobSpec j = testing::gpt3_job();
+  const LayerOps out = output_layer_ops(j);
+  const Op& logits = find(out.forward, "logits");
+  EXPECT_EQ(logits.m, 2048);
+  EXPECT_EQ(logits.n, 51200 / 8);
+  EXPECT_EQ(logits.k, 12288);
+  EXPECT_TRUE(out.recompute.empty());
+  const LayerOps emb = embedding_ops(j);
+  ASSERT_EQ(emb.forward.size(), 1u);
+  EXPECT_EQ(emb.forward[0].bytes, 2LL * 2048 * 12288);
+}
+
+}  // namespace
+}  // namespace ct::workload

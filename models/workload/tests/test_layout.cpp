@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "models/workload/layout.h"
+#include "models/workload/pipeline.h"
+#include "models/workload/tests/configs.h"
+
+namespace ct::workload {
+namespace {
+
+std::string error_of(const JobSpec& j, int64_t gpus) {
+  try {
+    validate(j, gpus);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_error(const JobSpec& j, int64_t gpus, std::initializer_list<const char*> parts) {
+  const std::string msg = error_of(j, gpus);
+  ASSERT_FALSE(msg.empty()) << "expected an error";
+  for (const char* p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << msg << "\n  lacks: " << p;
+}
+
+TEST(Layout, DefaultScenarioIsValid) {
+  const JobSpec j = testing::gpt3_job();
+  EXPECT_NO_THROW(validate(j, 1536));
+  EXPECT_NO_THROW(validate(j, 10240));  // spare nodes are allowed
+  EXPECT_EQ(gpus_used(j.parallelism), 1536);
+  EXPECT_EQ(microbatches(j), 64);
+  EXPECT_EQ(gradient_accumulation_steps(j), 64);
+  EXPECT_EQ(layers_per_stage(j), 12);
+}
+
+TEST(Layout, TensorParallelMustDivideHeads) {
+  JobSpec j = testing::gpt3_job();
+  j.model.heads = 92;  // 12288 / 92 is not whole either; both are reported
+  j.model.hidden = 92 * 128;
+  expect_error(j, 1536,
+               {"training_job.parallelism.tensor_parallel = 8", "training_job.model.heads = 92"});
+}
+
+TEST(Layout, TensorParallelMustDivideKvHeads) {
+  JobSpec j;
+  j.model = testing::llama2_70b();
+  j.model.kv_heads = 4;
+  j.parallelism.tensor_parallel = 8;
+  j.global_batch_size = 8;
+  expect_error(j, 8,
+               {"training_job.parallelism.tensor_parallel = 8", "training_job.model.kv_heads = 4"});
+}
+
+TEST(Layout, PipelineTimesVirtualMustDivideLayers) {
+  JobSpec j = testing::gpt3_job();
+  j.parallelism.virtual_pipeline = 5;
+  expect_error(
+      j, 1536,
+      {"training_job.parallelism.pipeline_parallel", "training_job.parallelism.virtual_pipeline",
+       "8 x 5 = 40", "training_job.model.layers = 96"});
+}
+
+TEST(Layout, GlobalBatchDivisibleByMicroTimesDp) {
+  JobSpec j = testing::gpt3_job();
+  j.micro_batch_size = 5;
+  expect_error(j, 1536,
+               {"training_job.global_batch_size = 1536", "training_job.micro_batch_size",
+                "training_job.parallelism.data_parallel", "5 x 24 = 120"});
+}
+
+TEST(Layout, ExpertParallelRules) {
+  JobSpec j;
+  j.model = testing::mixtral_8x7b();
+  j.parallelism.data_parallel = 6;
+  j.parallelism.expert_parallel = 3;
+  j.global_batch_size = 6;
+  expect_error(
+      j, 8, {"training_job.parallelism.expert_parallel = 3", "training_job.model.moe.experts = 8"});
+  j.parallelism.expert_parallel = 4;
+  expect_error(j, 8,
+               {"training_job.parallelism.expert_parallel = 4",
+                "training_job.parallelism.data_parallel x "
+                "training_job.parallelism.context_parallel = 6 x 1 = 6"});
+  JobSpec dense = testing::gpt3_job();
+  dense.parallelism.expert_parallel = 2;
+  expect_error(dense, 1536,
+               {"training_job.parallelism.expert_parallel = 2", "training_job.model.moe.experts"});
+}
+
+TEST(Layout, ContextParallelMustSplitTheSequence) {
+  JobSpec j = testing::gpt3_job();
+  j.model.seq_length = 2040;
+  j.parallelism.context_parallel = 8;
+  j.parallelism.data_parallel = 3;
+  j.global_batch_size = 3;
+  expect_error(
+      j, 1536,
+      {"training_job.parallelism.context_parallel = 16", "training_job.model.seq_length = 2040"});
+}
+
+TEST(Layout, MoreGpusThanTheCluster) {
+  const JobSpec j = testing::gpt3_job();
+  expect_error(j, 1024,
+               {"training_job.parallelism.tensor_parallel x pipeline_parallel x data_parallel",
+                "= 1536 GPUs", "1024 GPUs of the cluster"});
+}
+
+TEST(Layout, ZeroStageAndRecompute) {
+  JobSpec j = testing::gpt3_job();
+  j.parallelism.zero_stage = 4;
+  expect_error(j, 1536, {"training_job.parallelism.zero_stage = 4"});
+  j.parallelism.zero_stage = 1;
+  j.recompute_granularity = "partial";
+  expect_error(j, 1536,
+               {"training_job.runtime.recompute_granularity = \"partial\"", "none|selective|full"});
+  EXPECT_THROW(parse_recompute("partial"), std::invalid_argument);
+  EXPECT_EQ(parse_recompute("full"), Recompute::full);
+}
+
+TEST(Layout, BadModelValues) {
+  JobSpec j = testing::gpt3_job();
+  j.model.activation = "relu";
+  j.model.layers = 0;
+  j.parallelism.tensor_parallel = 0;
+  const std::string msg = error_of(j, 1536);
+  EXPECT_NE(msg.find("training_job.model.activation = \"relu\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("training_job.model.layers = 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("training_job.parallelism.tensor_parallel = 0"), std::string::npos) << msg;
+}
+
+TEST(Layout, TensorParallelMustDivideFfn) {
+  JobSpec j = testing::gpt3_job();
+  j.model.ffn_hidden = 49148;
+  expect_error(
+      j, 1536,
+      {"training_job.parallelism.tensor_parallel = 8", "training_job.model.ffn_hidden = 49148"});
+}
+
+TEST(Pipeline, BubbleFraction) {
+  EXPECT_DOUBLE_EQ(bubble_fraction(8, 64), 7.0 / 64.0);
+  EXPECT_DOUBLE_EQ(bubble_fraction(8, 64, 4), 7.0 / 256.0);
+  EXPECT_DOUBLE_EQ(bubble_fraction(1, 64), 0.0);
+  EXPECT_DOUBLE_EQ(bubble_share_of_step(5, 4), 0.5);
+  static_assert(bubble_fraction(4, 3) == 1.0);
+}
+
+}  // namespace
+}  // namespace ct::workload

@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/workload/layout.h"
+#include "models/workload/memory.h"
+#include "models/workload/parameters.h"
+#include "models/workload/tests/configs.h"
+
+namespace ct::workload {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// Korthikanti et al. MLSys'23 Table 2 forms, for GPT-3 175B, s 2048, b 1, a 96, h 12288.
+TEST(Memory, ActivationsPerLayerMatchKorthikanti) {
+  JobSpec j = testing::gpt3_job();
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  const double sbh = s * b * h;
+  // TP + SP: s b h (34 + 5 a s / h) / t
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none),
+            static_cast<int64_t>(sbh * (34 + 5 * a * s / h) / t));
+  // selective: s b h 34 / t
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective),
+            static_cast<int64_t>(sbh * 34 / t));
+  // full: 2 s b h / t
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::full), static_cast<int64_t>(2 * sbh / t));
+  // TP without SP: s b h (10 + 24/t + 5 a s/(h t))
+  j.parallelism.sequence_parallel = false;
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none),
+            static_cast<int64_t>(sbh * (10 + 24 / t + 5 * a * s / (h * t))));
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::full), static_cast<int64_t>(2 * sbh));
+  // No TP: s b h (34 + 5 a s / h), whatever sequence_parallel says.
+  j.parallelism.tensor_parallel = 1;
+  j.parallelism.sequence_parallel = true;
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none),
+            static_cast<int64_t>(sbh * (34 + 5 * a * s / h)));
+  // Micro-batch scales linearly.
+  j.micro_batch_size = 4;
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective),
+            static_cast<int64_t>(4 * sbh * 34));
+}
+
+TEST(Memory, InFlightMicrobatches) {
+  JobSpec j = testing::gpt3_job();  // p 8, m 64
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 8.0);
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 7), 1.0);
+  // Interleaved: first stage p (1 + (p - 1)/(p v)) micro-batches' worth.
+  j.parallelism.virtual_pipeline = 3;
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 8.0 * (1.0 + 7.0 / 24.0));
+  // Fewer micro-batches than stages.
+  j.parallelism.virtual_pipeline = 1;
+  j.global_batch_size = 24 * 4;
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 4.0);
+}
+
+TEST(Memory, ModelStateBytesPerParameter) {
+  JobSpec j = testing::gpt3_job();
+  j.parallelism.zero_stage = 0;
+  const MemoryOptions o;
+  const MemoryBreakdown b0 = memory_per_gpu(j, 3, o);  // a middle stage: 12 layers only
+  const ParameterCount c = count_parameters(j.model);
+  const int64_t params = 12 * ((c.layer.attention + c.layer.dense_mlp) / 8 + c.layer.norms);
+  EXPECT_EQ(b0.parameters, params);
+  EXPECT_EQ(b0.weights, 2 * params);
+  EXPECT_EQ(b0.gradients, 4 * params);
+  EXPECT_EQ(b0.optimizer, 12 * params);  // 18 bytes/param without ZeRO
+  EXPECT_EQ(b0.embedding_buffers, 0);
+  EXPECT_EQ(b0.logits_buffers, 0);
+
+  const double d = 24;
+  j.parallelism.zero_stage = 1;
+  const MemoryBreakdown b1 = memory_per_gpu(j, 3, o);
+  EXPECT_EQ(b1.optimizer, std::llround(12 * static_cast<double>(params) / d));
+  EXPECT_EQ(b1.gradients, 4 * params);
+  j.parallelism.zero_stage = 2;
+  const MemoryBreakdown b2 = memory_per_gpu(j, 3, o);
+  EXPECT_EQ(b2.gradients, std::llround(4 * static_cast<double>(params) / d));
+  EXPECT_EQ(b2.weights, 2 * params);
+  j.parallelism.zero_stage = 3;
+  const MemoryBreakdown b3 = memory_per_gpu(j, 3, o);
+  EXPECT_EQ(b3.weights, std::llround(2 * static_cast<double>(params) / d));
+  EXPECT_GT(b3.temporary, b2.temporary);  // ZeRO-3 prefetch buffers
+}
+
+TEST(Memory, FirstStageTotalAndFits) {
+  const JobSpec j = testing::gpt3_job();  // selective recompute, ZeRO-1
+  MemoryOptions o;
+  o.capacity_bytes = 80 * kGiB;
+  const MemoryBreakdown b = memory_per_gpu(j, 0, o);
+  const int64_t per_layer = activation_bytes_per_layer(j, Recompute::selective);
+  const int64_t working = activation_bytes_per_layer(j, Recompute::none) - per_layer;
+  EXPECT_EQ(b.activations, 8 * 12 * per_layer + working);
+  EXPECT_GT(b.embedding_buffers, 0);
+  EXPECT_EQ(b.logits_buffers, 0);
+  EXPECT_EQ(b.total, b.weights + b.gradients + b.optimizer + b.activations + b.embedding_buffers +
+                         b.logits_buffers + b.temporary + b.reserved);
+  EXPECT_TRUE(b.fits);
+  // GPT-3 on TP 8 x PP 8 is known to fit on 80 GB A100s: well under 80 GiB.
+  EXPECT_LT(b.total, 60 * kGiB);
+  EXPECT_GT(b.total, 20 * kGiB);
+
+  const MemoryBreakdown last = memory_per_gpu(j, 7, o);
+  EXPECT_GT(last.logits_buffers, 0);
+  EXPECT_EQ(last.embedding_buffers, 0);
+  const MemoryBreakdown peak = peak_memory_per_gpu(j, o);
+  EXPECT_GE(peak.total, b.total);
+  EXPECT_GE(peak.total, last.total);
+
+  o.capacity_bytes = 16 * kGiB;
+  EXPECT_FALSE(memory_per_gpu(j, 0, o).fits);
+}
+
+TEST(Memory, TiedEmbeddingsCopiedToLastStage) {
+  JobSpec j = testing::gpt3_job();
+  const StageParameters first = stage_parameters(j, 0);
+  const StageParameters last = stage_parameters(j, 7);
+  const StageParameters middle = stage_parameters(j, 3);
+  EXPECT_EQ(first.dense - middle.dense, 51200 * 12288 / 8 + 2048 * 12288);
+  EXPECT_EQ(last.dense - middle.dense, 51200 * 12288 / 8 + 2 * 12288);
+  j.parallelism.pipeline_parallel = 1;
+  j.parallelism.data_parallel = 192;
+  const StageParameters only = stage_parameters(j, 0);
+  EXPECT_EQ(only.dense, 8 * middle.dense + 51200 * 12288 / 8 + 2048 * 12288 + 2 * 12288);
+}
+
+TEST(Memory, ExpertWeightsSplitByEp) {
+  JobSpec j;
+  j.model = testing::mixtral_8x7b();
+  j.parallelism.tensor_parallel = 2;
+  j.parallelism.pipeline_parallel = 4;
+  j.parallelism.data_parallel = 8;
+  j.parallelism.expert_parallel = 8;
+  j.global_batch_size = 64;
+  const StageParameters s = stage_parameters(j, 1);
+  EXPECT_EQ(s.expert, 8 * 8 * 3LL * 4096 * 14336 / (8 * 2));
+  const MemoryBreakdown b = memory_per_gpu(j, 1, MemoryOptions{});
+  // ZeRO-1: expert optimizer state shards over DP x CP / EP = 1, dense over 8.
+  EXPECT_EQ(b.optimizer, std::llround(12.0 * static_cast<double>(s.dense) / 8.0 +
+                                      12.0 * static_cast<double>(s.expert)));
+}
+
+}  // namespace
+}  // namespace ct::workload

@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "models/workload/flops.h"
+#include "models/workload/parameters.h"
+#include "models/workload/tests/configs.h"
+
+namespace ct::workload {
+namespace {
+
+using testing::gpt3_175b;
+using testing::llama2_70b;
+using testing::mixtral_8x7b;
+
+TEST(Parameters, Gpt3Is175B) {
+  const ParameterCount c = count_parameters(gpt3_175b());
+  EXPECT_NEAR(static_cast<double>(c.total), 175e9, 0.01 * 175e9);
+  EXPECT_NEAR(static_cast<double>(c.total), 174.6e9, 0.05e9);
+  EXPECT_EQ(c.total, c.active);
+  // Megatron's closed form, plus the final LayerNorm (2h) it leaves out.
+  EXPECT_DOUBLE_EQ(static_cast<double>(c.total),
+                   megatron_parameters(96, 12288, 51200, 2048) + 2.0 * 12288);
+  // Per layer 12 h^2 + 13 h.
+  EXPECT_EQ(c.layer.total(), 12LL * 12288 * 12288 + 13LL * 12288);
+  EXPECT_EQ(c.embedding, (51200LL + 2048LL) * 12288);
+  EXPECT_EQ(c.output_layer, 0);
+}
+
+TEST(Parameters, UntiedGptAddsTheOutputLayer) {
+  ModelSpec m = gpt3_175b();
+  m.tied_embeddings = false;
+  EXPECT_EQ(total_parameters(m) - total_parameters(gpt3_175b()), 51200LL * 12288);
+}
+
+TEST(Parameters, Llama2_70B) {
+  const ParameterCount c = count_parameters(llama2_70b());
+  EXPECT_NEAR(static_cast<double>(c.total), 69e9, 0.01 * 69e9);
+  // Hand count: attention 2 h^2 + 2 h kv, MLP 3 h f, 2 RMSNorms; embeddings 2 V h; final norm.
+  const int64_t h = 8192, kv = 1024, f = 28672;
+  const int64_t layer = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+  EXPECT_EQ(c.layer.total(), layer);
+  EXPECT_EQ(c.total, 80 * layer + 2 * 32000LL * h + h);
+}
+
+TEST(Parameters, MixtralTotalAndActive) {
+  const ParameterCount c = count_parameters(mixtral_8x7b());
+  EXPECT_NEAR(static_cast<double>(c.total), 46.7e9, 0.01 * 46.7e9);
+  EXPECT_NEAR(static_cast<double>(c.active), 12.9e9, 0.01 * 12.9e9);
+  EXPECT_EQ(c.layer.router, 4096LL * 8);
+  EXPECT_EQ(c.layer.expert, 3LL * 4096 * 14336);
+  EXPECT_EQ(c.total - c.active, 32LL * 6 * c.layer.expert);
+}
+
+TEST(Parameters, SharedExpertsAreAlwaysActive) {
+  ModelSpec m = mixtral_8x7b();
+  m.moe.shared_experts = 1;
+  m.moe.expert_ffn_hidden = 1024;
+  const ParameterCount c = count_parameters(m);
+  EXPECT_EQ(c.layer.dense_mlp, 3LL * 4096 * 1024);
+  EXPECT_EQ(c.total - c.active, 32LL * 6 * 3 * 4096 * 1024);
+}
+
+TEST(Parameters, DefaultFfnWidths) {
+  ModelSpec m = gpt3_175b();
+  EXPECT_EQ(ffn_hidden(m), 4 * 12288);
+  m.activation = "swiglu";
+  m.hidden = 4096;
+  EXPECT_EQ(ffn_hidden(m), 11008);  // Llama-7B
+  m.hidden = 8192;
+  EXPECT_EQ(ffn_hidden(m), 22016);  // Llama-65B
+}
+
+// Megatron SC'21 Table 1 model sizes (vocabulary 51200, sequence 2048). The smallest rows
+// are printed rounded differently in the paper; from 18.4B on the formula matches to 0.3%.
+TEST(Parameters, MegatronTable1Sizes) {
+  struct Row {
+    double params_b;
+    int heads;
+    int64_t hidden;
+    int layers;
+  };
+  const Row rows[] = {{18.4, 48, 6144, 40},     {39.1, 64, 8192, 48},    {76.1, 80, 10240, 60},
+                      {145.6, 96, 12288, 80},   {310.1, 128, 16384, 96}, {529.6, 128, 20480, 105},
+                      {1008.0, 160, 25600, 128}};
+  for (const Row& r : rows) {
+    ModelSpec m;
+    m.layers = r.layers;
+    m.hidden = r.hidden;
+    m.heads = r.heads;
+    m.seq_length = 2048;
+    m.vocab = 51200;
+    EXPECT_NEAR(static_cast<double>(total_parameters(m)) / 1e9, r.params_b, 0.003 * r.params_b)
+        << r.params_b;
+  }
+}
+
+}  // namespace
+}  // namespace ct::workload
