@@ -1,0 +1,25 @@
+// Dispatch of FabricConfig::topology to its generator.
+#include <string>
+
+#include "models/topology/clos_shape.h"
+#include "models/topology/topology.h"
+
+namespace ct::topology {
+
+namespace detail {
+Topology build_clos(const FabricConfig& c);
+Topology build_explicit(const FabricConfig& c);
+}  // namespace detail
+
+Topology build_fabric(const FabricConfig& config) {
+  detail::check_common(config);
+  const std::string& t = config.topology;
+  if (t == "rail_optimized" || t == "fat_tree" || t == "multi_plane") {
+    return detail::build_clos(config);
+  }
+  if (t == "explicit") return detail::build_explicit(config);
+  detail::bad_value("cluster.fabric.topology", "'" + t + "'",
+                    "one of rail_optimized, fat_tree, multi_plane, explicit");
+}
+
+}  // namespace ct::topology
