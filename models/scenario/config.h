@@ -1,0 +1,183 @@
+// Typed scenario configuration. Member names are exactly the scenario keys: the parameter
+// table (param_table.cpp) names each field once, by its path, and that path is both the
+// key in the file and the member access here.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/workload/model_spec.h"
+#include "sim/units.h"
+
+namespace ct::scenario {
+
+using sim::Bandwidth;
+using sim::Bytes;
+using sim::Duration;
+using sim::Power;
+
+struct GpuOverrides {  // 0 = take the catalog value of cluster.gpu
+  double bf16_tflops = 0.0;
+  double fp8_tflops = 0.0;
+  Bytes hbm{0};
+  Bandwidth hbm_bandwidth;
+  Power tdp;
+};
+
+struct FabricSection {
+  std::string topology;
+  int tiers = 0;
+  int switch_radix = 0;
+  double oversubscription = 1.0;
+  int planes = 1;
+  Duration link_latency;
+  Duration switch_latency;
+  Bytes switch_buffer{0};
+  double cable_length_m = 0.0;
+};
+
+struct StorageSection {
+  Bandwidth read;
+  Bandwidth write;
+  Duration metadata_latency;
+};
+
+struct ClusterSection {
+  std::string gpu;
+  GpuOverrides gpu_spec;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  Bandwidth nvlink;
+  Duration nvlink_latency;
+  int nics_per_node = 0;
+  Bandwidth nic;
+  Bandwidth pcie;
+  FabricSection fabric;
+  StorageSection storage;
+};
+
+struct EcnSection {
+  Bytes kmin{0};
+  Bytes kmax{0};
+  double pmax = 0.0;
+};
+
+struct PfcSection {
+  bool enabled = true;
+  Bytes xoff{0};  // 0 = from the mlx5 headroom formula
+  Bytes xon{0};
+  Duration watchdog;
+};
+
+struct NetworkSection {
+  std::string mode;
+  Bytes mtu{0};
+  EcnSection ecn;
+  PfcSection pfc;
+  std::string congestion_control;
+  std::string collective_algorithm;
+  int channels = 0;
+  Duration collective_step_latency;
+  double protocol_efficiency = 1.0;
+};
+
+struct RuntimeSection {
+  Duration collective_timeout;
+  std::string recompute_granularity;
+  bool tp_comm_overlap = false;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  Bytes bucket_size{0};
+  std::string placement;
+};
+
+struct CheckpointSection {
+  int interval_steps = 0;
+  Duration interval;
+  bool async_save = true;
+  int keep_last_n = 0;
+};
+
+struct SchedulingSection {
+  bool topology_aware = true;
+};
+
+struct TrainingJobSection {
+  workload::ModelSpec model;
+  workload::ParallelSpec parallelism;
+  int64_t global_batch_size = 0;
+  int64_t micro_batch_size = 1;
+  int steps = 0;
+  RuntimeSection runtime;
+  CheckpointSection checkpoint;
+  SchedulingSection scheduling;
+};
+
+struct TrafficSection {
+  std::string pattern;
+  int fan_in = 0;
+  Bytes size{0};
+  std::string op;
+  int nodes = 0;
+};
+
+struct TraceSection {
+  std::string format;
+  std::string path;
+  std::string execution_trace;
+};
+
+struct FailuresSection {
+  double node_failure_rate_per_day = 0.0;
+  double gpu_failure_rate_per_day = 0.0;
+  double link_failure_rate_per_day = 0.0;
+  std::string distribution;
+  double weibull_shape = 1.0;
+};
+
+struct RecoverySection {
+  Duration detection;
+  Duration restart;
+  double hot_spares = 0.0;
+  Duration repair;
+};
+
+struct CampaignSection {
+  Duration duration;
+  int repeats = 0;
+};
+
+struct FaultSpec {
+  std::string kind;
+  int rank = -1;
+  int node = -1;
+  int nic = -1;
+  std::string link;
+  double factor = 1.0;
+  Duration at;
+  Duration duration;
+};
+
+struct Config {
+  std::string name;
+  int64_t seed = 1;
+  ClusterSection cluster;
+  NetworkSection network;
+  TrainingJobSection training_job;
+  TrafficSection traffic;
+  TraceSection trace;
+  std::vector<FaultSpec> faults;
+  FailuresSection failures;
+  RecoverySection recovery;
+  CampaignSection campaign;
+  std::set<std::string> sections;  // top-level sections present in the file
+
+  [[nodiscard]] bool has(const std::string& section) const { return sections.count(section) > 0; }
+  [[nodiscard]] int64_t cluster_gpus() const {
+    return static_cast<int64_t>(cluster.nodes) * cluster.gpus_per_node;
+  }
+};
+
+}  // namespace ct::scenario

@@ -1,0 +1,408 @@
+#include "models/scenario/loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "models/scenario/param_table.h"
+
+namespace ct::scenario {
+namespace {
+
+constexpr size_t kMaxDocumentBytes = 16u << 20;
+constexpr int kMaxNesting = 64;
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Rejects nesting deeper than kMaxNesting before any recursive parser sees the text.
+void check_nesting(std::string_view text) {
+  int depth = 0;
+  for (const char c : text) {
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) {
+        throw ScenarioError({"document: nesting deeper than " + std::to_string(kMaxNesting) + " levels"});
+      }
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  size_t indent = 0;
+  bool at_line_start = true;
+  for (const char c : text) {
+    if (c == '\n') {
+      at_line_start = true;
+      indent = 0;
+    } else if (at_line_start && (c == ' ' || c == '-')) {
+      if (++indent > 2 * kMaxNesting) throw ScenarioError({"document: indentation deeper than " + std::to_string(2 * kMaxNesting) + " columns"});
+    } else {
+      at_line_start = false;
+    }
+  }
+}
+
+nlohmann::json yaml_scalar(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") return s;  // quoted: always a string
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  // Numbers: let the JSON grammar decide, so YAML and JSON read the same digits alike.
+  const auto as_json = nlohmann::json::parse(s, nullptr, false);
+  if (!as_json.is_discarded() && as_json.is_number()) return as_json;
+  return s;
+}
+
+nlohmann::json yaml_to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json obj = nlohmann::json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) throw ScenarioError({"document: mapping keys must be plain names"});
+        obj[kv.first.Scalar()] = yaml_to_json(kv.second);
+      }
+      return obj;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& item : node) arr.push_back(yaml_to_json(item));
+      return arr;
+    }
+    case YAML::NodeType::Scalar:
+      return yaml_scalar(node);
+    default:
+      return nullptr;
+  }
+}
+
+// Converts one JSON value to the parameter's kind; returns an empty string on success.
+template <typename Target>
+std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& out) {
+  auto expected = [&](const std::string& what) { return "got " + shown(v) + ", expected " + what; };
+  try {
+    switch (p.kind) {
+      case Kind::count:
+      case Kind::integer: {
+        double d;
+        if (v.is_number_integer()) d = static_cast<double>(v.get<int64_t>());
+        else if (v.is_number_float()) d = v.get<double>();
+        else return expected(p.kind == Kind::count ? "a whole number >= 0" : "a whole number");
+        if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9e15) return expected("a whole number");
+        if (p.kind == Kind::count && d < 0) return expected("a whole number >= 0");
+        out.i = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(d);
+        out.d = static_cast<double>(out.i);
+        break;
+      }
+      case Kind::real:
+      case Kind::fraction:
+        if (!v.is_number()) return expected(p.kind == Kind::real ? "a number" : "a fraction between 0 and 1");
+        out.d = v.get<double>();
+        if (!std::isfinite(out.d)) return expected("a finite number");
+        if (p.kind == Kind::fraction && (out.d < 0 || out.d > 1)) return expected("a fraction between 0 and 1");
+        break;
+      case Kind::boolean:
+        if (!v.is_boolean()) return expected("true or false");
+        out.b = v.get<bool>();
+        return "";
+      case Kind::text:
+        if (!v.is_string()) return expected("a string");
+        out.s = v.get<std::string>();
+        if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), out.s) == p.choices.end()) {
+          return expected("one of " + join(p.choices, ", "));
+        }
+        return "";
+      case Kind::duration:
+      case Kind::bytes:
+      case Kind::rate:
+      case Kind::power: {
+        if (!v.is_string()) {
+          const char* example = p.kind == Kind::duration ? "'500ns'" : p.kind == Kind::bytes ? "'64MiB'"
+                                : p.kind == Kind::rate ? "'400Gbps'" : "'700W'";
+          return expected(std::string("a ") + std::string(kind_name(p.kind)) + " with its unit as a string, like " + example);
+        }
+        const std::string s = v.get<std::string>();
+        if (p.kind == Kind::duration) {
+          out.duration = sim::parse_duration(s);
+          out.d = out.duration.seconds();
+        } else if (p.kind == Kind::bytes) {
+          out.bytes = sim::parse_bytes(s);
+          out.d = out.bytes.as_double();
+        } else if (p.kind == Kind::rate) {
+          out.rate = sim::parse_rate(s);
+          out.d = out.rate.bps();
+        } else {
+          out.power = sim::parse_power(s);
+          out.d = out.power.watts;
+        }
+        return "";
+      }
+    }
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (out.d < p.min) return "got " + shown(v) + ", expected at least " + nlohmann::json(p.min).dump();
+  if (out.d > p.max) return "got " + shown(v) + ", expected at most " + nlohmann::json(p.max).dump();
+  return "";
+}
+
+template <typename Target>
+class TableWalker {
+ public:
+  explicit TableWalker(const std::vector<ParamSpec<Target>>& table) : table_(table) {
+    for (size_t i = 0; i < table.size(); ++i) {
+      index_[table[i].path] = i;
+      std::string prefix = table[i].path;
+      for (size_t dot = prefix.rfind('.'); dot != std::string::npos; dot = prefix.rfind('.')) {
+        prefix.resize(dot);
+        groups_.insert(prefix);
+      }
+    }
+  }
+
+  // Assigns every key of `obj` under `prefix`; records which paths were given.
+  void walk(const nlohmann::json& obj, const std::string& prefix, Target& target,
+            std::vector<std::string>& problems, std::vector<std::string>& given,
+            const std::string& shown_prefix) const {
+    for (const auto& [key, value] : obj.items()) {
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      const std::string display = shown_prefix + path.substr(path.find(']') == std::string::npos ? 0 : path.find(']') + 2);
+      const auto it = index_.find(path);
+      if (it != index_.end()) {
+        const auto& p = table_[it->second];
+        Value v;
+        std::string problem = convert(p, value, v);
+        if (problem.empty()) {
+          try {
+            p.assign(target, v);
+          } catch (const std::exception& e) {
+            problem = "got " + shown(value) + ", " + e.what();
+          }
+        }
+        if (!problem.empty()) problems.push_back(display + ": " + problem);
+        given.push_back(path);
+      } else if (groups_.count(path)) {
+        if (!value.is_object()) {
+          problems.push_back(display + ": got " + shown(value) + ", expected a section (an object of keys)");
+        } else {
+          walk(value, path, target, problems, given, shown_prefix);
+        }
+      } else {
+        problems.push_back(display + ": unknown key" + suggestion(path));
+      }
+    }
+  }
+
+  void apply_defaults(Target& target, const std::function<bool(const std::string&)>& section_present,
+                      std::vector<std::string>& problems) const {
+    for (const auto& p : table_) {
+      if (p.fallback.empty() || !section_present(p.path)) continue;
+      Value v;
+      const std::string problem = convert(p, nlohmann::json::parse(p.fallback), v);
+      if (!problem.empty()) throw std::logic_error("bad default for " + p.path + ": " + problem);
+      p.assign(target, v);
+    }
+    (void)problems;
+  }
+
+  void check_required(const std::vector<std::string>& given,
+                      const std::function<bool(const std::string&)>& section_present,
+                      std::vector<std::string>& problems, const std::string& shown_prefix) const {
+    for (const auto& p : table_) {
+      if (!p.fallback.empty() || !section_present(p.path)) continue;
+      if (std::find(given.begin(), given.end(), p.path) == given.end()) {
+        const std::string display = shown_prefix + p.path.substr(p.path.find(']') == std::string::npos ? 0 : p.path.find(']') + 2);
+        problems.push_back(display + ": missing; expected " + std::string(kind_name(p.kind)) + " (" + p.doc + ")");
+      }
+    }
+  }
+
+ private:
+  std::string suggestion(const std::string& path) const {
+    std::string best;
+    size_t best_distance = 4;
+    auto consider = [&](const std::string& candidate) {
+      const size_t d = edit_distance(path, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    };
+    for (const auto& p : table_) consider(p.path);
+    for (const auto& g : groups_) consider(g);
+    return best.empty() ? "" : " (did you mean '" + best.substr(best.find(']') == std::string::npos ? 0 : best.find(']') + 2) + "'?)";
+  }
+
+  const std::vector<ParamSpec<Target>>& table_;
+  std::map<std::string, size_t> index_;
+  std::set<std::string> groups_;
+};
+
+std::string top_section(const std::string& path) {
+  const size_t dot = path.find('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+}  // namespace
+
+ScenarioError::ScenarioError(std::vector<std::string> problems)
+    : std::runtime_error("invalid scenario:\n  " + join(problems, "\n  ")), problems_(std::move(problems)) {}
+
+nlohmann::json parse_document(std::string_view text, Format format) {
+  if (text.size() > kMaxDocumentBytes) {
+    throw ScenarioError({"document: " + std::to_string(text.size()) + " bytes, expected at most " +
+                         std::to_string(kMaxDocumentBytes)});
+  }
+  check_nesting(text);
+  if (format == Format::automatic) {
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    format = (first != std::string_view::npos && text[first] == '{') ? Format::json : Format::yaml;
+  }
+  nlohmann::json doc;
+  if (format == Format::json) {
+    try {
+      doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw ScenarioError({std::string("document: not valid JSON: ") + e.what()});
+    }
+  } else {
+    try {
+      doc = yaml_to_json(YAML::Load(std::string(text)));
+    } catch (const YAML::Exception& e) {
+      throw ScenarioError({"document: not valid YAML: line " + std::to_string(e.mark.line + 1) +
+                           ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg});
+    }
+  }
+  if (!doc.is_object()) throw ScenarioError({"document: expected an object of sections at the top, got " + shown(doc)});
+  return doc;
+}
+
+void apply_override(nlohmann::json& document, std::string_view path, const nlohmann::json& value) {
+  if (path.empty()) throw ScenarioError({"override: empty key path"});
+  nlohmann::json* node = &document;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (key.empty()) throw ScenarioError({"override '" + std::string(path) + "': empty key in path"});
+    if (!node->is_object()) {
+      throw ScenarioError({"override '" + std::string(path) + "': '" + key + "' is inside a value that is not a section"});
+    }
+    if (dot == std::string_view::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    node = &(*node)[key];
+    if (node->is_null()) *node = nlohmann::json::object();
+    start = dot + 1;
+  }
+}
+
+void apply_override(nlohmann::json& document, std::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos) {
+    throw ScenarioError({"override '" + std::string(assignment) + "': expected KEY.PATH=VALUE"});
+  }
+  const std::string_view raw = assignment.substr(eq + 1);
+  auto value = nlohmann::json::parse(raw, nullptr, false);
+  if (value.is_discarded()) value = std::string(raw);
+  apply_override(document, assignment.substr(0, eq), value);
+}
+
+Config to_config(const nlohmann::json& document) {
+  static const TableWalker<Config> walker(param_table());
+  static const TableWalker<FaultSpec> fault_walker(fault_param_table());
+  std::vector<std::string> problems;
+  Config config;
+  if (!document.is_object()) throw ScenarioError({"document: expected an object of sections"});
+  for (const auto& [key, value] : document.items()) {
+    const auto& names = section_names();
+    if (std::find(names.begin(), names.end(), key) != names.end()) config.sections.insert(key);
+  }
+  std::vector<std::string> workloads;
+  for (const auto& w : workload_sections()) {
+    if (config.has(w)) workloads.push_back(w);
+  }
+  if (workloads.size() != 1) {
+    problems.push_back("document: expected exactly one of training_job, traffic, trace; got " +
+                       (workloads.empty() ? std::string("none") : join(workloads, ", ")));
+  }
+  const auto present = [&](const std::string& path) {
+    const std::string section = top_section(path);
+    if (section.empty() || section == "cluster" || section == "network" || section == "failures" ||
+        section == "recovery" || section == "campaign") {
+      return true;
+    }
+    return config.has(section);
+  };
+  walker.apply_defaults(config, present, problems);
+
+  nlohmann::json rest = document;
+  std::vector<std::string> given;
+  if (rest.contains("faults")) {
+    const auto& faults = rest["faults"];
+    if (!faults.is_array()) {
+      problems.push_back("faults: got " + shown(faults) + ", expected a list of fault objects");
+    } else {
+      for (size_t i = 0; i < faults.size(); ++i) {
+        const std::string shown_prefix = "faults[" + std::to_string(i) + "].";
+        if (!faults[i].is_object()) {
+          problems.push_back("faults[" + std::to_string(i) + "]: got " + shown(faults[i]) + ", expected an object");
+          continue;
+        }
+        FaultSpec fault;
+        std::vector<std::string> fault_given;
+        const auto always = [](const std::string&) { return true; };
+        fault_walker.apply_defaults(fault, always, problems);
+        fault_walker.walk(faults[i], "faults[]", fault, problems, fault_given, shown_prefix);
+        fault_walker.check_required(fault_given, always, problems, shown_prefix);
+        config.faults.push_back(fault);
+      }
+    }
+    rest.erase("faults");
+  }
+  walker.walk(rest, "", config, problems, given, "");
+  walker.check_required(given, present, problems, "");
+  if (!problems.empty()) throw ScenarioError(std::move(problems));
+  return config;
+}
+
+nlohmann::json read_document(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError({"scenario file '" + path + "': cannot be opened"});
+  std::ostringstream text;
+  text << in.rdbuf();
+  const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
+  nlohmann::json doc = parse_document(text.str(), yaml ? Format::yaml : Format::json);
+  for (const auto& o : overrides) apply_override(doc, o);
+  return doc;
+}
+
+}  // namespace ct::scenario

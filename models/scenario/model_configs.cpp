@@ -1,0 +1,129 @@
+#include "models/scenario/model_configs.h"
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/scenario/loader.h"
+#include "models/topology/topology.h"
+#include "models/workload/layout.h"
+
+namespace ct::scenario {
+
+hardware::GpuSpec gpu_spec(const Config& c) {
+  hardware::GpuSpec g = hardware::gpu(c.cluster.gpu);
+  const GpuOverrides& o = c.cluster.gpu_spec;
+  if (o.bf16_tflops > 0) g.bf16_dense_flops = o.bf16_tflops * 1e12;
+  if (o.fp8_tflops > 0) g.fp8_dense_flops = o.fp8_tflops * 1e12;
+  if (o.hbm.n > 0) g.hbm_bytes = o.hbm.as_double();
+  if (o.hbm_bandwidth.bps() > 0) g.hbm_bytes_per_s = o.hbm_bandwidth.bytes_per_second();
+  if (o.tdp.watts > 0) g.tdp_watts = o.tdp.watts;
+  g.nvlink_bytes_per_s = c.cluster.nvlink.bytes_per_second();
+  return g;
+}
+
+hardware::NodeSpec node_spec(const Config& c) {
+  hardware::NodeSpec n;
+  n.gpu = gpu_spec(c);
+  n.gpus_per_node = c.cluster.gpus_per_node;
+  n.nics_per_node = c.cluster.nics_per_node;
+  n.nic_rate = c.cluster.nic;
+  n.nvlink_rate = c.cluster.nvlink;
+  n.nvlink_latency = c.cluster.nvlink_latency;
+  n.pcie_rate = c.cluster.pcie;
+  return n;
+}
+
+topology::FabricConfig fabric_config(const Config& c) {
+  topology::FabricConfig f;
+  f.topology = c.cluster.fabric.topology;
+  f.tiers = c.cluster.fabric.tiers;
+  f.switch_radix = c.cluster.fabric.switch_radix;
+  f.oversubscription = c.cluster.fabric.oversubscription;
+  f.planes = c.cluster.fabric.planes;
+  f.link_rate = c.cluster.nic;
+  f.link_latency = c.cluster.fabric.link_latency;
+  f.switch_latency = c.cluster.fabric.switch_latency;
+  f.nodes = c.cluster.nodes;
+  f.nics_per_node = c.cluster.nics_per_node;
+  return f;
+}
+
+int usable_nodes(const Config& c) {
+  const auto spares = static_cast<int>(std::ceil(c.recovery.hot_spares * c.cluster.nodes - 1e-9));
+  return std::max(1, c.cluster.nodes - spares);
+}
+
+workload::JobSpec job_spec(const Config& c) {
+  workload::JobSpec j;
+  j.model = c.training_job.model;
+  j.parallelism = c.training_job.parallelism;
+  j.global_batch_size = c.training_job.global_batch_size;
+  j.micro_batch_size = c.training_job.micro_batch_size;
+  j.recompute_granularity = c.training_job.runtime.recompute_granularity;
+  return j;
+}
+
+void check_config(Config& c) {
+  std::vector<std::string> problems;
+  auto guard = [&](const char* key, auto&& fn) {
+    try {
+      fn();
+    } catch (const ScenarioError& e) {
+      problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      problems.push_back(what.find(key) == std::string::npos && std::string(key) != "" ? std::string(key) + ": " + what : what);
+    }
+  };
+  guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
+  guard("cluster", [&] { node_spec(c).validate(); });
+  guard("cluster.fabric", [&] { topology::build_fabric(fabric_config(c)); });
+
+  if (c.has("training_job")) {
+    auto& par = c.training_job.parallelism;
+    if (par.data_parallel == 0) {
+      const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
+      const int64_t per_replica = static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
+      par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
+    }
+    guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
+    const auto& ck = c.training_job.checkpoint;
+    if (ck.interval_steps > 0 && ck.interval > Duration::zero()) {
+      problems.push_back("training_job.checkpoint: give interval_steps or interval, not both");
+    }
+  }
+  if (c.has("traffic")) {
+    if (c.traffic.nodes > c.cluster.nodes) {
+      problems.push_back("traffic.nodes: got " + std::to_string(c.traffic.nodes) + ", expected at most cluster.nodes = " +
+                         std::to_string(c.cluster.nodes));
+    }
+  }
+  if (c.has("trace") && !std::filesystem::exists(c.trace.path)) {
+    problems.push_back("trace.path: '" + c.trace.path + "' does not exist");
+  }
+  for (size_t i = 0; i < c.faults.size(); ++i) {
+    const FaultSpec& f = c.faults[i];
+    const std::string at = "faults[" + std::to_string(i) + "]";
+    if (f.rank >= c.cluster_gpus()) {
+      problems.push_back(at + ".rank: got " + std::to_string(f.rank) + ", expected below " + std::to_string(c.cluster_gpus()) + " GPUs");
+    }
+    if (f.node >= c.cluster.nodes) {
+      problems.push_back(at + ".node: got " + std::to_string(f.node) + ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
+    }
+    if (f.nic >= c.cluster.nics_per_node) {
+      problems.push_back(at + ".nic: got " + std::to_string(f.nic) + ", expected below cluster.nics_per_node = " +
+                         std::to_string(c.cluster.nics_per_node));
+    }
+    const bool needs_rank = f.kind == "gpu_throttle";
+    const bool needs_node = f.kind == "node_kill" || f.kind == "pause_storm" || f.kind == "slow_receiver";
+    const bool needs_link = f.kind == "link_degrade" || f.kind == "link_down";
+    if (needs_rank && f.rank < 0) problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
+    if (needs_node && f.node < 0) problems.push_back(at + ".node: missing; " + f.kind + " needs a node");
+    if (needs_link && f.link.empty()) problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
+  }
+  if (!problems.empty()) throw ScenarioError(std::move(problems));
+}
+
+}  // namespace ct::scenario

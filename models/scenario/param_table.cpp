@@ -1,0 +1,214 @@
+#include "models/scenario/param_table.h"
+
+#include <stdexcept>
+
+namespace ct::scenario {
+namespace {
+
+void put(int& dst, const Value& v) {
+  if (v.i > std::numeric_limits<int>::max() || v.i < std::numeric_limits<int>::min()) {
+    throw std::out_of_range("does not fit a 32-bit integer");
+  }
+  dst = static_cast<int>(v.i);
+}
+void put(int64_t& dst, const Value& v) { dst = v.i; }
+void put(double& dst, const Value& v) { dst = v.d; }
+void put(bool& dst, const Value& v) { dst = v.b; }
+void put(std::string& dst, const Value& v) { dst = v.s; }
+void put(Duration& dst, const Value& v) { dst = v.duration; }
+void put(Bytes& dst, const Value& v) { dst = v.bytes; }
+void put(Bandwidth& dst, const Value& v) { dst = v.rate; }
+void put(Power& dst, const Value& v) { dst = v.power; }
+
+// P(cluster.nodes, count, "1280", "doc") declares the key "cluster.nodes" and assigns
+// Config::cluster.nodes: the path is written once.
+template <typename Target>
+ParamSpec<Target> make(std::string path, Kind kind, std::string fallback, std::string doc,
+                       void (*assign)(Target&, const Value&)) {
+  ParamSpec<Target> p;
+  p.path = std::move(path);
+  p.kind = kind;
+  p.fallback = std::move(fallback);
+  p.doc = std::move(doc);
+  p.assign = assign;
+  return p;
+}
+
+#define P(path, kind, fallback, doc) \
+  make<Config>(#path, Kind::kind, fallback, doc, [](Config& c, const Value& v) { put(c.path, v); })
+#define F(field, kind, fallback, doc) \
+  make<FaultSpec>("faults[]." #field, Kind::kind, fallback, doc, [](FaultSpec& f, const Value& v) { put(f.field, v); })
+
+std::vector<Param> build_table() {
+  std::vector<Param> t;
+  t.push_back(P(name, text, "\"unnamed\"", "Scenario name, copied into the report."));
+  t.push_back(P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
+
+  // cluster
+  t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200)."));
+  t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0", "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).").at_least(0));
+  t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0", "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).").at_least(0));
+  t.push_back(P(cluster.gpu_spec.hbm, bytes, "\"0B\"", "Overrides the catalog's HBM capacity (0 = catalog)."));
+  t.push_back(P(cluster.gpu_spec.hbm_bandwidth, rate, "\"0B/s\"", "Overrides the catalog's HBM bandwidth (0 = catalog)."));
+  t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"", "Overrides the catalog's board power (0 = catalog)."));
+  t.push_back(P(cluster.nodes, count, "", "Number of GPU nodes.").at_least(1).at_most(1e6));
+  t.push_back(P(cluster.gpus_per_node, count, "8", "GPUs per node, all in one NVSwitch domain.").at_least(1).at_most(72));
+  t.push_back(P(cluster.nvlink, rate, "\"450GB/s\"", "NVLink bandwidth per GPU and direction."));
+  t.push_back(P(cluster.nvlink_latency, duration, "\"1us\"", "NVLink/NVSwitch one-way latency."));
+  t.push_back(P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
+  t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));
+  t.push_back(P(cluster.pcie, rate, "\"64GB/s\"", "PCIe bandwidth between a GPU and its NIC, per direction."));
+  t.push_back(P(cluster.fabric.topology, text, "\"rail_optimized\"", "Fabric construction.")
+                  .one_of({"rail_optimized", "fat_tree", "multi_plane", "explicit"}));
+  t.push_back(P(cluster.fabric.tiers, count, "3", "Switch tiers of the Clos (2 or 3).").at_least(2).at_most(3));
+  t.push_back(P(cluster.fabric.switch_radix, count, "128", "Ports per switch.").at_least(4).at_most(1024));
+  t.push_back(P(cluster.fabric.oversubscription, real, "1.0", "Leaf downlink:uplink ratio (1.2 means 1.2:1).").at_least(1).at_most(16));
+  t.push_back(P(cluster.fabric.planes, count, "1", "Independent fabric planes (multi_plane).").at_least(1).at_most(8));
+  t.push_back(P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
+  t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));
+  t.push_back(P(cluster.fabric.switch_buffer, bytes, "\"64MiB\"", "Shared packet buffer per switch."));
+  t.push_back(P(cluster.fabric.cable_length_m, real, "5", "Cable length in metres (PFC headroom).").at_least(0).at_most(10000));
+  t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
+  t.push_back(P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
+  t.push_back(P(cluster.storage.metadata_latency, duration, "\"1ms\"", "Metadata operation latency of the storage system."));
+
+  // network
+  t.push_back(P(network.mode, text, "\"flow\"", "Network fidelity.").one_of({"analytical", "flow", "packet"}));
+  t.push_back(P(network.mtu, bytes, "\"4KiB\"", "RoCE MTU."));
+  t.push_back(P(network.ecn.kmin, bytes, "\"100KB\"", "ECN marking starts at this egress queue depth."));
+  t.push_back(P(network.ecn.kmax, bytes, "\"400KB\"", "ECN marking probability reaches pmax at this depth."));
+  t.push_back(P(network.ecn.pmax, fraction, "0.2", "Marking probability at kmax."));
+  t.push_back(P(network.pfc.enabled, boolean, "true", "Lossless priority with PFC."));
+  t.push_back(P(network.pfc.xoff, bytes, "\"0B\"", "PFC XOFF threshold (0 = mlx5 headroom formula)."));
+  t.push_back(P(network.pfc.xon, bytes, "\"0B\"", "PFC XON threshold (0 = XOFF minus one frame)."));
+  t.push_back(P(network.pfc.watchdog, duration, "\"200ms\"", "PFC watchdog: a queue paused this long is declared stormed."));
+  t.push_back(P(network.congestion_control, text, "\"dcqcn\"", "NIC congestion control.").one_of({"dcqcn", "none", "hpcc"}));
+  t.push_back(P(network.collective_algorithm, text, "\"auto\"", "Collective algorithm (auto chooses by size and group shape).")
+                  .one_of({"auto", "ring", "tree"}));
+  t.push_back(P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).").at_most(64));
+  t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
+  t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
+
+  // training_job
+  t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1));
+  t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1));
+  t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1));
+  t.push_back(P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads)."));
+  t.push_back(P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu)."));
+  t.push_back(P(training_job.model.activation, text, "\"gelu\"", "MLP activation; selects GPT (gelu) or Llama (swiglu) layers.").one_of({"gelu", "swiglu"}));
+  t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1));
+  t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1));
+  t.push_back(P(training_job.model.tied_embeddings, boolean, "true", "Input embedding and output layer share weights."));
+  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense)."));
+  t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1));
+  t.push_back(P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden)."));
+  t.push_back(P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts."));
+  t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0", "Expert capacity factor: GEMMs padded to this x balanced load.").at_least(1).at_most(16));
+  t.push_back(P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1));
+  t.push_back(P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1));
+  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).").at_least(1).at_most(100));
+  t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.").at_least(1));
+  t.push_back(P(training_job.parallelism.pipeline_parallel, count, "1", "Pipeline-parallel size p.").at_least(1));
+  t.push_back(P(training_job.parallelism.data_parallel, count, "0", "Data-parallel size d (0 = every GPU left after hot spares).") );
+  t.push_back(P(training_job.parallelism.virtual_pipeline, count, "1", "Virtual stages per pipeline rank (interleaved 1F1B when > 1).").at_least(1));
+  t.push_back(P(training_job.parallelism.sequence_parallel, boolean, "true", "Megatron sequence parallelism with TP."));
+  t.push_back(P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).").at_least(1));
+  t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.").at_least(1));
+  t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
+  t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
+  t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
+  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
+  t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
+  t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));
+  t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"", "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
+  t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.").one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
+  t.push_back(P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval)."));
+  t.push_back(P(training_job.checkpoint.interval, duration, "\"0s\"", "Time between checkpoints (replaces interval_steps)."));
+  t.push_back(P(training_job.checkpoint.async_save, boolean, "true", "Snapshot to host memory, flush in the background."));
+  t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1));
+  t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "Place ranks to keep TP in a node and PP/DP on rails."));
+
+  // traffic
+  t.push_back(P(traffic.pattern, text, "", "Traffic pattern.").one_of({"incast", "permutation", "all_to_all", "collective"}));
+  t.push_back(P(traffic.fan_in, count, "8", "Senders per receiver (incast).").at_least(1));
+  t.push_back(P(traffic.size, bytes, "\"1MiB\"", "Bytes per flow, or per rank for collectives."));
+  t.push_back(P(traffic.op, text, "\"all_reduce\"", "Collective operation (pattern collective).")
+                  .one_of({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}));
+  t.push_back(P(traffic.nodes, count, "0", "Nodes taking part (0 = all)."));
+
+  // trace
+  t.push_back(P(trace.format, text, "", "Trace format.").one_of({"chakra", "kineto"}));
+  t.push_back(P(trace.path, text, "", "Directory of .et files (chakra) or a trace file (kineto)."));
+  t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
+
+  // reliability
+  t.push_back(P(failures.node_failure_rate_per_day, real, "0", "Node failures per node per day.").at_least(0));
+  t.push_back(P(failures.gpu_failure_rate_per_day, real, "0", "GPU failures per GPU per day.").at_least(0));
+  t.push_back(P(failures.link_failure_rate_per_day, real, "0", "Link failures per link per day.").at_least(0));
+  t.push_back(P(failures.distribution, text, "\"exponential\"", "Time between failures.").one_of({"exponential", "weibull"}));
+  t.push_back(P(failures.weibull_shape, real, "1.0", "Weibull shape k (k < 1: infant mortality).").at_least(0.05));
+  t.push_back(P(recovery.detection, duration, "\"60s\"", "Time to detect a failure (watchdog, heartbeat)."));
+  t.push_back(P(recovery.restart, duration, "\"600s\"", "Time to restart the job and load the checkpoint."));
+  t.push_back(P(recovery.hot_spares, fraction, "0.02", "Share of nodes kept as hot spares."));
+  t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
+  t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign."));
+  t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1));
+  return t;
+}
+
+std::vector<FaultParam> build_fault_table() {
+  std::vector<FaultParam> t;
+  t.push_back(F(kind, text, "", "Fault kind.").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
+  t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
+  t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
+  t.push_back(F(nic, integer, "-1", "NIC index within the node.").at_least(-1));
+  t.push_back(F(link, text, "\"\"", "Link name 'a->b' or 'a-b' as the topology names it."));
+  t.push_back(F(factor, fraction, "1.0", "Remaining speed or capacity (0.85 = 15% slower)."));
+  t.push_back(F(at, duration, "\"0s\"", "When the fault starts."));
+  t.push_back(F(duration, duration, "\"0s\"", "How long it lasts (0 = to the end)."));
+  return t;
+}
+
+#undef P
+#undef F
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::count: return "count";
+    case Kind::integer: return "integer";
+    case Kind::real: return "number";
+    case Kind::fraction: return "fraction";
+    case Kind::boolean: return "boolean";
+    case Kind::text: return "string";
+    case Kind::duration: return "duration";
+    case Kind::bytes: return "bytes";
+    case Kind::rate: return "rate";
+    case Kind::power: return "power";
+  }
+  return "?";
+}
+
+const std::vector<Param>& param_table() {
+  static const std::vector<Param> table = build_table();
+  return table;
+}
+
+const std::vector<FaultParam>& fault_param_table() {
+  static const std::vector<FaultParam> table = build_fault_table();
+  return table;
+}
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names{"cluster", "network", "training_job", "traffic", "trace",
+                                              "faults", "failures", "recovery", "campaign"};
+  return names;
+}
+
+const std::vector<std::string>& workload_sections() {
+  static const std::vector<std::string> names{"training_job", "traffic", "trace"};
+  return names;
+}
+
+}  // namespace ct::scenario

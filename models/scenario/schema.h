@@ -1,0 +1,14 @@
+// Documents generated from the parameter table: JSON Schema (draft 2020-12) of scenario
+// files, and a plain-text help table (key, kind, default, doc).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ct::scenario {
+
+nlohmann::json json_schema();
+std::string help_text();
+
+}  // namespace ct::scenario

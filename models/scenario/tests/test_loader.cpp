@@ -1,0 +1,201 @@
+#include <gtest/gtest.h>
+
+#include "models/scenario/loader.h"
+#include "models/scenario/model_configs.h"
+#include "models/scenario/param_table.h"
+#include "models/scenario/schema.h"
+
+using namespace ct::scenario;
+using nlohmann::json;
+
+namespace {
+
+json minimal() {
+  return json::parse(R"({
+    "cluster": {"nodes": 4},
+    "training_job": {
+      "model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_length": 1024, "vocab": 32000},
+      "global_batch_size": 32,
+      "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 2, "data_parallel": 2}
+    }
+  })");
+}
+
+// Runs load + checks and returns the problems (empty when valid).
+std::vector<std::string> problems_of(const json& doc) {
+  try {
+    Config c = to_config(doc);
+    check_config(c);
+  } catch (const ScenarioError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+::testing::AssertionResult has_problem(const json& doc, const std::string& needle1, const std::string& needle2 = "") {
+  const auto problems = problems_of(doc);
+  for (const auto& p : problems) {
+    if (p.find(needle1) != std::string::npos && p.find(needle2) != std::string::npos) return ::testing::AssertionSuccess();
+  }
+  std::string all;
+  for (const auto& p : problems) all += "\n  " + p;
+  return ::testing::AssertionFailure() << "no problem mentions '" << needle1 << "' and '" << needle2 << "'; got:" << all;
+}
+
+}  // namespace
+
+TEST(Loader, MinimalScenarioGetsEveryDefault) {
+  Config c = to_config(minimal());
+  check_config(c);
+  EXPECT_EQ(c.cluster.gpu, "H100-SXM");
+  EXPECT_EQ(c.cluster.gpus_per_node, 8);
+  EXPECT_EQ(c.cluster.fabric.switch_radix, 128);
+  EXPECT_EQ(c.network.mode, "flow");
+  EXPECT_EQ(c.network.ecn.kmin.n, 100000);
+  EXPECT_EQ(c.training_job.runtime.collective_timeout, ct::sim::Duration::s(1800));
+  EXPECT_EQ(c.training_job.model.activation, "gelu");
+}
+
+TEST(Loader, UnknownKeysAreErrorsWithASuggestion) {
+  json doc = minimal();
+  doc["cluster"]["fabirc"] = json::object();
+  EXPECT_TRUE(has_problem(doc, "cluster.fabirc: unknown key", "did you mean 'cluster.fabric'"));
+  doc = minimal();
+  doc["training_job"]["model"]["hiden"] = 4;
+  EXPECT_TRUE(has_problem(doc, "training_job.model.hiden", "training_job.model.hidden"));
+}
+
+TEST(Loader, WrongTypesMissingUnitsAndRangesNameTheKeyAndValue) {
+  json doc = minimal();
+  doc["cluster"]["nic"] = 400;
+  EXPECT_TRUE(has_problem(doc, "cluster.nic: got 400", "with its unit"));
+  doc = minimal();
+  doc["cluster"]["nic"] = "400";
+  EXPECT_TRUE(has_problem(doc, "cluster.nic", "missing unit"));
+  doc = minimal();
+  doc["cluster"]["nodes"] = -3;
+  EXPECT_TRUE(has_problem(doc, "cluster.nodes: got -3", "expected a whole number >= 0"));
+  doc = minimal();
+  doc["cluster"]["nodes"] = 2.5;
+  EXPECT_TRUE(has_problem(doc, "cluster.nodes: got 2.5", "whole number"));
+  doc = minimal();
+  doc["network"]["mode"] = "quantum";
+  EXPECT_TRUE(has_problem(doc, "network.mode: got \"quantum\"", "analytical, flow, packet"));
+  doc = minimal();
+  doc["network"]["ecn"]["pmax"] = 1.5;
+  EXPECT_TRUE(has_problem(doc, "network.ecn.pmax", "fraction between 0 and 1"));
+  doc = minimal();
+  doc["cluster"]["fabric"] = 3;
+  EXPECT_TRUE(has_problem(doc, "cluster.fabric: got 3", "expected a section"));
+  doc = minimal();
+  doc["cluster"]["nvlink_latency"] = "-1us";
+  EXPECT_TRUE(has_problem(doc, "cluster.nvlink_latency", "negative"));
+}
+
+TEST(Loader, MissingRequiredKeysAndWorkloadSection) {
+  json doc = minimal();
+  doc["training_job"]["model"].erase("hidden");
+  EXPECT_TRUE(has_problem(doc, "training_job.model.hidden: missing"));
+  doc = minimal();
+  doc.erase("training_job");
+  EXPECT_TRUE(has_problem(doc, "exactly one of training_job, traffic, trace"));
+}
+
+TEST(Loader, InconsistentLayoutsNameTheKeysAndTheRule) {
+  json doc = minimal();
+  doc["training_job"]["parallelism"]["data_parallel"] = 4;  // 8 x 2 x 4 = 64 > 32 GPUs
+  EXPECT_TRUE(has_problem(doc, "data_parallel", "32"));
+  doc = minimal();
+  doc["training_job"]["model"]["heads"] = 12;  // TP 8 does not divide 12
+  EXPECT_TRUE(has_problem(doc, "training_job.model.heads", "tensor_parallel"));
+  doc = minimal();
+  doc["training_job"]["model"]["layers"] = 3;  // PP 2 does not divide 3
+  EXPECT_TRUE(has_problem(doc, "training_job.model.layers", "pipeline_parallel"));
+  doc = minimal();
+  doc["cluster"]["gpu"] = "Z100";
+  EXPECT_TRUE(has_problem(doc, "Z100", "H100-SXM"));
+}
+
+TEST(Loader, FabricThatCannotBeBuiltIsAnErrorNamingTheLimit) {
+  json doc = minimal();
+  doc["cluster"]["nodes"] = 1100;  // 8,800 NICs > 8,192 for 2 tiers at radix 128
+  doc["cluster"]["fabric"]["tiers"] = 2;
+  EXPECT_TRUE(has_problem(doc, "cluster.fabric.tiers", "8192"));
+  doc = minimal();
+  doc["cluster"]["nic"] = "0Gbps";
+  EXPECT_FALSE(problems_of(doc).empty());
+}
+
+TEST(Loader, DataParallelZeroTakesTheRestAfterHotSpares) {
+  json doc = minimal();
+  doc["cluster"]["nodes"] = 100;
+  doc["training_job"]["global_batch_size"] = 98;
+  doc["training_job"]["parallelism"]["data_parallel"] = 0;
+  doc["recovery"] = {{"hot_spares", 0.02}};
+  Config c = to_config(doc);
+  check_config(c);
+  EXPECT_EQ(c.training_job.parallelism.data_parallel, 49);  // 98 nodes x 8 / (TP 8 x PP 2)
+}
+
+TEST(Loader, YamlReadsLikeJson) {
+  const char* yaml = R"(
+cluster:
+  nodes: 4
+  nic: 200Gbps
+training_job:
+  model: {layers: 4, hidden: 1024, heads: 16, seq_length: 1024, vocab: 32000}
+  global_batch_size: 32
+  parallelism: {tensor_parallel: 8, pipeline_parallel: 2, data_parallel: 2, sequence_parallel: true}
+faults:
+  - {kind: gpu_throttle, rank: 17, factor: 0.85}
+)";
+  Config c = to_config(parse_document(yaml, Format::yaml));
+  check_config(c);
+  EXPECT_DOUBLE_EQ(c.cluster.nic.bps(), 200e9);
+  ASSERT_EQ(c.faults.size(), 1u);
+  EXPECT_EQ(c.faults[0].rank, 17);
+  EXPECT_DOUBLE_EQ(c.faults[0].factor, 0.85);
+  EXPECT_THROW(parse_document("cluster: [unclosed", Format::yaml), ScenarioError);
+  EXPECT_THROW(parse_document("{\"a\": ", Format::json), ScenarioError);
+  EXPECT_THROW(parse_document("[1, 2]", Format::json), ScenarioError);
+}
+
+TEST(Loader, FaultItemsAreCheckedLikeSections) {
+  json doc = minimal();
+  doc["faults"] = json::array({{{"kind", "gpu_throttle"}, {"rank", 99}, {"factr", 0.5}}});
+  EXPECT_TRUE(has_problem(doc, "faults[0].factr: unknown key", "factor"));
+  doc["faults"] = json::array({{{"kind", "gpu_throttle"}, {"rank", 99}}});
+  EXPECT_TRUE(has_problem(doc, "faults[0].rank: got 99", "32 GPUs"));
+  doc["faults"] = json::array({{{"kind", "node_kill"}}});
+  EXPECT_TRUE(has_problem(doc, "faults[0].node: missing"));
+}
+
+TEST(Loader, OverridesSetNestedKeys) {
+  json doc = minimal();
+  apply_override(doc, "training_job.micro_batch_size=2");
+  apply_override(doc, "network.ecn.kmin=50KB");
+  apply_override(doc, "network.pfc.enabled=false");
+  Config c = to_config(doc);
+  EXPECT_EQ(c.training_job.micro_batch_size, 2);
+  EXPECT_EQ(c.network.ecn.kmin.n, 50000);
+  EXPECT_FALSE(c.network.pfc.enabled);
+  EXPECT_THROW(apply_override(doc, "no-equals-sign"), ScenarioError);
+  EXPECT_THROW(apply_override(doc, "cluster.nodes.x=1"), ScenarioError);
+}
+
+TEST(Schema, GeneratedFromTheTable) {
+  const json s = json_schema();
+  EXPECT_EQ(s["properties"]["cluster"]["properties"]["fabric"]["properties"]["switch_radix"]["type"], "integer");
+  EXPECT_EQ(s["properties"]["cluster"]["additionalProperties"], false);
+  EXPECT_EQ(s["properties"]["network"]["properties"]["mode"]["enum"].size(), 3u);
+  EXPECT_EQ(s["properties"]["faults"]["type"], "array");
+  size_t leaves = 0;
+  for (const auto& p : param_table()) {
+    (void)p;
+    ++leaves;
+  }
+  EXPECT_GT(leaves, 80u);
+  EXPECT_NE(help_text().find("cluster.fabric.switch_radix"), std::string::npos);
+  // Every default in the table is itself valid.
+  EXPECT_NO_THROW(to_config(minimal()));
+}

@@ -1,0 +1,54 @@
+// Every scenario file shipped in scenarios/ loads, passes the cross-field checks, and the
+// default one is the 10,240-GPU cluster the project exists for.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "models/scenario/loader.h"
+#include "models/scenario/model_configs.h"
+
+using namespace ct::scenario;
+
+TEST(Scenarios, EveryShippedScenarioLoads) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("scenarios")) {
+    const auto ext = entry.path().extension();
+    if (ext != ".json" && ext != ".yaml" && ext != ".yml") continue;
+    SCOPED_TRACE(entry.path().string());
+    Config c = to_config(read_document(entry.path().string(), {}));
+    EXPECT_NO_THROW(check_config(c));
+    ++count;
+  }
+  EXPECT_GE(count, 2);
+}
+
+TEST(Scenarios, DefaultIsTheTenThousandGpuCluster) {
+  Config c = to_config(read_document("scenarios/default.json", {}));
+  check_config(c);
+  EXPECT_EQ(c.cluster_gpus(), 10240);
+  EXPECT_EQ(c.cluster.nics_per_node, 8);
+  EXPECT_DOUBLE_EQ(c.cluster.nic.bps(), 400e9);
+  EXPECT_EQ(c.cluster.fabric.tiers, 3);
+  const auto& p = c.training_job.parallelism;
+  EXPECT_EQ(p.tensor_parallel, 8);
+  EXPECT_EQ(p.pipeline_parallel, 8);
+  const int64_t used = int64_t{p.tensor_parallel} * p.pipeline_parallel * p.data_parallel;
+  const double spare = 1.0 - static_cast<double>(used) / static_cast<double>(c.cluster_gpus());
+  EXPECT_GE(spare, 0.01);
+  EXPECT_LE(spare, 0.03);
+}
+
+TEST(Scenarios, SeedYamlCarriesTheTrainingConfigJobBlock) {
+  Config c = to_config(read_document("scenarios/seed-10k.yaml", {}));
+  check_config(c);
+  const auto& j = c.training_job;
+  EXPECT_EQ(j.global_batch_size, 4096);
+  EXPECT_EQ(j.model.seq_length, 8192);
+  EXPECT_EQ(j.parallelism.data_parallel, 128);
+  EXPECT_EQ(j.runtime.collective_timeout, ct::sim::Duration::s(1800));
+  EXPECT_EQ(j.runtime.recompute_granularity, "full");
+  EXPECT_EQ(j.checkpoint.interval_steps, 200);
+  EXPECT_TRUE(j.checkpoint.async_save);
+  EXPECT_EQ(j.checkpoint.keep_last_n, 5);
+  EXPECT_TRUE(j.scheduling.topology_aware);
+}
