@@ -1,0 +1,61 @@
+#include <pybind11/stl.h>
+
+#include "models/scenario/loader.h"
+#include "models/scenario/model_configs.h"
+#include "models/scenario/param_table.h"
+#include "models/scenario/schema.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+
+namespace ct::python {
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json) {
+  nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
+  const auto overrides = nlohmann::json::parse(overrides_json);
+  for (const auto& [path, value] : overrides.items()) scenario::apply_override(doc, path, value);
+  scenario::Config c = scenario::to_config(doc);
+  scenario::check_config(c);
+  return c;
+}
+
+void bind_scenario(py::module_& m) {
+  py::register_exception<scenario::ScenarioError>(m, "ScenarioError", PyExc_ValueError);
+  m.def("schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
+  m.def("help_text", &scenario::help_text, "Every scenario key with its kind, default and doc.");
+  m.def(
+      "read_document",
+      [](const std::string& path) { return scenario::read_document(path, {}).dump(); },
+      py::arg("path"), "Reads a JSON or YAML scenario file; returns JSON text.");
+  m.def(
+      "parse_document",
+      [](const std::string& text, const std::string& format) {
+        const auto f = format == "yaml" ? scenario::Format::yaml
+                       : format == "json" ? scenario::Format::json : scenario::Format::automatic;
+        return scenario::parse_document(text, f).dump();
+      },
+      py::arg("text"), py::arg("format") = "auto");
+  m.def(
+      "validate",
+      [](const std::string& document_json, const std::string& overrides_json) {
+        checked_config(document_json, overrides_json);
+      },
+      py::arg("document_json"), py::arg("overrides_json") = "{}",
+      "Raises ScenarioError listing every problem, or returns None.");
+  m.def("parameters", [] {
+    py::list rows;
+    auto add = [&](const auto& p) {
+      py::dict d;
+      d["path"] = p.path;
+      d["kind"] = std::string(scenario::kind_name(p.kind));
+      d["default"] = p.fallback.empty() ? py::object(py::none()) : py::object(py::str(p.fallback));
+      d["doc"] = p.doc;
+      d["choices"] = p.choices;
+      rows.append(d);
+    };
+    for (const auto& p : scenario::param_table()) add(p);
+    for (const auto& p : scenario::fault_param_table()) add(p);
+    return rows;
+  });
+}
+
+}  // namespace ct::python

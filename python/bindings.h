@@ -1,0 +1,16 @@
+// pybind11 is a thin driver: one bind_<area>.cpp per area, JSON text across the boundary
+// (the Python side turns it into dicts and DataFrames).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "models/scenario/config.h"
+
+namespace ct::python {
+void bind_scenario(pybind11::module_& m);
+void bind_run(pybind11::module_& m);
+// Document JSON + overrides (JSON object of "a.b.c" -> value) -> loaded and checked Config.
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json);
+}  // namespace ct::python

@@ -1,0 +1,130 @@
+"""Command line: ./clustertwin run|validate|schema ... (DESIGN.md "Command line")."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import _core
+from .api import ScenarioError, load, run
+
+
+def _overrides(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ScenarioError(f"--set {pair!r}: expected KEY.PATH=VALUE")
+        key, raw = pair.split("=", 1)
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _fmt(value, unit="", scale=1.0, digits=4):
+    if value is None:
+        return "n/a"
+    return f"{value * scale:.{digits}g}{unit}"
+
+
+def _print_summary(report: dict) -> None:
+    print(f"scenario   {report.get('name')}  ({report['cluster']['gpus']} x {report['cluster']['gpu']})")
+    if "step_time_s" in report:
+        print(f"step time  {_fmt(report['step_time_s'], ' s')}")
+        print(f"MFU        {_fmt(report.get('mfu'), ' %', 100, 3)}   HFU {_fmt(report.get('hfu'), ' %', 100, 3)}")
+        print(f"TFLOP/s    {_fmt(report.get('tflops_per_gpu'))} per GPU")
+        print(f"tokens/s   {_fmt(report.get('tokens_per_s'))}  ({_fmt(report.get('tokens_per_s_per_gpu'))} per GPU)")
+        b = report.get("breakdown", {})
+        if b:
+            print("breakdown  " + "  ".join(f"{k[:-2]}={v:.4g}s" for k, v in b.items()))
+    if "memory" in report:
+        m = report["memory"]
+        print(f"memory     {m['peak_bytes'] / 2**30:.1f} GiB of {m['capacity_bytes'] / 2**30:.1f} GiB"
+              f" -> {'fits' if m['fits'] else 'DOES NOT FIT'}")
+    if "traffic" in report:
+        t = report["traffic"]
+        print("traffic    " + "  ".join(f"{k}={v:.4g}" for k, v in t.items() if isinstance(v, (int, float))))
+    for key, why in report.get("not_computed", {}).items():
+        print(f"not computed: {key}: {why}")
+    s = report.get("sim", {})
+    print(f"sim        {s.get('events', 0)} events in {s.get('wall_s', 0):.3f} s"
+          f" ({s.get('events_per_s', 0):.3g} events/s)")
+
+
+def cmd_run(args) -> int:
+    sc = load(args.scenario)
+    trace = None
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        trace = os.path.join(args.out, "trace.json")
+    result = run(sc, overrides=_overrides(args.set), trace=trace)
+    if args.out:
+        with open(os.path.join(args.out, "report.json"), "w") as f:
+            json.dump(result.report, f, indent=1)
+        _write_csvs(result.report, args.out)
+    if args.json:
+        json.dump(result.report, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(result.report)
+    return 0
+
+
+def _write_csvs(report: dict, out: str) -> None:
+    import csv
+
+    for name, rows in report.get("tables", {}).items():
+        if not rows:
+            continue
+        with open(os.path.join(out, f"{name}.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+
+
+def cmd_validate(args) -> int:
+    sc = load(args.scenario)
+    sc.validate(_overrides(args.set))
+    print(f"{args.scenario}: valid")
+    return 0
+
+
+def cmd_schema(args) -> int:
+    if args.text:
+        print(_core.help_text(), end="")
+    else:
+        print(_core.schema())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="simulate a scenario and print its report")
+    r.add_argument("scenario")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
+    r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables")
+    r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.set_defaults(func=cmd_run)
+    v = sub.add_parser("validate", help="check a scenario without running it")
+    v.add_argument("scenario")
+    v.add_argument("--set", action="append", metavar="KEY=VALUE")
+    v.set_defaults(func=cmd_validate)
+    s = sub.add_parser("schema", help="print the JSON Schema of scenarios (or --text: the key table)")
+    s.add_argument("--text", action="store_true")
+    s.set_defaults(func=cmd_schema)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs missing Debian packages, configures and builds (Release) into build/.
+# Idempotent: when nothing changed it costs a dpkg query and a no-op ninja run.
+#   tools/setup.sh [--quiet]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+quiet=0
+[[ "${1:-}" == "--quiet" ]] && quiet=1
+say() { [[ $quiet == 1 ]] || echo "setup: $*" >&2; }
+
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev python3-dev pybind11-dev
+          libboost-graph-dev libtbb-dev nlohmann-json3-dev libyaml-cpp-dev
+          libgtest-dev libgmock-dev libbenchmark-dev
+          python3-numpy python3-pandas python3-pytest python3-yaml)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) == 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+build="$root/build"
+if [[ ! -f "$build/build.ninja" ]]; then
+  say "configuring $build"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+fi
+jobs=$(nproc)
+if [[ $quiet == 1 ]]; then
+  out=$(ninja -C "$build" -j"$jobs" 2>&1) || { echo "$out" >&2; exit 1; }
+else
+  ninja -C "$build" -j"$jobs" >&2
+fi

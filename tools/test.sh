@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test: C++ unit and validation tests (CTest), Python tests (pytest, which also
+# executes the notebooks), then the unit tests again under ASan+UBSan and the scenario
+# fuzzer for 60 s under ASan. `--quick` stops after the Release tests.
+#   tools/test.sh [--quick]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+"$root/tools/setup.sh"
+jobs=$(nproc)
+
+echo "== C++ tests (Release)"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== Python tests"
+PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q tests/python
+
+[[ "${1:-}" == "--quick" ]] && exit 0
+
+echo "== C++ unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+if [[ ! -f build-asan/build.ninja ]]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
+    -DCT_SANITIZE=ON -DCT_PYTHON=OFF -DCT_BENCH=OFF >/dev/null
+fi
+ninja -C build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit
+
+echo "== scenario loader fuzzing (libFuzzer + ASan, 60 s)"
+if [[ ! -f build-fuzz/build.ninja ]]; then
+  CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCT_FUZZ=ON -DCT_PYTHON=OFF -DCT_BENCH=OFF >/dev/null
+fi
+ninja -C build-fuzz -j"$jobs" fuzz_scenario
+corpus=build-fuzz/corpus
+mkdir -p "$corpus"
+cp scenarios/* tests/fuzz/seeds/* "$corpus"/ 2>/dev/null || true
+build-fuzz/models/scenario/fuzz_scenario -max_total_time=60 -timeout=10 -rss_limit_mb=4096 \
+  -max_len=65536 -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
+echo "== all tests passed"
