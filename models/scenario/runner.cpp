@@ -1,20 +1,35 @@
 #include "models/scenario/runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <tuple>
 
+#include "models/collective/collective.h"
+#include "models/replay/step_model.h"
+#include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/traffic_run.h"
 #include "models/workload/flops.h"
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
+#include "sim/trace_writer.h"
 
 namespace ct::scenario {
 namespace {
 
-nlohmann::json memory_report(const Config& c) {
-  const workload::JobSpec job = job_spec(c);
+using nlohmann::json;
+
+workload::MemoryBreakdown memory_of(const Config& c) {
   workload::MemoryOptions options;
   options.capacity_bytes = static_cast<int64_t>(gpu_spec(c).hbm_bytes);
-  const workload::MemoryBreakdown m = workload::peak_memory_per_gpu(job, options);
+  if (c.training_job.runtime.bucket_size.n > 0) options.bucket_params = c.training_job.runtime.bucket_size.n / 4;
+  return workload::peak_memory_per_gpu(job_spec(c), options);
+}
+
+json memory_report(const workload::MemoryBreakdown& m) {
   return {{"peak_bytes", m.total},
           {"capacity_bytes", m.capacity},
           {"fits", m.fits},
@@ -27,16 +42,156 @@ nlohmann::json memory_report(const Config& c) {
           {"in_flight_microbatches", m.in_flight_microbatches}};
 }
 
+// MemAvailable of this machine, in bytes (0 when unknown).
+double available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0.0;
+}
+
+replay::StepInput step_input(const Config& c) {
+  replay::StepInput in;
+  in.job = job_spec(c);
+  in.cluster.node = node_spec(c);
+  in.cluster.nodes = c.cluster.nodes;
+  in.cluster.fabric = fabric_config(c);
+  in.network_mode = c.network.mode;
+  in.network.protocol_efficiency = c.network.protocol_efficiency;
+  in.collectives.channels = c.network.channels;
+  in.collectives.step_latency = c.network.collective_step_latency;
+  in.collectives.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring
+                             : c.network.collective_algorithm == "tree" ? collective::Algorithm::tree
+                                                                        : collective::Algorithm::automatic;
+  const auto& rt = c.training_job.runtime;
+  in.program.steps = c.training_job.steps;
+  in.program.overlap_grad_reduce = rt.overlap_grad_reduce;
+  in.program.overlap_param_gather = rt.overlap_param_gather;
+  in.program.placement = rt.placement;
+  in.program.bucket_params = static_cast<double>(rt.bucket_size.n) / 4.0;
+  in.tp_comm_overlap = rt.tp_comm_overlap;
+  in.seed = static_cast<uint64_t>(c.seed);
+  for (const auto& f : c.faults) {
+    if (f.kind == "gpu_throttle") in.gpu_speed.emplace_back(f.rank, f.factor);
+  }
+  // Replicas are provably identical only without contention and without perturbation.
+  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty();
+  return in;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+const char* kind_name(replay::CollectiveKind k) {
+  switch (k) {
+    case replay::CollectiveKind::all_reduce: return "all_reduce";
+    case replay::CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case replay::CollectiveKind::all_gather: return "all_gather";
+  }
+  return "?";
+}
+
+void step_report(const Config& c, const RunOptions& options, json& report, json& not_computed) {
+  replay::StepInput in = step_input(c);
+  const double need = replay::estimate_program_bytes(in.job, in.program);
+  const double have = available_memory();
+  if (have > 0 && need > 0.8 * have) {
+    throw ScenarioError({"training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
+                         " GiB; this machine has " + std::to_string(have / 1073741824.0) +
+                         " GiB available. Use network.mode=analytical (folds identical replicas) or fewer "
+                         "training_job.steps"});
+  }
+  std::ofstream trace_file;
+  std::unique_ptr<sim::TraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    trace_file.open(options.trace_path);
+    trace = std::make_unique<sim::TraceWriter>(trace_file);
+    in.trace = trace.get();
+    in.trace_ranks = options.trace_ranks;
+  }
+  const replay::StepResult r = replay::simulate_step(in);
+  if (trace) trace->finish();
+
+  report["step_time_s"] = r.step_time_s;
+  report["mfu"] = r.mfu;
+  report["hfu"] = r.hfu;
+  report["tflops_per_gpu"] = r.tflops_per_gpu;
+  report["tokens_per_s"] = r.tokens_per_s;
+  report["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  const auto& b = r.breakdown;
+  report["breakdown"] = {{"compute_s", b.compute_s},         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+                         {"exposed_pp_comm_s", b.exposed_pp_comm_s}, {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+                         {"bubble_s", b.bubble_s},           {"optimizer_s", b.optimizer_s},
+                         {"other_s", b.other_s}};
+  // Collectives of the last step, grouped by (op, group size, bytes).
+  std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
+  for (const auto& rec : r.collectives) {
+    auto& g = groups[{static_cast<int>(rec.kind), rec.group_size, rec.bytes}];
+    g.first += 1;
+    g.second += rec.end_s - rec.start_s;
+  }
+  json collectives = json::array();
+  for (const auto& [key, value] : groups) {
+    const auto kind = static_cast<replay::CollectiveKind>(std::get<0>(key));
+    const int n = std::get<1>(key);
+    const double bytes = static_cast<double>(std::get<2>(key));
+    const double time = value.second / value.first;
+    const collective::Op op = kind == replay::CollectiveKind::all_reduce       ? collective::Op::all_reduce
+                              : kind == replay::CollectiveKind::reduce_scatter ? collective::Op::reduce_scatter
+                                                                               : collective::Op::all_gather;
+    collectives.push_back({{"op", kind_name(kind)},
+                           {"group_size", n},
+                           {"bytes", std::get<2>(key)},
+                           {"count", value.first},
+                           {"time_s", time},
+                           {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
+  }
+  report["collectives"] = collectives;
+  json top = json::array();
+  json link_rows = json::array();
+  for (const auto& l : r.top_links) {
+    top.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
+    link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
+  }
+  report["network"] = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
+  not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops need network.mode=packet (not built yet)";
+  const double median = percentile(r.rank_compute_s, 0.5);
+  json slow = json::array();
+  json rank_rows = json::array();
+  for (size_t i = 0; i < r.rank_gpu.size(); ++i) {
+    const bool is_slow = median > 0 && r.rank_compute_s[i] >= 1.1 * median;
+    if (is_slow && slow.size() < 100) slow.push_back(r.rank_gpu[i]);
+    rank_rows.push_back({{"gpu", r.rank_gpu[i]}, {"step_time_s", r.rank_step_s[i]}, {"compute_s", r.rank_compute_s[i]},
+                         {"slow", is_slow}});
+  }
+  report["ranks"] = {{"step_time_p50_s", percentile(r.rank_step_s, 0.5)},
+                     {"step_time_max_s", percentile(r.rank_step_s, 1.0)},
+                     {"compute_time_p50_s", median},
+                     {"slow_ranks", slow},
+                     {"simulated", r.simulated_ranks},
+                     {"folded", r.folded}};
+  report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}};
+  report["sim"] = {{"events", r.events}};
+}
+
 }  // namespace
 
-nlohmann::json run(const Config& c, const RunOptions& options) {
-  (void)options;
+json run(const Config& c, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  nlohmann::json report;
+  json report;
   report["name"] = c.name;
   report["seed"] = c.seed;
   report["cluster"] = {{"gpus", c.cluster_gpus()}, {"nodes", c.cluster.nodes}, {"gpu", c.cluster.gpu}};
-  nlohmann::json not_computed = nlohmann::json::object();
+  json not_computed = json::object();
+  uint64_t events = 0;
   if (c.has("training_job")) {
     const workload::JobSpec job = job_spec(c);
     const auto params = workload::count_parameters(job.model);
@@ -44,13 +199,33 @@ nlohmann::json run(const Config& c, const RunOptions& options) {
                        {"active_parameters", params.active},
                        {"model_flops_per_iteration", workload::model_flops_per_iteration(job)},
                        {"hardware_flops_per_iteration", workload::hardware_flops_per_iteration(job)}};
-    report["memory"] = memory_report(c);
-    not_computed["step_time_s"] = "the step replay is not built yet (issue: training step graphs and replay)";
+    const workload::MemoryBreakdown memory = memory_of(c);
+    report["memory"] = memory_report(memory);
+    if (!memory.fits) {
+      not_computed["step_time_s"] = "the layout does not fit in GPU memory (see memory); it is not simulated";
+    } else if (c.network.mode == "packet") {
+      not_computed["step_time_s"] = "network.mode=packet is not built yet; use flow or analytical";
+    } else {
+      step_report(c, options, report, not_computed);
+      events = report["sim"]["events"].get<uint64_t>();
+    }
+    not_computed["power"] = "the power model is not built yet";
+    not_computed["reliability"] = "failures, checkpoints and campaigns are not built yet";
+  } else if (c.has("traffic")) {
+    if (c.network.mode == "packet") {
+      not_computed["traffic"] = "network.mode=packet is not built yet; use flow or analytical";
+    } else {
+      report["traffic"] = run_traffic(c, events);
+    }
   } else {
-    not_computed["traffic"] = "network-only traffic studies are not built yet";
+    not_computed["trace"] = "trace replay is not built yet";
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report["sim"] = {{"events", 0}, {"wall_s", wall}, {"events_per_s", 0.0}};
+  json sim_info = report.value("sim", json::object());
+  sim_info["events"] = events;
+  sim_info["wall_s"] = wall;
+  sim_info["events_per_s"] = wall > 0 ? static_cast<double>(events) / wall : 0.0;
+  report["sim"] = sim_info;
   if (!not_computed.empty()) report["not_computed"] = not_computed;
   return report;
 }

@@ -1,0 +1,109 @@
+// NCCL-like collectives over a network::Network, on the caller's Simulation.
+//
+// Every collective becomes ONE network transfer:
+//   ring all_reduce / all_gather / reduce_scatter / broadcast -> one pipelined chain (ring.h)
+//   tree all_reduce                                          -> one pipelined chain (tree.h)
+//   all_to_all                                               -> one pipelined chain of all pairs
+//   send_recv                                                -> one send
+// `bytes` follows nccl-tests: the buffer size per rank (all_gather: the gathered output,
+// reduce_scatter: the input, all_to_all: the send buffer). Broadcast's root is group[0];
+// send_recv sends group[0] -> group[1].
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/network/path_uses.h"
+#include "sim/simulation.h"
+#include "sim/units.h"
+
+namespace ct::collective {
+
+enum class Op { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+enum class Algorithm { automatic, ring, tree };
+
+// "all_reduce", ...; parse_op throws std::invalid_argument listing the names.
+std::string_view op_name(Op op);
+Op parse_op(std::string_view name);
+std::string_view algorithm_name(Algorithm a);
+
+// nccl-tests bus bandwidth factor: busbw = algbw x factor(n).
+double bus_factor(Op op, int ranks);
+
+struct CollectiveParams {
+  int channels = 0;  // 0 = nics_per_node (NCCL uses one ring per NIC)
+  sim::Duration step_latency = sim::Duration::us(3);  // per algorithm step: launch/sync/proxy
+  Algorithm algorithm = Algorithm::automatic;
+  sim::Bytes tree_chunk{128 << 10};  // tree pipeline chunk: fill = steps x chunk time
+};
+
+class CompletionHandler {
+ public:
+  virtual void on_complete(uint64_t tag) = 0;
+
+ protected:
+  ~CompletionHandler() = default;
+};
+
+// What one collective becomes on the network.
+struct Plan {
+  Algorithm algorithm = Algorithm::ring;
+  bool point_to_point = false;  // send_recv: legs[0] as a plain send
+  std::vector<network::Leg> legs;
+  sim::Bytes bytes_per_leg;
+  sim::Duration fixed_latency;  // pipelined chains only
+};
+
+class CollectiveEngine final : private network::DeliveryHandler, private sim::EventHandler {
+ public:
+  CollectiveEngine(sim::Simulation& sim, network::Network& net, const network::Cluster& cluster,
+                   CollectiveParams params = {});
+
+  // Starts one collective; h.on_complete(tag) when every rank is done. Throws
+  // std::invalid_argument naming the rank for an empty group, a duplicate or out-of-range
+  // rank, and for a send_recv group that is not two ranks. A one-rank group (or zero bytes)
+  // completes after a zero delay.
+  void start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h, uint64_t tag);
+
+  // The algorithm start() would use (automatic resolved; ring for ops without a tree).
+  [[nodiscard]] Algorithm choose(Op op, std::span<const int> group, sim::Bytes bytes);
+  // Uncontended alpha-beta estimate: fixed latency + wire bytes per leg / the chain's
+  // bottleneck (min over resources of capacity / legs crossing it).
+  [[nodiscard]] sim::Duration estimate(Op op, std::span<const int> group, sim::Bytes bytes,
+                                       Algorithm algorithm);
+  // The plan start() would hand to the network.
+  [[nodiscard]] Plan plan(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm);
+
+  [[nodiscard]] int channels() const { return channels_; }
+  [[nodiscard]] const CollectiveParams& params() const { return params_; }
+
+ private:
+  struct Pending {
+    CompletionHandler* handler;
+    uint64_t tag;
+  };
+  void on_delivered(uint64_t slot) override;
+  void on_event(uint64_t slot) override;
+  uint32_t new_slot(CompletionHandler& h, uint64_t tag);
+  void build(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm, Plan& out);
+  sim::Duration estimate_plan(const Plan& plan);
+
+  sim::Simulation& sim_;
+  network::Network& net_;
+  const network::Cluster& cluster_;
+  CollectiveParams params_;
+  int channels_;
+  network::PathUses uses_;
+  std::vector<double> capacity_;
+  std::vector<Pending> pending_;
+  std::vector<uint32_t> free_;
+  Plan scratch_;
+  std::vector<uint8_t> seen_;
+  uint64_t serial_ = 0;
+};
+
+}  // namespace ct::collective

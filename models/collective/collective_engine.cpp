@@ -1,0 +1,196 @@
+// Builds the chain of each collective (ring.h, tree.h; all_to_all below) and hands it to the
+// network. all_to_all: every ordered pair (a, b), a != b, moves S/n; all pairs are legs of one
+// chain (the op ends when its slowest pair ends; the shared rate puts each GPU's port under
+// its n-1 legs), fixed latency = step_latency + the largest path latency. n (n-1) legs:
+// fine for EP-sized groups (about a million legs at n = 1,024), not for 10K-rank groups.
+// Automatic algorithm (all_reduce across > 1 node only): the smaller of the ring and tree
+// alpha-beta estimates (estimate()), as NCCL's tuner compares its per-algorithm cost models.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/collective/collective.h"
+#include "models/collective/layout.h"
+#include "models/collective/ring.h"
+#include "models/collective/tree.h"
+#include "models/network/analytical_network.h"
+
+namespace ct::collective {
+namespace {
+
+sim::Bytes ceil_bytes(double b) { return sim::Bytes{static_cast<int64_t>(std::ceil(b))}; }
+
+}  // namespace
+
+CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
+                                   const network::Cluster& cluster, CollectiveParams params)
+    : sim_(sim), net_(net), cluster_(cluster), params_(params),
+      channels_(params.channels > 0 ? params.channels : cluster.nics_per_node()),
+      uses_(cluster), capacity_(network::resource_capacities(cluster)) {
+  if (params.channels < 0) {
+    throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
+                                ", expected >= 0 (0 = nics_per_node)");
+  }
+  if (params.step_latency < sim::Duration::zero()) {
+    throw std::invalid_argument("collective.step_latency: must not be negative");
+  }
+}
+
+void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes,
+                             Algorithm algorithm, Plan& out) {
+  const Layout layout = make_layout(cluster_, group, seen_);
+  const int n = layout.size();
+  const double s = bytes.as_double();
+  const double c = channels_;
+  out.legs.clear();
+  out.point_to_point = false;
+  out.algorithm = Algorithm::ring;
+  const sim::Duration alpha = params_.step_latency;
+  switch (op) {
+    case Op::send_recv: {
+      if (group.size() != 2) {
+        throw std::invalid_argument("collective send_recv: the group must be [src, dst], got " +
+                                    std::to_string(group.size()) + " ranks");
+      }
+      out.point_to_point = true;
+      out.legs.push_back(network::Leg{group[0], group[1]});
+      out.bytes_per_leg = bytes;
+      out.fixed_latency = sim::Duration::zero();
+      return;
+    }
+    case Op::all_to_all: {
+      sim::Duration h;
+      for (const int a : layout.ranks) {
+        for (const int b : layout.ranks) {
+          if (a == b) continue;
+          out.legs.push_back(network::Leg{a, b});
+          h = std::max(h, net_.path_latency(a, b));
+        }
+      }
+      out.bytes_per_leg = ceil_bytes(s / n);
+      out.fixed_latency = alpha + h;
+      return;
+    }
+    case Op::all_reduce:
+      if (algorithm == Algorithm::tree && layout.node_slots() > 1) {
+        out.algorithm = Algorithm::tree;
+        const TreeShape shape = tree_legs(net_, layout, channels_, out.legs);
+        out.bytes_per_leg = ceil_bytes(s / (2.0 * c));
+        // Pipeline fill: `steps` chunks at the chain's uncontended rate.
+        uses_.clear();
+        for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
+        const double chunk = std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
+        const double rate = uses_.bottleneck_bps(capacity_) * net_.params().protocol_efficiency;
+        const sim::Duration fill = network::serialization(8.0 * chunk, rate);
+        out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
+        return;
+      }
+      [[fallthrough]];
+    case Op::all_gather:
+    case Op::reduce_scatter:
+    case Op::broadcast: {
+      const double nn = n;
+      double k = 1.0;
+      int steps = n - 1;
+      if (op == Op::all_reduce) {
+        k = 2.0 * (nn - 1) / nn;
+        steps = 2 * (n - 1);
+      } else if (op != Op::broadcast) {
+        k = (nn - 1) / nn;
+      }
+      const sim::Duration h = ring_legs(net_, layout, channels_, out.legs);
+      out.bytes_per_leg = ceil_bytes(k * s / c);
+      out.fixed_latency = (alpha + h) * steps;
+      return;
+    }
+  }
+}
+
+sim::Duration CollectiveEngine::estimate_plan(const Plan& plan) {
+  uses_.clear();
+  sim::Duration latency = plan.fixed_latency;
+  for (const network::Leg& l : plan.legs) {
+    const sim::Duration lat = uses_.add(l.src_gpu, l.dst_gpu, 0);
+    if (plan.point_to_point) latency = lat;
+  }
+  const double rate = uses_.bottleneck_bps(capacity_);
+  if (std::isinf(rate)) return latency;
+  const double bits = 8.0 * plan.bytes_per_leg.as_double() / net_.params().protocol_efficiency;
+  return latency + network::serialization(bits, rate);
+}
+
+Plan CollectiveEngine::plan(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm) {
+  if (algorithm == Algorithm::automatic) algorithm = choose(op, group, bytes);
+  Plan p;
+  build(op, group, bytes, algorithm, p);
+  return p;
+}
+
+sim::Duration CollectiveEngine::estimate(Op op, std::span<const int> group, sim::Bytes bytes,
+                                         Algorithm algorithm) {
+  if (group.size() <= 1 || bytes.n == 0) {
+    make_layout(cluster_, group, seen_);
+    return sim::Duration::zero();
+  }
+  if (algorithm == Algorithm::automatic) algorithm = choose(op, group, bytes);
+  build(op, group, bytes, algorithm, scratch_);
+  return estimate_plan(scratch_);
+}
+
+Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes bytes) {
+  const Layout layout = make_layout(cluster_, group, seen_);
+  if (params_.algorithm != Algorithm::automatic) return params_.algorithm;
+  if (op != Op::all_reduce || layout.node_slots() < 2) return Algorithm::ring;
+  build(op, group, bytes, Algorithm::ring, scratch_);
+  const sim::Duration ring = estimate_plan(scratch_);
+  build(op, group, bytes, Algorithm::tree, scratch_);
+  const sim::Duration tree = estimate_plan(scratch_);
+  return tree < ring ? Algorithm::tree : Algorithm::ring;
+}
+
+uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(pending_.size());
+    pending_.emplace_back();
+  }
+  pending_[slot] = Pending{&h, tag};
+  return slot;
+}
+
+void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes,
+                             CompletionHandler& h, uint64_t tag) {
+  if (bytes.n < 0) throw std::invalid_argument("collective: negative byte count");
+  if (group.size() <= 1 || bytes.n == 0) {
+    make_layout(cluster_, group, seen_);  // still reject bad ranks
+    sim_.schedule_in(sim::Duration::zero(), *static_cast<sim::EventHandler*>(this), new_slot(h, tag));
+    return;
+  }
+  Algorithm algorithm = params_.algorithm;
+  if (algorithm == Algorithm::automatic) algorithm = choose(op, group, bytes);
+  build(op, group, bytes, algorithm, scratch_);
+  const uint32_t slot = new_slot(h, tag);
+  // The network tag is also the ECMP flow id: a serial number above the slot spreads
+  // successive collectives of the same ranks over the fabric's equal-cost paths.
+  const uint64_t net_tag = (++serial_ << 32) | slot;
+  auto& handler = *static_cast<network::DeliveryHandler*>(this);
+  if (scratch_.point_to_point) {
+    net_.send(scratch_.legs[0].src_gpu, scratch_.legs[0].dst_gpu, bytes, handler, net_tag);
+  } else {
+    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency, handler, net_tag);
+  }
+}
+
+void CollectiveEngine::on_delivered(uint64_t net_tag) { on_event(net_tag & 0xffffffffU); }
+
+void CollectiveEngine::on_event(uint64_t slot) {
+  const Pending p = pending_[slot];
+  free_.push_back(static_cast<uint32_t>(slot));
+  p.handler->on_complete(p.tag);
+}
+
+}  // namespace ct::collective

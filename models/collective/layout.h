@@ -1,0 +1,35 @@
+// A collective group laid out by node: ranks sorted by (node, local) = by global rank, with
+// the slice of each node. Validation names the offending rank.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "models/network/cluster.h"
+
+namespace ct::collective {
+
+struct Layout {
+  std::vector<int> ranks;       // ascending global rank
+  std::vector<int> node_begin;  // node slot i holds ranks[node_begin[i] .. node_begin[i+1])
+  [[nodiscard]] int node_slots() const { return static_cast<int>(node_begin.size()) - 1; }
+  [[nodiscard]] int size() const { return static_cast<int>(ranks.size()); }
+  [[nodiscard]] std::span<const int> members(int slot) const {
+    return {ranks.data() + node_begin[static_cast<size_t>(slot)],
+            ranks.data() + node_begin[static_cast<size_t>(slot) + 1]};
+  }
+  // Member `(anchor + t) mod k` of node slot i, where anchor = channel mod k: the order in
+  // which channel `channel` visits the node (it enters and leaves through the anchor).
+  [[nodiscard]] int visit(int slot, int channel, int t) const {
+    const auto m = members(slot);
+    const int k = static_cast<int>(m.size());
+    return m[static_cast<size_t>((channel % k + t) % k)];
+  }
+};
+
+// Throws std::invalid_argument: empty group, rank out of [0, gpu_count) or repeated (naming
+// the rank). `seen` is scratch of gpu_count bytes, left all zero.
+Layout make_layout(const network::Cluster& cluster, std::span<const int> group,
+                   std::vector<uint8_t>& seen);
+
+}  // namespace ct::collective

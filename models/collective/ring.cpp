@@ -1,0 +1,46 @@
+#include "models/collective/ring.h"
+
+#include <algorithm>
+
+namespace ct::collective {
+
+sim::Duration ring_legs(const network::Network& net, const Layout& layout, int channels,
+                        std::vector<network::Leg>& legs) {
+  const int nodes = layout.node_slots();
+  sim::Duration h = sim::Duration::zero();
+  if (nodes == 1) {
+    const int k = layout.size();
+    if (k < 2) return h;
+    for (int c = 0; c < channels; ++c) {
+      for (int t = 0; t < k; ++t) {
+        const network::Leg leg{layout.visit(0, c, t), layout.visit(0, c, t + 1)};
+        legs.push_back(leg);
+        h = std::max(h, net.path_latency(leg.src_gpu, leg.dst_gpu));
+      }
+    }
+    return h;
+  }
+  for (int c = 0; c < channels; ++c) {
+    for (int i = 0; i < nodes; ++i) {
+      const int k = static_cast<int>(layout.members(i).size());
+      const int anchor = layout.visit(i, c, 0);
+      sim::Duration relay = sim::Duration::zero();
+      for (int t = 0; t + 1 < k; ++t) {
+        const network::Leg leg{layout.visit(i, c, t), layout.visit(i, c, t + 1)};
+        legs.push_back(leg);
+        h = std::max(h, net.path_latency(leg.src_gpu, leg.dst_gpu));
+      }
+      if (k > 1) {  // PXN: the last member hands over to the anchor, on rail c
+        const network::Leg leg{layout.visit(i, c, k - 1), anchor};
+        legs.push_back(leg);
+        relay = net.path_latency(leg.src_gpu, leg.dst_gpu);
+      }
+      const int next = layout.visit((i + 1) % nodes, c, 0);
+      legs.push_back(network::Leg{anchor, next});
+      h = std::max(h, relay + net.path_latency(anchor, next));
+    }
+  }
+  return h;
+}
+
+}  // namespace ct::collective

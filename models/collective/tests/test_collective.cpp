@@ -1,0 +1,153 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/collective/tests/fixtures.h"
+
+namespace ct::collective {
+namespace {
+
+using testing::Done;
+using testing::first_gpus;
+using testing::run_one;
+using testing::small_cluster;
+
+TEST(Collective, SmallMessageLatencyFloor) {
+  // 8 B all-reduce over 2 full nodes (16 ranks). The bandwidth term is ~nil, so
+  //   ring: T = 2(n-1) (step_latency + h_ring) = 30 (3 us + relay + NIC path)
+  //   tree: T = 2(depth + k - 1) (step_latency + h_tree) + fill = 16 (3 us + NIC path) + fill
+  // with depth = 1, k = 8 and fill = 16 x 1 B / rate (~ps).
+  const network::Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  const auto net = network::make_network("flow", sim, c);
+  const double path = net->path_latency(0, 8).seconds();
+  const double nv = c.node().nvlink_latency.seconds();
+  CollectiveParams ring;
+  ring.algorithm = Algorithm::ring;
+  CollectiveParams tree;
+  tree.algorithm = Algorithm::tree;
+  for (const std::string mode : {"analytical", "flow"}) {
+    const double tr = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, ring);
+    EXPECT_NEAR(tr, 30 * (3e-6 + nv + path), 1e-3 * tr) << mode;
+    const double tt = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, tree);
+    EXPECT_NEAR(tt, 16 * (3e-6 + path), 1e-3 * tt) << mode;
+    EXPECT_DOUBLE_EQ(run_one(c, mode, Op::all_reduce, first_gpus(16), 8), tt) << "automatic picks the tree";
+  }
+}
+
+TEST(Collective, AutomaticChoiceTakesTheSmallerEstimate) {
+  const network::Cluster c(small_cluster(4));
+  sim::Simulation sim;
+  auto net = network::make_network("analytical", sim, c);
+  CollectiveEngine engine(sim, *net, c);
+  const auto all = first_gpus(32);
+  for (double bytes = 8; bytes <= 8.0 * (1 << 30); bytes *= 32) {
+    const sim::Bytes b{static_cast<int64_t>(bytes)};
+    const auto ring = engine.estimate(Op::all_reduce, all, b, Algorithm::ring);
+    const auto tree = engine.estimate(Op::all_reduce, all, b, Algorithm::tree);
+    EXPECT_EQ(engine.choose(Op::all_reduce, all, b), tree < ring ? Algorithm::tree : Algorithm::ring);
+  }
+  EXPECT_EQ(engine.choose(Op::all_reduce, all, sim::Bytes{8}), Algorithm::tree);
+  // Inside one node, and for ops without a tree: ring.
+  EXPECT_EQ(engine.choose(Op::all_reduce, first_gpus(8), sim::Bytes{8}), Algorithm::ring);
+  EXPECT_EQ(engine.choose(Op::all_gather, all, sim::Bytes{8}), Algorithm::ring);
+  // One GPU per node on 2 nodes: both move S over the one NIC, the tree's pipeline fill
+  // makes the ring cheaper for large buffers.
+  const std::vector<int> dp{3, 11};
+  EXPECT_EQ(engine.choose(Op::all_reduce, dp, sim::Bytes{int64_t{1} << 30}), Algorithm::ring);
+}
+
+TEST(Collective, EstimateMatchesTheAnalyticalBackend) {
+  const network::Cluster c(small_cluster(4));
+  for (const Algorithm a : {Algorithm::ring, Algorithm::tree}) {
+    sim::Simulation sim;
+    auto net = network::make_network("analytical", sim, c);
+    CollectiveParams p;
+    p.algorithm = a;
+    CollectiveEngine engine(sim, *net, c, p);
+    const sim::Bytes b{256 << 20};
+    const double est = engine.estimate(Op::all_reduce, first_gpus(32), b, a).seconds();
+    EXPECT_NEAR(run_one(c, "analytical", Op::all_reduce, first_gpus(32), b.as_double(), p), est, 1e-9);
+  }
+}
+
+TEST(Collective, AllToAllInsideANodeUsesNvlink) {
+  // 8 GPUs, S per rank: each GPU's NVLink tx carries 7 legs of S/8:
+  //   T = step_latency + nvlink_latency + (S/8) / (450 GB/s x 0.95 / 7)
+  const network::Cluster c(small_cluster(2));
+  const double bytes = 1.0 * (1 << 30);
+  sim::Simulation sim;
+  auto net = network::make_network("flow", sim, c);
+  CollectiveEngine engine(sim, *net, c);
+  Done done(sim);
+  engine.start(Op::all_to_all, first_gpus(8), sim::Bytes{static_cast<int64_t>(bytes)}, done, 0);
+  sim.run();
+  const double expected = 3e-6 + 0.7e-6 + bytes / 8 / (450e9 * 0.95 / 7);
+  EXPECT_NEAR(done.times[0], expected, 1e-4 * expected);
+  EXPECT_NEAR(bytes / done.times[0] * bus_factor(Op::all_to_all, 8), 450e9 * 0.95, 0.01 * 450e9);
+  for (const auto& l : net->top_links(16)) {
+    EXPECT_NE(l.name.find("nvlink"), std::string::npos) << l.name;
+  }
+  EXPECT_EQ(net->link_stats(c.pcie_tx(0)).bytes, 0.0);
+}
+
+TEST(Collective, AllToAllAcrossNodesIsNicBound) {
+  // 2 nodes x 8 GPUs, S per rank: each GPU sends 8 x S/16 over its own NIC.
+  const network::Cluster c(small_cluster(2));
+  const double bytes = 1.0 * (1 << 30);
+  const double t = run_one(c, "flow", Op::all_to_all, first_gpus(16), bytes);
+  EXPECT_NEAR(t, 8 * bytes / 16 / (50e9 * 0.95), 0.01 * t);
+}
+
+TEST(Collective, SendRecvIsOneSend) {
+  const network::Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  const auto net = network::make_network("flow", sim, c);
+  const double bytes = 64.0 * (1 << 20);
+  const double t = run_one(c, "flow", Op::send_recv, {5, 13}, bytes);
+  EXPECT_NEAR(t, net->path_latency(5, 13).seconds() + bytes / (50e9 * 0.95), 1e-6 * t);
+}
+
+TEST(Collective, OneRankAndZeroBytesCompleteImmediately) {
+  const network::Cluster c(small_cluster(2));
+  EXPECT_EQ(run_one(c, "flow", Op::all_reduce, {7}, 1 << 20), 0.0);
+  EXPECT_EQ(run_one(c, "analytical", Op::all_gather, first_gpus(16), 0), 0.0);
+}
+
+void expect_error(const network::Cluster& c, Op op, std::vector<int> group, const std::string& what) {
+  sim::Simulation sim;
+  auto net = network::make_network("flow", sim, c);
+  CollectiveEngine engine(sim, *net, c);
+  Done done(sim);
+  try {
+    engine.start(op, group, sim::Bytes{1024}, done, 0);
+    FAIL() << "expected an error mentioning " << what;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+  sim.run();
+  EXPECT_EQ(done.count, 0);
+}
+
+TEST(Collective, BadGroupsAreErrors) {
+  const network::Cluster c(small_cluster(2));
+  expect_error(c, Op::all_reduce, {}, "empty");
+  expect_error(c, Op::all_reduce, {0, 1, 5, 1}, "rank 1 ");
+  expect_error(c, Op::all_reduce, {0, 16}, "rank 16 ");
+  expect_error(c, Op::all_to_all, {-2, 3}, "rank -2 ");
+  expect_error(c, Op::send_recv, {0, 1, 2}, "send_recv");
+  expect_error(c, Op::send_recv, {3, 3}, "rank 3 ");
+}
+
+TEST(Collective, OpNames) {
+  EXPECT_EQ(parse_op("reduce_scatter"), Op::reduce_scatter);
+  EXPECT_EQ(op_name(Op::all_to_all), "all_to_all");
+  EXPECT_THROW(parse_op("allreduce"), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(bus_factor(Op::all_reduce, 16), 2.0 * 15 / 16);
+  EXPECT_DOUBLE_EQ(bus_factor(Op::all_gather, 16), 15.0 / 16);
+  EXPECT_DOUBLE_EQ(bus_factor(Op::broadcast, 16), 1.0);
+}
+
+}  // namespace
+}  // namespace ct::collective

@@ -1,0 +1,34 @@
+// NCCL-style double binary tree all-reduce as one pipelined chain.
+//
+// Across nodes: two binary trees over the node slots 0..N-1. Tree 0 is the heap layout
+// (parent(i) = (i-1)/2); tree 1 is the same over the reversed order (slot N-1-i), so the
+// interior slots of one tree are mostly leaves of the other (NCCL's complementary trees).
+// Inside a node the data runs along a chain anchor -> ... -> last member (reduce goes up the
+// chain to the anchor, broadcast comes back down). Each tree carries half the buffer, and
+// each channel (rail, as in ring.h) 1/C of that: every tree edge and chain edge moves
+// S / (2C) up (reduce) and S / (2C) down (broadcast), pipelined. Both trees and all channels
+// are legs of one chain (they progress at the same pace; an interior node's NIC carries
+// 3 legs of one tree + 1 of the other, which the chain's coefficients express).
+//   steps = 2 (depth + k - 1),  depth = floor(log2 N) (heap height), k = largest node slice
+//   T = steps x (step_latency + h) + steps x chunk / rate + (S / 2C) / rate
+// The middle term is the pipeline fill with chunks of `tree_chunk` bytes.
+#pragma once
+
+#include <vector>
+
+#include "models/collective/layout.h"
+#include "models/network/network.h"
+#include "sim/units.h"
+
+namespace ct::collective {
+
+struct TreeShape {
+  sim::Duration max_leg_latency;
+  int steps = 0;
+};
+
+// Appends the legs of both trees for `channels` channels (node_slots() >= 2).
+TreeShape tree_legs(const network::Network& net, const Layout& layout, int channels,
+                    std::vector<network::Leg>& legs);
+
+}  // namespace ct::collective

@@ -1,0 +1,92 @@
+#include "models/network/analytical_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace ct::network {
+
+void validate(const NetworkParams& params) {
+  if (!(params.protocol_efficiency > 0.0 && params.protocol_efficiency <= 1.0)) {
+    throw std::invalid_argument("network.protocol_efficiency: got " +
+                                std::to_string(params.protocol_efficiency) + ", expected (0, 1]");
+  }
+}
+
+std::vector<double> resource_capacities(const Cluster& cluster) {
+  std::vector<double> c(static_cast<size_t>(cluster.resource_count()));
+  for (int32_t r = 0; r < cluster.resource_count(); ++r) c[static_cast<size_t>(r)] = cluster.resource_capacity_bps(r);
+  return c;
+}
+
+AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params)
+    : sim_(sim), cluster_(cluster), params_(params), stats_(cluster, resource_capacities(cluster)),
+      uses_(cluster) {
+  validate(params_);
+}
+
+void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler,
+                               uint64_t tag) {
+  for (const PathUses::Use& u : uses_.uses()) stats_.add_work(u.resource, u.coefficient * wire_bits);
+  if (delay == sim::Duration::max()) return;  // a zero-capacity path: never delivered
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(pending_.size());
+    pending_.emplace_back();
+  }
+  pending_[slot] = Pending{&handler, tag};
+  sim_.schedule_in(delay, *this, slot);
+}
+
+void AnalyticalNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+                             uint64_t tag) {
+  uses_.clear();
+  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, tag);
+  const double bits = 8.0 * bytes.as_double() / params_.protocol_efficiency;
+  const double rate = uses_.bottleneck_bps(stats_.capacities());
+  const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
+  finish(bits, wire == sim::Duration::max() ? wire : latency + wire, handler, tag);
+}
+
+void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                                       sim::Duration fixed_latency, DeliveryHandler& handler,
+                                       uint64_t tag) {
+  uses_.clear();
+  for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+  const double bits = 8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency;
+  const double rate = uses_.bottleneck_bps(stats_.capacities());
+  const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
+  finish(bits, wire == sim::Duration::max() ? wire : fixed_latency + wire, handler, tag);
+}
+
+void AnalyticalNetwork::on_event(uint64_t slot) {
+  const Pending p = pending_[slot];
+  free_.push_back(static_cast<uint32_t>(slot));
+  p.handler->on_delivered(p.tag);
+}
+
+sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
+  return cluster_.path(src_gpu, dst_gpu, 0, path_);
+}
+
+sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
+  cluster_.path(src_gpu, dst_gpu, 0, path_);
+  double best = std::numeric_limits<double>::infinity();
+  for (const int32_t r : path_) best = std::min(best, stats_.capacity_bps(r));
+  return sim::Bandwidth::bits_per_s(best);
+}
+
+void AnalyticalNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
+  stats_.set_capacity(resource, capacity.bps(), sim_.now());
+}
+
+LinkStats AnalyticalNetwork::link_stats(int32_t resource) const { return stats_.stats(resource, sim_.now()); }
+std::vector<LinkStats> AnalyticalNetwork::top_links(size_t k) const { return stats_.top(k, sim_.now()); }
+double AnalyticalNetwork::max_link_utilization() const { return stats_.max_utilization(sim_.now()); }
+
+}  // namespace ct::network

@@ -1,0 +1,64 @@
+// Alpha-beta network, no contention between transfers.
+//
+//   send:            T = latency(path) + ceil(8 * bytes / eff / B_path)      [ps]
+//                    B_path = min capacity along the path
+//   send_pipelined:  T = fixed_latency + ceil(8 * bytes_per_leg / eff / x)
+//                    x = min_r C_r / a_r over the union of the legs' resources, a_r = legs on r
+//                    (the slowest leg; a chain that crosses a port m times gets 1/m of it)
+// One event per transfer on the shared Simulation. Statistics count each transfer's wire bits
+// as finished work on every resource it crosses (busy = bits / capacity).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/network/cluster.h"
+#include "models/network/link_accounting.h"
+#include "models/network/network.h"
+#include "models/network/path_uses.h"
+#include "sim/simulation.h"
+
+namespace ct::network {
+
+class AnalyticalNetwork final : public Network, private sim::EventHandler {
+ public:
+  AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
+
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+            uint64_t tag) override;
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                      sim::Duration fixed_latency, DeliveryHandler& handler,
+                      uint64_t tag) override;
+  [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
+  [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
+  void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
+  [[nodiscard]] LinkStats link_stats(int32_t resource) const override;
+  [[nodiscard]] std::vector<LinkStats> top_links(size_t k) const override;
+  [[nodiscard]] double max_link_utilization() const override;
+  [[nodiscard]] const NetworkParams& params() const override { return params_; }
+  [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
+
+ private:
+  struct Pending {
+    DeliveryHandler* handler;
+    uint64_t tag;
+  };
+  void on_event(uint64_t slot) override;
+  void finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler, uint64_t tag);
+
+  sim::Simulation& sim_;
+  const Cluster& cluster_;
+  NetworkParams params_;
+  LinkAccounting stats_;
+  PathUses uses_;
+  mutable std::vector<int32_t> path_;
+  std::vector<Pending> pending_;
+  std::vector<uint32_t> free_;
+};
+
+// Validates params (std::invalid_argument naming network.protocol_efficiency).
+void validate(const NetworkParams& params);
+// Capacities of every resource of the cluster, in bit/s.
+std::vector<double> resource_capacities(const Cluster& cluster);
+
+}  // namespace ct::network

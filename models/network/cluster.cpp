@@ -1,0 +1,73 @@
+#include "models/network/cluster.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ct::network {
+namespace {
+
+ClusterSpec normalised(ClusterSpec spec) {
+  spec.node.validate();
+  if (spec.nodes <= 0) {
+    throw std::invalid_argument("cluster.nodes: got " + std::to_string(spec.nodes) +
+                                ", expected a positive count");
+  }
+  spec.fabric.nodes = spec.nodes;
+  spec.fabric.nics_per_node = spec.node.nics_per_node;
+  spec.fabric.link_rate = spec.node.nic_rate;
+  return spec;
+}
+
+}  // namespace
+
+Cluster::Cluster(ClusterSpec spec)
+    : spec_(normalised(std::move(spec))),
+      topology_(topology::build_fabric(spec_.fabric)),
+      link_dirs_(topology_.link_dir_count()) {}
+
+void Cluster::check_gpu(int gpu, const char* what) const {
+  if (gpu < 0 || gpu >= gpu_count()) {
+    throw std::out_of_range(std::string(what) + ": GPU rank " + std::to_string(gpu) +
+                            " is not in [0, " + std::to_string(gpu_count()) + ")");
+  }
+}
+
+double Cluster::resource_capacity_bps(int32_t resource) const {
+  if (resource < link_dirs_) return topology_.capacity(resource).bps();
+  switch ((resource - link_dirs_) % 4) {
+    case 0:
+    case 1:
+      return spec_.node.nvlink_rate.bps();
+    default:
+      return spec_.node.pcie_rate.bps();
+  }
+}
+
+std::string Cluster::resource_name(int32_t resource) const {
+  if (resource < link_dirs_) return topology_.name(resource);
+  static constexpr const char* kPort[] = {"nvlink_tx", "nvlink_rx", "pcie_tx", "pcie_rx"};
+  const int k = resource - link_dirs_;
+  return "gpu" + std::to_string(k / 4) + "." + kPort[k % 4];
+}
+
+sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id,
+                            std::vector<int32_t>& out) const {
+  check_gpu(src_gpu, "network path source");
+  check_gpu(dst_gpu, "network path destination");
+  out.clear();
+  if (src_gpu == dst_gpu) return sim::Duration::zero();
+  if (node_of(src_gpu) == node_of(dst_gpu)) {
+    out.push_back(nvlink_tx(src_gpu));
+    out.push_back(nvlink_rx(dst_gpu));
+    return spec_.node.nvlink_latency;
+  }
+  // topology::Path is a vector of LinkDir (int32_t): route straight into `out`.
+  topology_.route_into(nic_of(src_gpu), nic_of(dst_gpu), flow_id, out);
+  sim::Duration latency = sim::Duration::zero();
+  for (const topology::LinkDir d : out) latency += topology_.latency(d);
+  out.insert(out.begin(), pcie_tx(src_gpu));
+  out.push_back(pcie_rx(dst_gpu));
+  return latency;
+}
+
+}  // namespace ct::network

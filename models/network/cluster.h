@@ -1,0 +1,84 @@
+// A cluster: identical nodes (GPUs, NICs, NVLink, PCIe) joined by a generated fabric, and the
+// resources a transfer crosses.
+//
+// GPUs are global ranks g = node * gpus_per_node + local. GPU g uses NIC
+// rail = local * nics_per_node / gpus_per_node of its node (nic_id = node * nics_per_node + rail).
+//
+// Resources (one capacity each, per direction) are numbered densely so that every backend can
+// keep per-resource arrays:
+//   [0, L)                 fabric link directions: resource id == topology::LinkDir
+//   L + 4g + 0 / 1         NVLink tx / rx port of GPU g (node.nvlink_rate; NVSwitch non-blocking)
+//   L + 4g + 2 / 3         PCIe GPU->NIC / NIC->GPU of GPU g (node.pcie_rate)
+// Paths: intra-node  = nvlink_tx(src), nvlink_rx(dst); latency node.nvlink_latency.
+//        inter-node  = pcie_tx(src), fabric route NIC(src) -> NIC(dst), pcie_rx(dst);
+//                      latency = sum of the fabric directions' latencies (PCIe adds none).
+//        src == dst  = no resource, zero latency.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/hardware/node.h"
+#include "models/topology/fabric_config.h"
+#include "models/topology/topology.h"
+#include "sim/units.h"
+
+namespace ct::network {
+
+struct ClusterSpec {
+  hardware::NodeSpec node;
+  int nodes = 1;
+  // fabric.nodes, fabric.nics_per_node and fabric.link_rate are overwritten from `nodes`,
+  // node.nics_per_node and node.nic_rate, so the two descriptions cannot disagree.
+  topology::FabricConfig fabric;
+};
+
+class Cluster {
+ public:
+  // Validates the node spec (std::invalid_argument) and builds the fabric.
+  explicit Cluster(ClusterSpec spec);
+
+  [[nodiscard]] const ClusterSpec& spec() const { return spec_; }
+  [[nodiscard]] const hardware::NodeSpec& node() const { return spec_.node; }
+  [[nodiscard]] int nodes() const { return spec_.nodes; }
+  [[nodiscard]] int gpus_per_node() const { return spec_.node.gpus_per_node; }
+  [[nodiscard]] int nics_per_node() const { return spec_.node.nics_per_node; }
+  [[nodiscard]] int gpu_count() const { return spec_.nodes * spec_.node.gpus_per_node; }
+
+  [[nodiscard]] int node_of(int gpu) const { return gpu / gpus_per_node(); }
+  [[nodiscard]] int local_of(int gpu) const { return gpu % gpus_per_node(); }
+  [[nodiscard]] int rail_of(int gpu) const { return local_of(gpu) * nics_per_node() / gpus_per_node(); }
+  [[nodiscard]] int nic_of(int gpu) const { return node_of(gpu) * nics_per_node() + rail_of(gpu); }
+  // Throws std::out_of_range naming `what` and the rank when gpu is not in [0, gpu_count()).
+  void check_gpu(int gpu, const char* what) const;
+
+  [[nodiscard]] const topology::Topology& topology() const { return topology_; }
+  // For fault injection; tell the network backends about capacity changes
+  // (Network::set_resource_capacity). Routes of new transfers follow the new tables.
+  [[nodiscard]] topology::Topology& topology() { return topology_; }
+
+  // Resources.
+  [[nodiscard]] int resource_count() const { return link_dirs_ + 4 * gpu_count(); }
+  [[nodiscard]] int link_dir_count() const { return link_dirs_; }
+  [[nodiscard]] int32_t nvlink_tx(int gpu) const { return link_dirs_ + 4 * gpu; }
+  [[nodiscard]] int32_t nvlink_rx(int gpu) const { return link_dirs_ + 4 * gpu + 1; }
+  [[nodiscard]] int32_t pcie_tx(int gpu) const { return link_dirs_ + 4 * gpu + 2; }
+  [[nodiscard]] int32_t pcie_rx(int gpu) const { return link_dirs_ + 4 * gpu + 3; }
+  // Current capacity in bit/s (fabric directions: topology().capacity()).
+  [[nodiscard]] double resource_capacity_bps(int32_t resource) const;
+  // "leaf0->spine3.pod0", "gpu17.nvlink_tx", "gpu17.pcie_rx", ...
+  [[nodiscard]] std::string resource_name(int32_t resource) const;
+
+  // Appends the resources of the path src -> dst to `out` (cleared first) and returns its
+  // latency. flow_id picks the ECMP path (same id, same path). Throws std::out_of_range for a
+  // bad rank, topology::NoRouteError when the fabric has no usable path.
+  sim::Duration path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out) const;
+
+ private:
+  ClusterSpec spec_;
+  topology::Topology topology_;
+  int link_dirs_ = 0;
+};
+
+}  // namespace ct::network

@@ -1,0 +1,143 @@
+#include "models/network/flow_network.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "models/network/analytical_network.h"
+
+namespace ct::network {
+
+FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params)
+    : sim_(sim), cluster_(cluster), params_(params), stats_(cluster, resource_capacities(cluster)),
+      uses_(cluster) {
+  validate(params_);
+  for (const double c : stats_.capacities()) solver_.add_resource(c);
+}
+
+void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+                       uint64_t tag) {
+  uses_.clear();
+  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, tag);
+  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag);
+}
+
+void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                                 sim::Duration fixed_latency, DeliveryHandler& handler,
+                                 uint64_t tag) {
+  uses_.clear();
+  for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag);
+}
+
+void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag) {
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(transfers_.size());
+    transfers_.emplace_back(static_cast<sim::EventHandler*>(this), slot);
+  }
+  Transfer& t = transfers_[slot];
+  t.handler = &handler;
+  t.tag = tag;
+  t.latency = latency;
+  t.remaining_bits = bits;
+  t.rate = 0.0;
+  t.last_ps = sim_.now().ps();
+  t.uses.assign(uses_.uses().begin(), uses_.uses().end());
+  if (bits <= 0.0 || t.uses.empty()) {  // nothing to move: only the latency
+    t.variable = -1;
+    sim_.schedule(t.timer, sim_.now() + latency);
+    return;
+  }
+  t.variable = solver_.add_variable(sim::MaxMinSolver::kUnbounded, t.uses);
+  if (transfer_of_variable_.size() <= static_cast<size_t>(t.variable)) {
+    transfer_of_variable_.resize(static_cast<size_t>(t.variable) + 1, -1);
+  }
+  transfer_of_variable_[static_cast<size_t>(t.variable)] = static_cast<int32_t>(slot);
+  request_solve();
+}
+
+void FlowNetwork::request_solve() {
+  if (solve_pending_) return;
+  solve_pending_ = true;
+  sim_.schedule_in(sim::Duration::zero(), *this, kSolveTag, kSolvePriority);
+}
+
+void FlowNetwork::set_rate(Transfer& t, double rate) {
+  const int64_t now = sim_.now().ps();
+  t.remaining_bits = std::max(0.0, t.remaining_bits - t.rate * static_cast<double>(now - t.last_ps) * 1e-12);
+  t.last_ps = now;
+  const double delta = rate - t.rate;
+  for (const Use& u : t.uses) stats_.add_load(u.resource, u.coefficient * delta, sim_.now());
+  t.rate = rate;
+}
+
+void FlowNetwork::solve_now() {
+  if (!solver_.dirty()) return;
+  ++solves_;
+  changed_.clear();
+  solver_.solve(changed_);
+  for (const int32_t v : changed_) {
+    const int32_t slot = transfer_of_variable_[static_cast<size_t>(v)];
+    if (slot < 0) continue;
+    Transfer& t = transfers_[static_cast<size_t>(slot)];
+    set_rate(t, solver_.rate(v));
+    const sim::Duration left = serialization(t.remaining_bits, t.rate);
+    if (left == sim::Duration::max()) {
+      sim_.cancel(t.timer);  // no capacity: stalled until a capacity change
+    } else {
+      sim_.schedule(t.timer, sim_.now() + left);
+    }
+  }
+}
+
+void FlowNetwork::bytes_done(Transfer& t) {
+  set_rate(t, 0.0);
+  solver_.remove_variable(t.variable);
+  transfer_of_variable_[static_cast<size_t>(t.variable)] = -1;
+  t.variable = -1;
+  request_solve();
+  sim_.schedule(t.timer, sim_.now() + t.latency);
+}
+
+void FlowNetwork::on_event(uint64_t tag) {
+  if (tag == kSolveTag) {
+    solve_pending_ = false;
+    solve_now();
+    return;
+  }
+  Transfer& t = transfers_[tag];
+  if (t.variable >= 0) {
+    bytes_done(t);
+    return;
+  }
+  DeliveryHandler* handler = t.handler;
+  const uint64_t user_tag = t.tag;
+  free_.push_back(static_cast<uint32_t>(tag));
+  handler->on_delivered(user_tag);
+}
+
+sim::Duration FlowNetwork::path_latency(int src_gpu, int dst_gpu) const {
+  return cluster_.path(src_gpu, dst_gpu, 0, path_);
+}
+
+sim::Bandwidth FlowNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
+  cluster_.path(src_gpu, dst_gpu, 0, path_);
+  double best = std::numeric_limits<double>::infinity();
+  for (const int32_t r : path_) best = std::min(best, stats_.capacity_bps(r));
+  return sim::Bandwidth::bits_per_s(best);
+}
+
+void FlowNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
+  stats_.set_capacity(resource, capacity.bps(), sim_.now());
+  solver_.set_capacity(resource, capacity.bps());
+  request_solve();
+}
+
+LinkStats FlowNetwork::link_stats(int32_t resource) const { return stats_.stats(resource, sim_.now()); }
+std::vector<LinkStats> FlowNetwork::top_links(size_t k) const { return stats_.top(k, sim_.now()); }
+double FlowNetwork::max_link_utilization() const { return stats_.max_utilization(sim_.now()); }
+
+}  // namespace ct::network

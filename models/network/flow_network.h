@@ -1,0 +1,94 @@
+// Flow-level network: every transfer is one variable of an incremental max-min fair solver.
+//
+// Resources: every fabric link direction (topology capacity), every GPU's NVLink tx/rx and
+// PCIe tx/rx port (Cluster numbering). A send is a variable over its path (coefficient 1); a
+// pipelined chain is ONE variable over the union of its legs' resources, coefficient = number
+// of legs crossing the resource, so all legs advance at the common rate x (sim/maxmin.h).
+//
+// Fluid dynamics. A transfer keeps its remaining wire bits R and the time t0 of its last rate
+// change; between changes R(t) = R(t0) - x (t - t0). Its completion timer stands at
+// t + ceil(R / x) (ps); when it fires the variable leaves and the timer is reused for the
+// delivery at + latency (path latency for a send, fixed_latency for a chain).
+// Any arrival, departure or capacity change marks the solver dirty and schedules ONE solve at
+// the current time with a low priority, so all changes of an instant are solved together.
+// The solver re-solves only the touched components and reports the variables whose rate
+// changed; only those are re-dated (R and t0 updated, timer moved) and only their resources'
+// statistics are touched.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "models/network/cluster.h"
+#include "models/network/link_accounting.h"
+#include "models/network/network.h"
+#include "models/network/path_uses.h"
+#include "sim/maxmin.h"
+#include "sim/simulation.h"
+
+namespace ct::network {
+
+class FlowNetwork final : public Network, private sim::EventHandler {
+ public:
+  FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
+
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+            uint64_t tag) override;
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                      sim::Duration fixed_latency, DeliveryHandler& handler,
+                      uint64_t tag) override;
+  [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
+  [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
+  void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
+  [[nodiscard]] LinkStats link_stats(int32_t resource) const override;
+  [[nodiscard]] std::vector<LinkStats> top_links(size_t k) const override;
+  [[nodiscard]] double max_link_utilization() const override;
+  [[nodiscard]] const NetworkParams& params() const override { return params_; }
+  [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
+
+  // Transfers still moving bytes (not counting those waiting out their latency).
+  [[nodiscard]] size_t active_flows() const { return solver_.active_variables(); }
+  [[nodiscard]] uint64_t solves() const { return solves_; }
+  // Runs a pending solve now (benchmarks and tests; normally the scheduled event does it).
+  void solve_now();
+
+ private:
+  using Use = sim::MaxMinSolver::Use;
+  struct Transfer {
+    Transfer(sim::EventHandler* owner, uint64_t slot) : timer(owner, slot) {}
+    sim::Timer timer;
+    DeliveryHandler* handler = nullptr;
+    uint64_t tag = 0;
+    int32_t variable = -1;  // -1 once the bytes are through
+    double remaining_bits = 0.0;
+    double rate = 0.0;  // bit/s of wire
+    int64_t last_ps = 0;
+    sim::Duration latency;
+    std::vector<Use> uses;
+  };
+  static constexpr uint64_t kSolveTag = ~uint64_t{0};
+  static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
+
+  void on_event(uint64_t tag) override;
+  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag);
+  void request_solve();
+  void bytes_done(Transfer& t);
+  void set_rate(Transfer& t, double rate);
+
+  sim::Simulation& sim_;
+  const Cluster& cluster_;
+  NetworkParams params_;
+  LinkAccounting stats_;
+  PathUses uses_;
+  sim::MaxMinSolver solver_;
+  std::deque<Transfer> transfers_;  // stable addresses: the timers live here
+  std::vector<uint32_t> free_;
+  std::vector<int32_t> transfer_of_variable_;
+  std::vector<int32_t> changed_;
+  mutable std::vector<int32_t> path_;
+  bool solve_pending_ = false;
+  uint64_t solves_ = 0;
+};
+
+}  // namespace ct::network

@@ -1,0 +1,98 @@
+// The network interface every fidelity implements (analytical, flow, later packet).
+//
+// A backend shares the caller's sim::Simulation (one clock, one queue) and reports each
+// delivery through a typed handler with the caller's tag. Bytes on the wire: every payload is
+// divided by NetworkParams::protocol_efficiency (headers, acks, RDMA/NCCL protocol overhead),
+// so an uncontended transfer takes  latency + (bytes / efficiency) / bottleneck.
+//
+// ECMP: the tag is the flow id handed to topology::route, so transfers with the same
+// (src, dst, tag) take the same fabric path, like one RDMA queue pair.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace ct::sim {
+class Simulation;
+}
+
+namespace ct::network {
+
+class Cluster;
+
+class DeliveryHandler {
+ public:
+  virtual void on_delivered(uint64_t tag) = 0;
+
+ protected:
+  ~DeliveryHandler() = default;
+};
+
+struct Leg {
+  int src_gpu;
+  int dst_gpu;
+};
+
+struct NetworkParams {
+  // Payload bytes / wire bytes, in (0, 1].
+  double protocol_efficiency = 0.95;
+};
+
+// One resource (link direction, NVLink or PCIe port) over the run so far.
+struct LinkStats {
+  int32_t resource = -1;
+  std::string name;
+  double bytes = 0.0;        // wire bytes carried
+  double busy_s = 0.0;       // time with a non-zero load
+  double utilization = 0.0;  // time-averaged load / capacity since time zero
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+
+  // Point-to-point: `bytes` from src to dst; handler.on_delivered(tag) when the last byte
+  // arrives. src == dst is delivered after a zero delay.
+  virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+                    uint64_t tag) = 0;
+  // A pipelined chain (an NCCL ring or tree): every leg moves `bytes_per_leg`, all legs at ONE
+  // common rate (a synchronous pipeline goes at the pace of its slowest leg); a resource
+  // crossed by m legs carries m times the rate. Delivered after the bytes plus
+  // `fixed_latency`; the legs' own path latencies are NOT added (the caller folds hop latency
+  // into fixed_latency, e.g. steps x (step latency + max hop latency)).
+  virtual void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                              sim::Duration fixed_latency, DeliveryHandler& handler,
+                              uint64_t tag) = 0;
+
+  [[nodiscard]] virtual sim::Duration path_latency(int src_gpu, int dst_gpu) const = 0;
+  // Uncontended bottleneck capacity of the path (raw link rate; goodput is this times
+  // params().protocol_efficiency). Infinite for src == dst.
+  [[nodiscard]] virtual sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const = 0;
+
+  // Capacity change of one resource (Cluster numbering; link degrade / failure = 0).
+  // Transfers in flight keep their paths; the flow backend re-shares their rates.
+  virtual void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) = 0;
+
+  // Statistics.
+  [[nodiscard]] virtual LinkStats link_stats(int32_t resource) const = 0;
+  // The k most utilized resources, most utilized first (ties by resource id).
+  [[nodiscard]] virtual std::vector<LinkStats> top_links(size_t k) const = 0;
+  [[nodiscard]] virtual double max_link_utilization() const = 0;
+
+  [[nodiscard]] virtual const NetworkParams& params() const = 0;
+  [[nodiscard]] virtual const Cluster& cluster() const = 0;
+};
+
+// mode: "analytical" | "flow". "packet" (not built yet) and anything else throw
+// std::invalid_argument naming `network.mode`.
+std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim,
+                                      const Cluster& cluster, NetworkParams params = {});
+
+}  // namespace ct::network

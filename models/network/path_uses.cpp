@@ -1,0 +1,48 @@
+#include "models/network/path_uses.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ct::network {
+
+PathUses::PathUses(const Cluster& cluster)
+    : cluster_(cluster), slot_(static_cast<size_t>(cluster.resource_count()), -1) {}
+
+void PathUses::clear() {
+  for (const Use& u : uses_) slot_[u.resource] = -1;
+  uses_.clear();
+  max_latency_ = sim::Duration::zero();
+}
+
+sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
+  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+  for (const int32_t r : path_) {
+    if (slot_[r] < 0) {
+      slot_[r] = static_cast<int32_t>(uses_.size());
+      uses_.push_back(Use{r, 1.0});
+    } else {
+      uses_[static_cast<size_t>(slot_[r])].coefficient += 1.0;
+    }
+  }
+  if (latency > max_latency_) max_latency_ = latency;
+  return latency;
+}
+
+double PathUses::bottleneck_bps(std::span<const double> capacity_bps) const {
+  double best = std::numeric_limits<double>::infinity();
+  for (const Use& u : uses_) {
+    const double share = capacity_bps[static_cast<size_t>(u.resource)] / u.coefficient;
+    if (share < best) best = share;
+  }
+  return best;
+}
+
+sim::Duration serialization(double bits, double bps) {
+  if (bits <= 0.0) return sim::Duration::zero();
+  if (!(bps > 0.0)) return sim::Duration::max();
+  const double ps = std::ceil(bits / bps * 1e12);
+  if (ps >= 9.2e18) return sim::Duration::max();
+  return sim::Duration::ps(static_cast<int64_t>(ps));
+}
+
+}  // namespace ct::network

@@ -1,0 +1,43 @@
+// Internal: the resources a set of legs crosses, with multiplicity.
+//
+// For a chain of legs l with paths P_l, resource r gets coefficient a_r = #{l : r in P_l}:
+// at common rate x the resource carries a_r * x. The chain's uncontended rate is
+// min_r C_r / a_r (the slowest leg when no two legs share a resource).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "models/network/cluster.h"
+#include "sim/maxmin.h"
+#include "sim/units.h"
+
+namespace ct::network {
+
+class PathUses {
+ public:
+  using Use = sim::MaxMinSolver::Use;
+  explicit PathUses(const Cluster& cluster);
+
+  void clear();
+  // Adds the path of one leg; returns its latency.
+  sim::Duration add(int src_gpu, int dst_gpu, uint64_t flow_id);
+  [[nodiscard]] std::span<const Use> uses() const { return uses_; }
+  [[nodiscard]] sim::Duration max_latency() const { return max_latency_; }
+  // min over uses of capacity / coefficient, with capacities from `capacity_bps`;
+  // +infinity when there is no use.
+  [[nodiscard]] double bottleneck_bps(std::span<const double> capacity_bps) const;
+
+ private:
+  const Cluster& cluster_;
+  std::vector<int32_t> slot_;  // per resource: index in uses_, or -1
+  std::vector<Use> uses_;
+  std::vector<int32_t> path_;
+  sim::Duration max_latency_;
+};
+
+// ceil(bits / bps * 1e12) picoseconds; Duration::max() when bps is zero.
+sim::Duration serialization(double bits, double bps);
+
+}  // namespace ct::network

@@ -1,0 +1,124 @@
+// Closed forms that hold in both backends when nothing contends (parametrized over mode),
+// and the alpha-beta backend's indifference to contention.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/network/tests/fixtures.h"
+
+namespace ct::network {
+namespace {
+
+using testing::Recorder;
+using testing::small_cluster;
+using testing::wire_s;
+
+class BothModes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BothModes, SingleInterNodeTransferIsLatencyPlusBytesOverBottleneck) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  const double bytes = 256.0 * (1 << 20);
+  net->send(2, 8 + 2, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+  sim.run();
+  EXPECT_DOUBLE_EQ(net->path_bandwidth(2, 10).bps(), 400e9);  // NIC < PCIe 512 Gb/s
+  const double expected = net->path_latency(2, 10).seconds() + wire_s(bytes, 400e9);
+  EXPECT_NEAR(rec.times[0], expected, 1e-3 * expected);
+}
+
+TEST_P(BothModes, IntraNodeTransferUsesNvlink) {
+  const Cluster c(small_cluster(1));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  const double bytes = 1e9;
+  net->send(0, 5, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+  sim.run();
+  const double expected = 700e-9 + wire_s(bytes, 450e9 * 8);
+  EXPECT_NEAR(rec.times[0], expected, 1e-3 * expected);
+}
+
+TEST_P(BothModes, ChainGoesAtTheSlowestLegPlusFixedLatency) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  // NVLink leg (3600 Gb/s) and an inter-node leg (400 Gb/s): the chain moves at 400 Gb/s.
+  const std::array<Leg, 2> legs{Leg{0, 1}, Leg{1, 9}};
+  const double bytes = 64.0 * (1 << 20);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::us(10), rec, 0);
+  sim.run();
+  const double expected = 10e-6 + wire_s(bytes, 400e9);
+  EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
+}
+
+TEST_P(BothModes, ChainCrossingAPortTwiceGetsHalfOfIt) {
+  const Cluster c(small_cluster(2, 4));  // GPUs 0 and 1 share NIC 0
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  const std::array<Leg, 2> legs{Leg{0, 8}, Leg{1, 9}};
+  const double bytes = 64.0 * (1 << 20);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), rec, 0);
+  sim.run();
+  const double expected = wire_s(bytes, 200e9);
+  EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
+}
+
+TEST_P(BothModes, SelfSendAndZeroBytes) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  net->send(3, 3, sim::Bytes{1 << 20}, rec, 0);
+  net->send(3, 12, sim::Bytes{0}, rec, 1);
+  sim.run();
+  EXPECT_EQ(rec.count, 2);
+  EXPECT_EQ(rec.times[0], 0.0);
+  EXPECT_NEAR(rec.times[1], net->path_latency(3, 12).seconds(), 1e-12);
+}
+
+TEST_P(BothModes, StatisticsCountWireBytes) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  const double bytes = 95e6;
+  net->send(0, 8, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+  sim.run();
+  const auto s = net->link_stats(c.pcie_tx(0));
+  EXPECT_NEAR(s.bytes, 100e6, 1e-3 * 100e6);
+  EXPECT_EQ(s.name, "gpu0.pcie_tx");
+  const auto top = net->top_links(3);
+  ASSERT_EQ(top.size(), 3U);
+  // The NIC links (400 Gb/s) are the busiest: they were busy almost the whole run.
+  EXPECT_GT(top[0].utilization, 0.9);
+  EXPECT_LE(top[0].utilization, 1.0 + 1e-9);
+  EXPECT_DOUBLE_EQ(net->max_link_utilization(), top[0].utilization);
+  EXPECT_TRUE(top[0].name.find("nic0") != std::string::npos) << top[0].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Network, BothModes, ::testing::Values("analytical", "flow"));
+
+TEST(Analytical, IgnoresContention) {
+  const Cluster c(small_cluster(2, 4));
+  sim::Simulation sim;
+  auto net = make_network("analytical", sim, c);
+  Recorder rec(sim);
+  const double bytes = 64.0 * (1 << 20);
+  net->send(0, 8, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+  net->send(1, 9, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 1);
+  sim.run();
+  EXPECT_DOUBLE_EQ(rec.times[0], rec.times[1]);
+  const double expected = net->path_latency(0, 8).seconds() + wire_s(bytes, 400e9);
+  EXPECT_NEAR(rec.times[1], expected, 1e-6 * expected);
+}
+
+}  // namespace
+}  // namespace ct::network

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "models/network/cluster.h"
+#include "models/network/tests/fixtures.h"
+
+namespace ct::network {
+namespace {
+
+using testing::small_cluster;
+
+TEST(Cluster, RankToNicMapping) {
+  const Cluster c(small_cluster(4, 4));
+  EXPECT_EQ(c.gpu_count(), 32);
+  EXPECT_EQ(c.node_of(13), 1);
+  EXPECT_EQ(c.local_of(13), 5);
+  EXPECT_EQ(c.rail_of(13), 2);  // local 5 * 4 NICs / 8 GPUs
+  EXPECT_EQ(c.nic_of(13), 1 * 4 + 2);
+  EXPECT_EQ(c.topology().nic_count(), 16);
+}
+
+TEST(Cluster, FabricTakesNodeCountsAndNicRate) {
+  auto spec = small_cluster(3);
+  spec.fabric.nodes = 999;
+  spec.fabric.link_rate = sim::Bandwidth::gbps(1);
+  const Cluster c(spec);
+  EXPECT_EQ(c.topology().nodes(), 3);
+  EXPECT_DOUBLE_EQ(c.topology().capacity(0).bps(), 400e9);
+}
+
+TEST(Cluster, IntraNodePathIsNvlinkPorts) {
+  const Cluster c(small_cluster(2));
+  std::vector<int32_t> p;
+  const auto lat = c.path(1, 6, 0, p);
+  ASSERT_EQ(p.size(), 2U);
+  EXPECT_EQ(p[0], c.nvlink_tx(1));
+  EXPECT_EQ(p[1], c.nvlink_rx(6));
+  EXPECT_EQ(lat, c.node().nvlink_latency);
+  EXPECT_EQ(c.resource_name(c.nvlink_tx(1)), "gpu1.nvlink_tx");
+  EXPECT_DOUBLE_EQ(c.resource_capacity_bps(c.nvlink_rx(6)), 450e9 * 8);
+}
+
+TEST(Cluster, InterNodePathIsPcieFabricPcie) {
+  const Cluster c(small_cluster(2));
+  std::vector<int32_t> p;
+  const auto lat = c.path(3, 8 + 3, 7, p);
+  const auto route = c.topology().route(c.nic_of(3), c.nic_of(11), 7);
+  ASSERT_EQ(p.size(), route.size() + 2);
+  EXPECT_EQ(p.front(), c.pcie_tx(3));
+  EXPECT_EQ(p.back(), c.pcie_rx(11));
+  sim::Duration expected = sim::Duration::zero();
+  for (size_t i = 0; i < route.size(); ++i) {
+    EXPECT_EQ(p[i + 1], route[i]);
+    expected += c.topology().latency(route[i]);
+  }
+  EXPECT_EQ(lat, expected);
+  EXPECT_EQ(c.resource_name(c.pcie_rx(11)), "gpu11.pcie_rx");
+}
+
+TEST(Cluster, BadRankIsAnError) {
+  const Cluster c(small_cluster(2));
+  std::vector<int32_t> p;
+  try {
+    c.path(0, 16, 0, p);
+    FAIL();
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("16"), std::string::npos);
+  }
+}
+
+TEST(MakeNetwork, ModesAndErrors) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  EXPECT_NE(make_network("analytical", sim, c), nullptr);
+  EXPECT_NE(make_network("flow", sim, c), nullptr);
+  for (const char* bad : {"packet", "fluid"}) {
+    try {
+      make_network(bad, sim, c);
+      FAIL() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("network.mode"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(make_network("flow", sim, c, NetworkParams{0.0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ct::network

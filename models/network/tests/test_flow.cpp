@@ -1,0 +1,137 @@
+// Max-min behaviour of the flow backend against closed forms.
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "models/network/cluster.h"
+#include "models/network/flow_network.h"
+#include "models/network/tests/fixtures.h"
+
+namespace ct::network {
+namespace {
+
+using testing::Recorder;
+using testing::small_cluster;
+using testing::wire_s;
+
+constexpr double kMiB = 1 << 20;
+
+TEST(Flow, TwoFlowsSharingANicGetHalfEach) {
+  const Cluster c(small_cluster(2, 4));  // GPUs 0 and 1 share NIC 0
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const double bytes = 64 * kMiB;
+  net.send(0, 8, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+  net.send(1, 9, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 1);
+  sim.run_until(sim::Time::from_ps(1));
+  EXPECT_EQ(net.solves(), 1U);  // both arrivals solved once
+  EXPECT_EQ(net.active_flows(), 2U);
+  sim.run();
+  const double expected = net.path_latency(0, 8).seconds() + wire_s(bytes, 200e9);
+  EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
+  EXPECT_NEAR(rec.times[1], expected, 1e-6 * expected);
+}
+
+TEST(Flow, DepartureSpeedsUpTheOther) {
+  // A (S) and B (2S) share NIC 0 at B/2 each; A ends at 2S/B, then B runs alone at B:
+  // B ends at 2S/B + S/B = 3S/B.
+  const Cluster c(small_cluster(2, 4));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const double s = 32 * kMiB;
+  net.send(0, 8, sim::Bytes{static_cast<int64_t>(s)}, rec, 0);
+  net.send(1, 9, sim::Bytes{static_cast<int64_t>(2 * s)}, rec, 1);
+  sim.run();
+  const double lat = net.path_latency(0, 8).seconds();
+  const double unit = wire_s(s, 400e9);
+  EXPECT_NEAR(rec.times[0], lat + 2 * unit, 1e-6 * unit);
+  EXPECT_NEAR(rec.times[1], lat + 3 * unit, 1e-6 * unit);
+}
+
+TEST(Flow, LateArrivalSlowsTheFirst) {
+  // A (2S) alone for S/B (half done), then B (S) joins: both at B/2. B needs 2S/B, A needs
+  // S / (B/2) = 2S/B too: both end at S/B + 2S/B = 3S/B.
+  const Cluster c(small_cluster(2, 4));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const double s = 16 * kMiB;
+  const double unit = wire_s(s, 400e9);
+  net.send(0, 8, sim::Bytes{static_cast<int64_t>(2 * s)}, rec, 0);
+  class Starter final : public sim::EventHandler {
+   public:
+    Starter(FlowNetwork& n, Recorder& r, double b) : net(n), rec(r), bytes(b) {}
+    void on_event(uint64_t) override { net.send(1, 9, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 1); }
+    FlowNetwork& net;
+    Recorder& rec;
+    double bytes;
+  } starter(net, rec, s);
+  sim.schedule_in(sim::Duration::from_seconds(unit), starter);
+  sim.run();
+  const double lat = net.path_latency(0, 8).seconds();
+  EXPECT_NEAR(rec.times[0], lat + 3 * unit, 1e-6 * unit);
+  EXPECT_NEAR(rec.times[1], lat + 3 * unit, 1e-6 * unit);
+}
+
+TEST(Flow, ChainAndFlowShareByMaxMin) {
+  // A chain crossing NIC 0 twice (coefficient 2) and a flow on NIC 0: 2x + y <= B with equal
+  // levels gives x = y = B/3.
+  const Cluster c(small_cluster(2, 4));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const std::array<Leg, 2> legs{Leg{0, 8}, Leg{1, 9}};
+  const double s = 16 * kMiB;
+  net.send_pipelined(legs, sim::Bytes{static_cast<int64_t>(s)}, sim::Duration::zero(), rec, 0);
+  net.send(0, 9, sim::Bytes{static_cast<int64_t>(s)}, rec, 1);
+  sim.run();
+  const double unit = wire_s(s, 400e9 / 3);
+  EXPECT_NEAR(rec.times[0], unit, 1e-6 * unit);
+  EXPECT_NEAR(rec.times[1], net.path_latency(0, 9).seconds() + unit, 1e-6 * unit);
+}
+
+TEST(Flow, CapacityChangeRedatesTransfersInFlight) {
+  // Halve the NIC link at half time: the second half takes twice as long: T = 0.5u + 1u.
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const double s = 64 * kMiB;
+  const double unit = wire_s(s, 400e9);
+  net.send(0, 8, sim::Bytes{static_cast<int64_t>(s)}, rec, 0);
+  const auto d = c.topology().route(c.nic_of(0), c.nic_of(8), 0).front();  // nic -> leaf
+  class Degrader final : public sim::EventHandler {
+   public:
+    Degrader(FlowNetwork& n, int32_t r) : net(n), link(r) {}
+    void on_event(uint64_t) override { net.set_resource_capacity(link, sim::Bandwidth::gbps(200)); }
+    FlowNetwork& net;
+    int32_t link;
+  } degrader(net, d);
+  sim.schedule_in(sim::Duration::from_seconds(0.5 * unit), degrader);
+  sim.run();
+  const double lat = net.path_latency(0, 8).seconds();
+  EXPECT_NEAR(rec.times[0], lat + 1.5 * unit, 1e-6 * unit);
+  // The degraded direction's utilization over the run: 0.5u at 1/1 plus 1u at 1/1 of 200.
+  EXPECT_GT(net.link_stats(d).utilization, 0.95 * (1.5 * unit) / rec.times[0]);
+}
+
+TEST(Flow, FailedLinkStallsUntilRestored) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const auto d = c.topology().route(c.nic_of(0), c.nic_of(8), 0).front();
+  net.set_resource_capacity(d, sim::Bandwidth::bits_per_s(0));
+  net.send(0, 8, sim::Bytes{1 << 20}, rec, 0);
+  sim.run();
+  EXPECT_EQ(rec.count, 0);
+  EXPECT_EQ(net.active_flows(), 1U);
+  net.set_resource_capacity(d, sim::Bandwidth::gbps(400));
+  sim.run();
+  EXPECT_EQ(rec.count, 1);
+}
+
+}  // namespace
+}  // namespace ct::network

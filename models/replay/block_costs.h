@@ -1,0 +1,54 @@
+// Durations of the compute blocks a step is made of, per pipeline stage and model chunk.
+//
+// A block is one pass (forward, or recompute + backward) of one model chunk over one
+// micro-batch on one rank. Its time is the sum over its layers' kernels of the calibrated
+// compute model (GEMM, attention, element-wise), plus the tensor-parallel collectives those
+// layers issue, which run on the node's NVSwitch domain (a non-blocking crossbar no other
+// traffic of the step uses when TP spans the node):
+//   with sequence parallelism, per layer and pass: 2 all-gathers + 2 reduce-scatters of
+//     S = b s h x 2 bytes,  each  (t-1) (alpha) + (t-1)/t S / (B_nvlink x eff);
+//   without: 2 all-reduces, each 2 (t-1) alpha + 2 (t-1)/t S / (B_nvlink x eff).
+//   Full recompute repeats the forward collectives before backward.
+//   With tp_comm_overlap the collectives hide behind the layer's GEMMs:
+//     exposed = max(0, t_comm - t_gemm) per layer (per pass).
+// Expert-parallel all-to-all (dispatch + combine, per MoE layer and pass) and context-
+// parallel ring exchange of K/V (per layer and pass) are costed the same way on the
+// bottleneck of their group (NVLink inside a node, the NIC otherwise).
+// The first virtual stage adds the embedding, the last the output layer and loss.
+// The optimizer block is Adam over this rank's parameter shard:
+//   bytes = shard x 32 (read fp32 param, grad, m, v; write param, m, v; write bf16 copy).
+#pragma once
+
+#include <vector>
+
+#include "models/hardware/compute_model.h"
+#include "models/hardware/node.h"
+#include "models/workload/model_spec.h"
+
+namespace ct::replay {
+
+struct BlockCost {
+  double compute_s = 0.0;  // kernels
+  double tp_comm_s = 0.0;  // exposed TP / EP / CP collectives inside the block
+  [[nodiscard]] double total_s() const { return compute_s + tp_comm_s; }
+};
+
+struct StageCosts {
+  std::vector<BlockCost> forward;   // per chunk
+  std::vector<BlockCost> backward;  // per chunk (recompute included)
+  double optimizer_s = 0.0;
+  double params_per_chunk = 0.0;    // parameters held by this rank per chunk (for DP bytes)
+};
+
+struct CostParams {
+  double protocol_efficiency = 0.95;
+  double step_latency_s = 3e-6;  // per collective step (launch, sync)
+  double nic_bytes_per_s = 50e9; // per GPU, for EP/CP groups that leave the node
+  bool tp_comm_overlap = false;
+};
+
+// One entry per pipeline stage.
+std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
+                                    const hardware::NodeSpec& node, const CostParams& params);
+
+}  // namespace ct::replay

@@ -1,0 +1,317 @@
+#include "models/replay/executor.h"
+
+#include <array>
+#include <deque>
+#include <stdexcept>
+#include <string>
+
+namespace ct::replay {
+
+TimeBreakdown& TimeBreakdown::operator+=(const TimeBreakdown& o) {
+  compute_s += o.compute_s;
+  exposed_tp_comm_s += o.exposed_tp_comm_s;
+  exposed_pp_comm_s += o.exposed_pp_comm_s;
+  exposed_dp_comm_s += o.exposed_dp_comm_s;
+  bubble_s += o.bubble_s;
+  optimizer_s += o.optimizer_s;
+  other_s += o.other_s;
+  return *this;
+}
+
+double TimeBreakdown::total() const {
+  return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s + other_s;
+}
+
+namespace {
+
+constexpr uint64_t kSendTag = uint64_t{1} << 62;
+constexpr uint64_t kCollectiveTag = uint64_t{2} << 62;
+constexpr uint64_t kPayload = (uint64_t{1} << 62) - 1;
+
+const char* instr_name(const Instr& i) {
+  switch (i.category) {
+    case Category::forward: return "forward";
+    case Category::backward: return "backward";
+    case Category::optimizer: return "optimizer";
+    case Category::step_end: return "step_end";
+    case Category::pp: return i.kind == InstrKind::send ? "pp_send" : "pp_recv";
+    case Category::dp:
+      return i.collective == CollectiveKind::all_gather       ? "dp_all_gather"
+             : i.collective == CollectiveKind::reduce_scatter ? "dp_reduce_scatter"
+                                                               : "dp_all_reduce";
+  }
+  return "?";
+}
+
+class Executor final : public sim::EventHandler, public CommHandler {
+ public:
+  Executor(const StepProgram& program, sim::Simulation& sim, Communicator& comm, const ExecutorOptions& options)
+      : program_(program), sim_(sim), comm_(comm), options_(options), groups_(program.groups.size()) {
+    ranks_.resize(program.ranks.size());
+    for (size_t r = 0; r < program.ranks.size(); ++r) {
+      RankState& s = ranks_[r];
+      const auto& instrs = program.ranks[r].instrs;
+      s.done.assign(instrs.size(), 0);
+      s.done_at.assign(instrs.size(), 0.0);
+      s.sent_at.assign(instrs.size(), -1.0);
+      s.started_at.assign(instrs.size(), 0.0);
+      for (size_t i = 0; i < instrs.size(); ++i) {
+        if (instrs[i].stream != Stream::none) s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
+      }
+      s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
+      s.rate = s.speed;
+      s.steps.resize(static_cast<size_t>(program.steps));
+      s.step_end.assign(static_cast<size_t>(program.steps), 0.0);
+      s.step_compute.assign(static_cast<size_t>(program.steps), 0.0);
+      timers_.emplace_back(this, r);
+    }
+  }
+
+  ExecutionResult run() {
+    for (size_t r = 0; r < ranks_.size(); ++r) try_start(static_cast<int32_t>(r));
+    sim_.run();
+    check_finished();
+    ExecutionResult out;
+    out.events = sim_.events_executed();
+    const auto last = static_cast<size_t>(program_.steps - 1);
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      RankResult rr;
+      rr.gpu = program_.ranks[r].gpu;
+      rr.step_end_s = ranks_[r].step_end;
+      rr.last_step = ranks_[r].steps[last];
+      rr.last_step_compute_s = ranks_[r].step_compute[last];
+      out.ranks.push_back(std::move(rr));
+    }
+    out.collectives = std::move(records_);
+    return out;
+  }
+
+  void on_event(uint64_t rank) override { finish_compute(static_cast<int32_t>(rank)); }
+
+  void on_comm_done(uint64_t tag) override {
+    if ((tag & ~kPayload) == kSendTag) {
+      finish_send(static_cast<int32_t>((tag & kPayload) >> 32), static_cast<int32_t>(tag & 0xffffffffU));
+    } else {
+      finish_collective(static_cast<int32_t>(tag & kPayload));
+    }
+  }
+
+ private:
+  struct RankState {
+    std::vector<uint8_t> done;
+    std::vector<double> done_at, sent_at, started_at;
+    std::array<std::vector<int32_t>, 3> streams;
+    std::array<size_t, 3> head{0, 0, 0};
+    std::array<bool, 3> busy{false, false, false};
+    int active_comm = 0;
+    int32_t running = -1;  // compute instruction in flight
+    double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0;
+    double idle_since = 0.0;
+    std::vector<TimeBreakdown> steps;
+    std::vector<double> step_end, step_compute;
+  };
+  struct GroupState {
+    std::vector<std::pair<int32_t, int32_t>> waiting;  // (rank, instr)
+    double start = 0.0;
+  };
+
+  double now() const { return sim_.now().seconds(); }
+  const Instr& instr(int32_t r, int32_t i) const { return program_.ranks[static_cast<size_t>(r)].instrs[static_cast<size_t>(i)]; }
+
+  bool ready(const RankState& s, const Instr& in) const {
+    return (in.after < 0 || s.done[static_cast<size_t>(in.after)]) && (in.after2 < 0 || s.done[static_cast<size_t>(in.after2)]);
+  }
+
+  void try_start(int32_t r) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t k = 0; k < 3; ++k) {
+        if (s.busy[k] || s.head[k] == s.streams[k].size()) continue;
+        const int32_t i = s.streams[k][s.head[k]];
+        const Instr& in = instr(r, i);
+        if (!ready(s, in)) continue;
+        ++s.head[k];
+        s.busy[k] = true;
+        s.started_at[static_cast<size_t>(i)] = now();
+        switch (in.kind) {
+          case InstrKind::compute: start_compute(r, i); break;
+          case InstrKind::send: start_send(r, i); break;
+          case InstrKind::collective: start_collective(r, i); break;
+          case InstrKind::recv: break;
+        }
+        progress = true;
+      }
+    }
+  }
+
+  // The compute stream was idle since idle_since; charge that wait to what it waited for.
+  void attribute_wait(int32_t r, const Instr& in) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    const double t = now(), waited = t - s.idle_since;
+    if (waited <= 0) return;
+    TimeBreakdown& b = s.steps[static_cast<size_t>(in.step)];
+    int32_t blocker = -1;
+    for (const int32_t dep : {in.after, in.after2}) {
+      if (dep >= 0 && (blocker < 0 || s.done_at[static_cast<size_t>(dep)] > s.done_at[static_cast<size_t>(blocker)])) blocker = dep;
+    }
+    if (blocker < 0 || s.done_at[static_cast<size_t>(blocker)] <= s.idle_since) {
+      b.other_s += waited;
+      return;
+    }
+    const Instr& dep = instr(r, blocker);
+    if (dep.kind == InstrKind::recv) {
+      const double sent = std::max(s.idle_since, std::min(s.sent_at[static_cast<size_t>(blocker)], t));
+      b.bubble_s += sent - s.idle_since;
+      b.exposed_pp_comm_s += t - sent;
+    } else if (dep.kind == InstrKind::collective) {
+      b.exposed_dp_comm_s += waited;
+    } else {
+      b.other_s += waited;
+    }
+  }
+
+  void start_compute(int32_t r, int32_t i) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    const Instr& in = instr(r, i);
+    attribute_wait(r, in);
+    if (in.seconds <= 0) {
+      s.running = i;
+      finish_compute(r);
+      return;
+    }
+    s.running = i;
+    s.remaining = in.seconds;
+    s.last = now();
+    sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / s.rate));
+  }
+
+  void finish_compute(int32_t r) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    const int32_t i = s.running;
+    const Instr& in = instr(r, i);
+    s.running = -1;
+    const double t = now(), busy = t - s.started_at[static_cast<size_t>(i)];
+    TimeBreakdown& b = s.steps[static_cast<size_t>(in.step)];
+    if (in.category == Category::optimizer) {
+      b.optimizer_s += busy;
+    } else if (in.category == Category::step_end) {
+      s.step_end[static_cast<size_t>(in.step)] = t;
+    } else {
+      const double tp = in.seconds > 0 ? busy * in.tp_seconds / in.seconds : 0.0;
+      b.exposed_tp_comm_s += tp;
+      b.compute_s += busy - tp;
+      s.step_compute[static_cast<size_t>(in.step)] += busy - tp;
+    }
+    trace(r, in, static_cast<int>(Stream::compute), s.started_at[static_cast<size_t>(i)]);
+    s.idle_since = t;
+    complete(r, i, Stream::compute);
+  }
+
+  void complete(int32_t r, int32_t i, Stream stream) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    s.done[static_cast<size_t>(i)] = 1;
+    s.done_at[static_cast<size_t>(i)] = now();
+    if (stream != Stream::none) s.busy[static_cast<size_t>(stream)] = false;
+    try_start(r);
+  }
+
+  void set_comm(int32_t r, int delta) {
+    RankState& s = ranks_[static_cast<size_t>(r)];
+    s.active_comm += delta;
+    const double rate = s.speed * (s.active_comm > 0 ? 1.0 - options_.comm_slowdown : 1.0);
+    if (rate == s.rate) return;
+    if (s.running >= 0 && s.remaining > 0) {
+      const double t = now();
+      s.remaining = std::max(0.0, s.remaining - (t - s.last) * s.rate);
+      s.last = t;
+      sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / rate));
+    }
+    s.rate = rate;
+  }
+
+  void start_send(int32_t r, int32_t i) {
+    const Instr& in = instr(r, i);
+    ranks_[static_cast<size_t>(in.peer)].sent_at[static_cast<size_t>(in.peer_instr)] = now();
+    set_comm(r, +1);
+    comm_.send(program_.ranks[static_cast<size_t>(r)].gpu, program_.ranks[static_cast<size_t>(in.peer)].gpu,
+               sim::Bytes{in.bytes}, *this, kSendTag | (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(i));
+  }
+
+  void finish_send(int32_t r, int32_t i) {
+    const Instr& in = instr(r, i);
+    set_comm(r, -1);
+    trace(r, in, static_cast<int>(Stream::p2p), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
+    complete(in.peer, in.peer_instr, Stream::none);
+    complete(r, i, Stream::p2p);
+  }
+
+  void start_collective(int32_t r, int32_t i) {
+    const Instr& in = instr(r, i);
+    set_comm(r, +1);
+    GroupState& g = groups_[static_cast<size_t>(in.group)];
+    g.waiting.emplace_back(r, i);
+    const Group& group = program_.groups[static_cast<size_t>(in.group)];
+    if (g.waiting.size() < group.simulated.size()) return;
+    g.start = now();
+    comm_.collective(in.collective, group.gpus, sim::Bytes{in.bytes}, *this,
+                     kCollectiveTag | static_cast<uint64_t>(in.group));
+  }
+
+  void finish_collective(int32_t group_index) {
+    GroupState& g = groups_[static_cast<size_t>(group_index)];
+    const auto members = std::move(g.waiting);
+    g.waiting.clear();
+    const Instr& first = instr(members.front().first, members.front().second);
+    if (first.step == program_.steps - 1) {
+      records_.push_back({first.collective, static_cast<int>(program_.groups[static_cast<size_t>(group_index)].gpus.size()),
+                          first.bytes, g.start, now()});
+    }
+    for (const auto& [r, i] : members) {
+      set_comm(r, -1);
+      trace(r, instr(r, i), static_cast<int>(Stream::dp), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
+    }
+    for (const auto& [r, i] : members) complete(r, i, Stream::dp);
+  }
+
+  void trace(int32_t r, const Instr& in, int tid, double start) {
+    if (options_.trace == nullptr || r >= options_.trace_ranks || in.category == Category::step_end) return;
+    const sim::Time t0 = sim::Time::zero() + sim::Duration::from_seconds(start);
+    options_.trace->complete(program_.ranks[static_cast<size_t>(r)].gpu, tid, instr_name(in), instr_name(in), t0,
+                             sim_.now() - t0);
+  }
+
+  void check_finished() const {
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const auto& done = ranks_[r].done;
+      for (size_t i = 0; i < done.size(); ++i) {
+        if (!done[i]) {
+          const Instr& in = program_.ranks[r].instrs[i];
+          throw std::runtime_error("replay stalled: rank " + std::to_string(program_.ranks[r].gpu) + " never completed " +
+                                   instr_name(in) + " of step " + std::to_string(in.step) + " (chunk " +
+                                   std::to_string(in.chunk) + ", micro-batch " + std::to_string(in.microbatch) + ")");
+        }
+      }
+    }
+  }
+
+  const StepProgram& program_;
+  sim::Simulation& sim_;
+  Communicator& comm_;
+  const ExecutorOptions& options_;
+  std::vector<RankState> ranks_;
+  std::deque<sim::Timer> timers_;
+  std::vector<GroupState> groups_;
+  std::vector<CollectiveRecord> records_;
+};
+
+}  // namespace
+
+ExecutionResult execute(const StepProgram& program, sim::Simulation& sim, Communicator& comm,
+                        const ExecutorOptions& options) {
+  Executor executor(program, sim, comm, options);
+  return executor.run();
+}
+
+}  // namespace ct::replay

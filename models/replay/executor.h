@@ -1,0 +1,82 @@
+// Executes a StepProgram on one Simulation: per-rank streams, p2p transfers and collectives
+// on the network, and the slowdown of compute while communication kernels run.
+//
+// Compute/communication contention: while a rank has at least one communication kernel
+// in flight (a send, or a collective from the moment the rank issues it), its compute runs
+// at rate 1 - slowdown, slowdown = comm_sms / sm_count (NCCL takes one SM per channel).
+// A running block keeps its remaining full-speed work w; when the rate changes at time t,
+// w -= (t - t_last) x rate_old and its completion is re-dated to t + w / rate_new.
+//
+// Attribution of a rank's time (its compute stream is always either busy or waiting):
+//   busy          -> compute_s, exposed_tp_comm_s (the TP share of the block), optimizer_s
+//   waiting on a receive whose send was issued at t_s, from t_w to arrival t_a:
+//                    bubble = [t_w, min(t_s, t_a)],  exposed_pp_comm = [max(t_w, t_s), t_a]
+//   waiting on a DP collective -> exposed_dp_comm_s;   anything else -> other_s.
+// Step k of a rank ends when its step_end instruction completes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "models/replay/step_program.h"
+#include "sim/simulation.h"
+#include "sim/trace_writer.h"
+
+namespace ct::replay {
+
+// The replay's view of communication; an adapter maps it onto network + collectives.
+class CommHandler {
+ public:
+  virtual void on_comm_done(uint64_t tag) = 0;
+
+ protected:
+  ~CommHandler() = default;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, CommHandler& handler, uint64_t tag) = 0;
+  virtual void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes, CommHandler& handler,
+                          uint64_t tag) = 0;
+};
+
+struct TimeBreakdown {
+  double compute_s = 0, exposed_tp_comm_s = 0, exposed_pp_comm_s = 0, exposed_dp_comm_s = 0, bubble_s = 0,
+         optimizer_s = 0, other_s = 0;
+  TimeBreakdown& operator+=(const TimeBreakdown& o);
+  [[nodiscard]] double total() const;
+};
+
+struct CollectiveRecord {
+  CollectiveKind kind;
+  int group_size;
+  int64_t bytes;
+  double start_s, end_s;
+};
+
+struct ExecutorOptions {
+  double comm_slowdown = 0.06;          // compute rate loss while communication runs
+  std::vector<double> rank_speed;       // per program rank, 1 = nominal (gpu_throttle faults)
+  sim::TraceWriter* trace = nullptr;    // timeline of the first `trace_ranks` ranks
+  int trace_ranks = 0;
+};
+
+struct RankResult {
+  int gpu = 0;
+  std::vector<double> step_end_s;  // per step
+  TimeBreakdown last_step;         // attribution within the last step's window
+  double last_step_compute_s = 0;  // busy compute in the last step (for slow-rank detection)
+};
+
+struct ExecutionResult {
+  std::vector<RankResult> ranks;
+  std::vector<CollectiveRecord> collectives;  // the last step's
+  uint64_t events = 0;
+};
+
+ExecutionResult execute(const StepProgram& program, sim::Simulation& sim, Communicator& comm,
+                        const ExecutorOptions& options);
+
+}  // namespace ct::replay

@@ -1,0 +1,87 @@
+#include "models/replay/step_model.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "models/replay/block_costs.h"
+#include "models/replay/comm_adapter.h"
+#include "models/workload/flops.h"
+#include "models/workload/layout.h"
+#include "sim/simulation.h"
+
+namespace ct::replay {
+
+StepResult simulate_step(const StepInput& in) {
+  const auto& node = in.cluster.node;
+  const hardware::ComputeModel compute(node.gpu, hardware::Calibration::h200());
+  CostParams cost_params;
+  cost_params.protocol_efficiency = in.network.protocol_efficiency;
+  cost_params.step_latency_s = in.collectives.step_latency.seconds();
+  cost_params.nic_bytes_per_s = node.nic_rate.bytes_per_second() * node.nics_per_node / node.gpus_per_node;
+  cost_params.tp_comm_overlap = in.tp_comm_overlap;
+  const std::vector<StageCosts> costs = block_costs(in.job, compute, node, cost_params);
+  const StepProgram program = build_step_program(in.job, costs, in.program);
+
+  sim::Simulation sim(in.seed);
+  const network::Cluster cluster(in.cluster);
+  std::unique_ptr<network::Network> net = network::make_network(in.network_mode, sim, cluster, in.network);
+  collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
+  CommAdapter comm(*net, engine);
+
+  ExecutorOptions exec;
+  const int channels = engine.channels();
+  exec.comm_slowdown = std::min(0.5, static_cast<double>(channels) / std::max(1, node.gpu.sm_count));
+  exec.rank_speed.assign(program.ranks.size(), 1.0);
+  for (const auto& [gpu, factor] : in.gpu_speed) {
+    for (size_t r = 0; r < program.ranks.size(); ++r) {
+      if (program.ranks[r].gpu == gpu) exec.rank_speed[r] = factor;
+    }
+  }
+  exec.trace = in.trace;
+  exec.trace_ranks = in.trace_ranks;
+  const ExecutionResult run = execute(program, sim, comm, exec);
+
+  StepResult out;
+  out.events = run.events;
+  out.simulated_ranks = program.ranks.size();
+  out.folded = program.folded;
+  out.gpus = static_cast<int>(workload::gpus_used(in.job.parallelism));
+  const size_t last = static_cast<size_t>(program.steps - 1);
+  double end_last = 0, end_prev = 0;
+  for (const auto& r : run.ranks) {
+    end_last = std::max(end_last, r.step_end_s[last]);
+    if (last > 0) end_prev = std::max(end_prev, r.step_end_s[last - 1]);
+  }
+  out.step_time_s = end_last - end_prev;
+  for (const auto& r : run.ranks) {
+    out.breakdown += r.last_step;
+    out.rank_gpu.push_back(r.gpu);
+    out.rank_step_s.push_back(r.step_end_s[last] - (last > 0 ? r.step_end_s[last - 1] : 0.0));
+    out.rank_compute_s.push_back(r.last_step_compute_s);
+  }
+  const double n = static_cast<double>(run.ranks.size());
+  TimeBreakdown& b = out.breakdown;
+  for (double* v : {&b.compute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s, &b.exposed_dp_comm_s, &b.bubble_s,
+                    &b.optimizer_s, &b.other_s}) {
+    *v /= n;
+  }
+  // Ranks that finish before the slowest wait for it at the next step's first collective or
+  // receive; that wait is already inside their window. What is left is the window mismatch.
+  b.other_s += std::max(0.0, out.step_time_s - b.total());
+  out.collectives = run.collectives;
+
+  const double peak = node.gpu.bf16_dense_flops;
+  const double gpus = out.gpus;
+  const double model_flops = workload::model_flops_per_iteration(in.job);
+  const double hardware_flops = workload::hardware_flops_per_iteration(in.job);
+  out.mfu = model_flops / (out.step_time_s * gpus * peak);
+  out.hfu = hardware_flops / (out.step_time_s * gpus * peak);
+  out.tflops_per_gpu = model_flops / (out.step_time_s * gpus) / 1e12;
+  out.tokens_per_s = static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  out.max_link_utilization = net->max_link_utilization();
+  for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
+  return out;
+}
+
+}  // namespace ct::replay

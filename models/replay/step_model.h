@@ -1,0 +1,62 @@
+// One training step, end to end: block costs from the calibrated compute model, the step
+// program from the layout, execution on the chosen network backend with NCCL-like
+// collectives, and the figures the report is made of.
+//
+//   MFU = model FLOPs per iteration (PaLM: 6N + attention, no recompute) / (T x G x peak)
+//   HFU = the same with recompute FLOPs counted;  T = steady-state step time, G = GPUs used.
+// The steady state is the last of `steps` consecutive steps: T = end(last) - end(last - 1),
+// the latest rank's end each time (the first step also pays the pipeline's cold start).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/collective/collective.h"
+#include "models/hardware/node.h"
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/replay/executor.h"
+#include "models/replay/step_program.h"
+#include "models/workload/model_spec.h"
+
+namespace ct::replay {
+
+struct StepInput {
+  workload::JobSpec job;
+  network::ClusterSpec cluster;
+  std::string network_mode = "flow";
+  network::NetworkParams network;
+  collective::CollectiveParams collectives;
+  ProgramOptions program;
+  bool tp_comm_overlap = false;
+  std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor) from gpu_throttle faults
+  sim::TraceWriter* trace = nullptr;
+  int trace_ranks = 16;
+  uint64_t seed = 1;
+};
+
+struct LinkSummary {
+  std::string name;
+  double utilization;
+  double bytes;
+};
+
+struct StepResult {
+  double step_time_s = 0;
+  double mfu = 0, hfu = 0, tflops_per_gpu = 0, tokens_per_s = 0, tokens_per_s_per_gpu = 0;
+  int gpus = 0;
+  TimeBreakdown breakdown;  // mean over simulated ranks, last step
+  std::vector<int> rank_gpu;
+  std::vector<double> rank_step_s, rank_compute_s;
+  std::vector<CollectiveRecord> collectives;
+  double max_link_utilization = 0;
+  std::vector<LinkSummary> top_links;
+  uint64_t events = 0;
+  size_t simulated_ranks = 0;
+  bool folded = false;
+};
+
+StepResult simulate_step(const StepInput& input);
+
+}  // namespace ct::replay

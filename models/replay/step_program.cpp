@@ -1,0 +1,289 @@
+#include "models/replay/step_program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "models/workload/layout.h"
+#include "models/workload/schedule.h"
+
+namespace ct::replay {
+namespace {
+
+uint64_t message_key(int step, int virtual_stage, int64_t microbatch, bool forward) {
+  return (static_cast<uint64_t>(step) << 48) | (static_cast<uint64_t>(virtual_stage) << 30) |
+         (static_cast<uint64_t>(microbatch) << 1) | (forward ? 1U : 0U);
+}
+
+struct Builder {
+  const workload::JobSpec& job;
+  const std::vector<StageCosts>& costs;
+  const ProgramOptions& options;
+  StepProgram out;
+  std::vector<int> index_of_gpu;  // global rank -> program index, -1 if not simulated
+  std::vector<std::unordered_map<uint64_t, int32_t>> recv_index;  // per program
+  struct PendingSend {
+    int32_t rank, instr;
+    uint64_t key;
+  };
+  std::vector<PendingSend> sends;
+
+  int32_t add(RankProgram& r, Instr i) {
+    r.instrs.push_back(i);
+    return static_cast<int32_t>(r.instrs.size() - 1);
+  }
+
+  int group_id(const Placement& at) const {
+    const auto& p = job.parallelism;
+    return (at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp;
+  }
+
+  void build_groups() {
+    const auto& p = job.parallelism;
+    out.groups.resize(static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel));
+    for (int s = 0; s < p.pipeline_parallel; ++s) {
+      for (int c = 0; c < p.context_parallel; ++c) {
+        for (int t = 0; t < p.tensor_parallel; ++t) {
+          Group& g = out.groups[static_cast<size_t>(group_id({t, c, 0, s}))];
+          for (int d = 0; d < p.data_parallel; ++d) {
+            const int gpu = global_rank(p, {t, c, d, s}, options.placement);
+            g.gpus.push_back(gpu);
+            if (index_of_gpu[static_cast<size_t>(gpu)] >= 0) g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
+          }
+        }
+      }
+    }
+  }
+
+  void build_rank(int32_t self, const Placement& at) {
+    const auto& par = job.parallelism;
+    const int p = par.pipeline_parallel, v = par.virtual_pipeline;
+    const int64_t m = workload::microbatches(job);
+    RankProgram& r = out.ranks[static_cast<size_t>(self)];
+    const StageCosts& sc = costs[static_cast<size_t>(at.pp)];
+    const int gid = group_id(at);
+    const bool zero = par.zero_stage >= 1;
+    const int64_t activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
+                                     job.model.hidden * 2 / par.tensor_parallel;
+    const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * 4.0);
+    const auto param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0);
+    auto peer_gpu = [&](int stage) {
+      Placement q = at;
+      q.pp = stage;
+      return global_rank(par, q, options.placement);
+    };
+    const auto order = workload::pipeline_schedule(at.pp, p, v, m);
+    std::vector<size_t> last_backward(static_cast<size_t>(v), 0);
+    std::vector<size_t> first_forward(static_cast<size_t>(v), order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto c = static_cast<size_t>(order[i].chunk);
+      if (!order[i].forward) last_backward[c] = i;
+      if (order[i].forward && first_forward[c] == order.size()) first_forward[c] = i;
+    }
+    std::vector<int32_t> gather_prev(static_cast<size_t>(v), -1);
+    for (int k = 0; k < options.steps; ++k) {
+      const auto step = static_cast<int16_t>(k);
+      int32_t last_compute = -1, last_dp = -1;
+      for (size_t i = 0; i < order.size(); ++i) {
+        const auto& pass = order[i];
+        const int vs = pass.chunk * p + at.pp;
+        const bool first_vs = vs == 0, last_vs = vs == p * v - 1;
+        const auto chunk = static_cast<size_t>(pass.chunk);
+        Instr recv;
+        recv.kind = InstrKind::recv;
+        recv.stream = Stream::none;
+        recv.category = Category::pp;
+        recv.step = step;
+        recv.chunk = static_cast<int16_t>(pass.chunk);
+        recv.microbatch = pass.microbatch;
+        int32_t recv_at = -1;
+        const bool needs_input = pass.forward ? !first_vs : !last_vs;
+        if (needs_input) {
+          const int from_stage = pass.forward ? (at.pp - 1 + p) % p : (at.pp + 1) % p;
+          recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(from_stage))];
+          recv_at = add(r, recv);
+          recv_index[static_cast<size_t>(self)][message_key(k, vs, pass.microbatch, pass.forward)] = recv_at;
+        }
+        Instr run;
+        run.kind = InstrKind::compute;
+        run.category = pass.forward ? Category::forward : Category::backward;
+        run.step = step;
+        run.chunk = static_cast<int16_t>(pass.chunk);
+        run.microbatch = pass.microbatch;
+        const BlockCost& cost = pass.forward ? sc.forward[chunk] : sc.backward[chunk];
+        run.seconds = cost.total_s();
+        run.tp_seconds = cost.tp_comm_s;
+        run.after = recv_at;
+        if (pass.forward && i == first_forward[chunk]) run.after2 = gather_prev[chunk];
+        // The last backward of a chunk produces its gradients bucket by bucket (last layers
+        // first): split it so that each bucket's reduction starts when the bucket is ready.
+        const bool bucketed = !pass.forward && options.overlap_grad_reduce && i == last_backward[chunk];
+        const int64_t buckets = bucketed ? bucket_count(sc.params_per_chunk) : 1;
+        int32_t run_at = -1;
+        for (int64_t j = 0; j < buckets; ++j) {
+          Instr piece = run;
+          piece.seconds = run.seconds / static_cast<double>(buckets);
+          piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
+          if (j > 0) piece.after = piece.after2 = -1;
+          run_at = add(r, piece);
+          if (bucketed) {
+            const int64_t bytes = grad_bytes / buckets + (j < grad_bytes % buckets ? 1 : 0);
+            last_dp = add(r, reduction(step, pass.chunk, gid, bytes, run_at));
+          }
+        }
+        last_compute = run_at;
+        const bool has_output = pass.forward ? !last_vs : !first_vs;
+        if (has_output) {
+          Instr send;
+          send.kind = InstrKind::send;
+          send.stream = Stream::p2p;
+          send.category = Category::pp;
+          send.step = step;
+          send.chunk = run.chunk;
+          send.microbatch = pass.microbatch;
+          send.bytes = activation_bytes;
+          send.after = run_at;
+          const int to_stage = pass.forward ? (at.pp + 1) % p : (at.pp - 1 + p) % p;
+          send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(to_stage))];
+          const int32_t send_at = add(r, send);
+          sends.push_back({self, send_at, message_key(k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
+        }
+      }
+      if (!options.overlap_grad_reduce) {
+        for (int c = 0; c < v; ++c) last_dp = add(r, reduction(step, c, gid, grad_bytes, last_compute));
+      }
+      Instr opt;
+      opt.kind = InstrKind::compute;
+      opt.category = Category::optimizer;
+      opt.step = step;
+      opt.seconds = sc.optimizer_s;
+      opt.after = last_dp >= 0 ? last_dp : last_compute;
+      const int32_t opt_at = add(r, opt);
+      int32_t last_gather = -1;
+      for (int c = 0; c < v && zero; ++c) {
+        Instr g;
+        g.kind = InstrKind::collective;
+        g.stream = Stream::dp;
+        g.category = Category::dp;
+        g.collective = CollectiveKind::all_gather;
+        g.group = gid;
+        g.step = step;
+        g.chunk = static_cast<int16_t>(c);
+        g.bytes = param_bytes;
+        g.after = opt_at;
+        last_gather = add(r, g);
+        gather_prev[static_cast<size_t>(c)] = options.overlap_param_gather ? last_gather : -1;
+      }
+      Instr end;
+      end.kind = InstrKind::compute;
+      end.category = Category::step_end;
+      end.step = step;
+      end.after = opt_at;
+      if (!options.overlap_param_gather) end.after2 = last_gather;
+      add(r, end);
+    }
+  }
+
+  // Megatron's DDP buckets: max(40M, 1M x DP) parameters each, unless given.
+  int64_t bucket_count(double params) const {
+    const double bucket = options.bucket_params > 0
+                              ? options.bucket_params
+                              : std::max(40e6, 1e6 * job.parallelism.data_parallel);
+    return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(params / bucket)));
+  }
+
+  Instr reduction(int16_t step, int chunk, int gid, int64_t bytes, int32_t after) const {
+    Instr d;
+    d.kind = InstrKind::collective;
+    d.stream = Stream::dp;
+    d.category = Category::dp;
+    d.collective = job.parallelism.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    d.group = gid;
+    d.step = step;
+    d.chunk = static_cast<int16_t>(chunk);
+    d.bytes = bytes;
+    d.after = after;
+    return d;
+  }
+
+  void match_sends() {
+    for (const auto& s : sends) {
+      Instr& send = out.ranks[static_cast<size_t>(s.rank)].instrs[static_cast<size_t>(s.instr)];
+      const auto& index = recv_index[static_cast<size_t>(send.peer)];
+      const auto it = index.find(s.key);
+      if (it == index.end()) throw std::logic_error("step program: a send has no matching receive");
+      send.peer_instr = it->second;
+    }
+  }
+};
+
+}  // namespace
+
+size_t StepProgram::instruction_count() const {
+  size_t n = 0;
+  for (const auto& r : ranks) n += r.instrs.size();
+  return n;
+}
+
+int global_rank(const workload::ParallelSpec& p, const Placement& at, const std::string& order) {
+  if (order == "tp-cp-pp-dp") {
+    return at.tp + p.tensor_parallel * (at.cp + p.context_parallel * (at.pp + p.pipeline_parallel * at.dp));
+  }
+  return at.tp + p.tensor_parallel * (at.cp + p.context_parallel * (at.dp + p.data_parallel * at.pp));
+}
+
+Placement placement_of(const workload::ParallelSpec& p, int rank, const std::string& order) {
+  Placement at;
+  at.tp = rank % p.tensor_parallel;
+  rank /= p.tensor_parallel;
+  at.cp = rank % p.context_parallel;
+  rank /= p.context_parallel;
+  if (order == "tp-cp-pp-dp") {
+    at.pp = rank % p.pipeline_parallel;
+    at.dp = rank / p.pipeline_parallel;
+  } else {
+    at.dp = rank % p.data_parallel;
+    at.pp = rank / p.data_parallel;
+  }
+  return at;
+}
+
+StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
+                               const ProgramOptions& options) {
+  Builder b{job, costs, options, {}, {}, {}, {}};
+  const auto& p = job.parallelism;
+  const auto world = static_cast<int>(workload::gpus_used(p));
+  b.out.steps = options.steps;
+  b.out.folded = options.fold;
+  b.index_of_gpu.assign(static_cast<size_t>(world), -1);
+  std::vector<std::pair<int, Placement>> simulated;
+  for (int gpu = 0; gpu < world; ++gpu) {
+    const Placement at = placement_of(p, gpu, options.placement);
+    if (options.fold && (at.tp != 0 || at.cp != 0 || at.dp != 0)) continue;
+    b.index_of_gpu[static_cast<size_t>(gpu)] = static_cast<int>(simulated.size());
+    simulated.emplace_back(gpu, at);
+  }
+  b.out.ranks.resize(simulated.size());
+  b.recv_index.resize(simulated.size());
+  for (size_t i = 0; i < simulated.size(); ++i) {
+    b.out.ranks[i].gpu = simulated[i].first;
+    b.out.ranks[i].stage = simulated[i].second.pp;
+  }
+  b.build_groups();
+  for (size_t i = 0; i < simulated.size(); ++i) b.build_rank(static_cast<int32_t>(i), simulated[i].second);
+  b.match_sends();
+  return std::move(b.out);
+}
+
+double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options) {
+  const auto& p = job.parallelism;
+  const double ranks = options.fold ? p.pipeline_parallel : static_cast<double>(workload::gpus_used(p));
+  const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
+  const double per_step = passes * 3.0 + 3.0 * p.virtual_pipeline + 3.0;
+  const double instrs = ranks * per_step * options.steps;
+  // instruction + executor state + receive index entry
+  return instrs * (static_cast<double>(sizeof(Instr)) + 48.0);
+}
+
+}  // namespace ct::replay

@@ -1,0 +1,101 @@
+// The step graph: per-rank programs of instructions with dependencies, built from the job's
+// layout. The same form can come from a trace importer; the executor does not know which.
+//
+// A rank runs three in-order streams (compute, pipeline p2p, data-parallel collectives);
+// an instruction starts when it heads its stream, the stream is idle and the instructions
+// it waits for are done. Receives belong to no stream: they complete when the matching send
+// is delivered. Collectives complete when every member has issued them and the transfers
+// are done.
+//
+// Placement: global rank = tp + T (cp + C (dp + D pp)) for "tp-cp-dp-pp" (Megatron's
+// default: TP innermost, inside a node), or tp + T (cp + C (pp + P dp)) for "tp-cp-pp-dp";
+// rank r runs on GPU r. Per step and rank, following the pipeline schedule:
+//   F(c, mb): waits for the activation of virtual stage c p + s - 1 (recv), then for the
+//             parameter all-gather of chunk c from the previous step (ZeRO >= 1, first
+//             micro-batch), runs, then sends its activation b s h 2 / t bytes to the next
+//             virtual stage (scatter/gather: each TP rank sends its 1/t share on its rail).
+//   B(c, mb): waits for the gradient from the next virtual stage, runs, sends to the previous.
+//   Last B of chunk c: with overlap_grad_reduce it is split into the chunk's gradient
+//             buckets, and each bucket's reduction over the DP group (all-reduce for ZeRO 0,
+//             reduce-scatter otherwise; fp32 gradients, 4 B/param) starts when its share
+//             of the pass is done; without overlap the reductions follow the whole backward.
+//   Optimizer: after the reductions; then (ZeRO >= 1) the bf16 parameter all-gather per
+//             chunk, which the next step's first forward of that chunk waits for
+//             (overlap_param_gather), or the step end waits for (no overlap).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/replay/block_costs.h"
+#include "models/workload/model_spec.h"
+
+namespace ct::replay {
+
+enum class InstrKind : uint8_t { compute, send, recv, collective };
+enum class Stream : uint8_t { compute = 0, p2p = 1, dp = 2, none = 3 };
+enum class Category : uint8_t { forward, backward, optimizer, step_end, pp, dp };
+enum class CollectiveKind : uint8_t { all_reduce, reduce_scatter, all_gather };
+
+struct Instr {
+  InstrKind kind = InstrKind::compute;
+  Stream stream = Stream::compute;
+  Category category = Category::forward;
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  int16_t step = 0;
+  int16_t chunk = 0;
+  int32_t peer = -1;        // send: receiving rank index; recv: sending rank index
+  int32_t peer_instr = -1;  // send: the matching recv's index in the receiver's program
+  int32_t group = -1;       // collective: index into StepProgram::groups
+  int32_t after = -1;       // index (same rank) that must be done first
+  int32_t after2 = -1;
+  double seconds = 0.0;     // compute: duration at full speed
+  double tp_seconds = 0.0;  // part of `seconds` that is exposed TP/EP/CP communication
+  int64_t bytes = 0;        // send / collective payload (collective: per rank, nccl-tests sense)
+  int64_t microbatch = 0;
+};
+
+struct RankProgram {
+  int gpu = 0;    // global rank = GPU index
+  int stage = 0;  // pipeline stage
+  std::vector<Instr> instrs;
+};
+
+struct Group {
+  std::vector<int> gpus;       // every member (global ranks)
+  std::vector<int> simulated;  // members that have a program (indices into ranks)
+};
+
+struct Placement {
+  int tp = 0, cp = 0, dp = 0, pp = 0;
+};
+
+struct StepProgram {
+  std::vector<RankProgram> ranks;
+  std::vector<Group> groups;
+  int steps = 1;
+  bool folded = false;
+  [[nodiscard]] size_t instruction_count() const;
+};
+
+struct ProgramOptions {
+  int steps = 3;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  std::string placement = "tp-cp-dp-pp";
+  double bucket_params = 0;  // DP gradient bucket in parameters (0 = max(40M, 1M x DP))
+  // Fold: one DP replica and one TP rank per stage stand for all (identical) others.
+  bool fold = false;
+};
+
+int global_rank(const workload::ParallelSpec& p, const Placement& at, const std::string& order);
+Placement placement_of(const workload::ParallelSpec& p, int rank, const std::string& order);
+
+StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
+                               const ProgramOptions& options);
+
+// Bytes a program of this job would take, without building it (for failing fast).
+double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options);
+
+}  // namespace ct::replay

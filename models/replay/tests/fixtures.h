@@ -1,0 +1,45 @@
+// Small clusters and jobs for replay tests.
+#pragma once
+
+#include "models/hardware/gpu_catalog.h"
+#include "models/replay/step_model.h"
+
+namespace ct::replay::testing {
+
+inline network::ClusterSpec small_cluster(int nodes, const char* gpu = "H100-SXM") {
+  network::ClusterSpec c;
+  c.node.gpu = hardware::gpu(gpu);
+  c.node.gpus_per_node = 8;
+  c.node.nics_per_node = 8;
+  c.node.nic_rate = sim::Bandwidth::gbps(400);
+  c.node.nvlink_rate = sim::Bandwidth::bytes_per_s(450e9);
+  c.node.nvlink_latency = sim::Duration::us(1);
+  c.node.pcie_rate = sim::Bandwidth::bytes_per_s(64e9);
+  c.nodes = nodes;
+  c.fabric.topology = "rail_optimized";
+  c.fabric.tiers = 2;
+  c.fabric.switch_radix = 64;
+  c.fabric.nodes = nodes;
+  c.fabric.nics_per_node = 8;
+  c.fabric.link_rate = c.node.nic_rate;
+  return c;
+}
+
+inline workload::JobSpec small_job(int tp, int pp, int dp, int v = 1, int64_t gbs = 64) {
+  workload::JobSpec j;
+  j.model.layers = 16;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.seq_length = 2048;
+  j.model.vocab = 51200;
+  j.parallelism.tensor_parallel = tp;
+  j.parallelism.pipeline_parallel = pp;
+  j.parallelism.data_parallel = dp;
+  j.parallelism.virtual_pipeline = v;
+  j.global_batch_size = gbs;
+  j.micro_batch_size = 1;
+  j.recompute_granularity = "selective";
+  return j;
+}
+
+}  // namespace ct::replay::testing

@@ -1,0 +1,109 @@
+#include "models/scenario/traffic_run.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "models/collective/collective.h"
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/scenario/loader.h"
+#include "models/scenario/model_configs.h"
+#include "sim/simulation.h"
+
+namespace ct::scenario {
+namespace {
+
+struct Recorder final : network::DeliveryHandler, collective::CompletionHandler {
+  sim::Simulation* sim = nullptr;
+  std::vector<double> done_s;
+  void on_delivered(uint64_t) override { done_s.push_back(sim->now().seconds()); }
+  void on_complete(uint64_t) override { done_s.push_back(sim->now().seconds()); }
+};
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+nlohmann::json run_traffic(const Config& c, uint64_t& events) {
+  network::ClusterSpec spec;
+  spec.node = node_spec(c);
+  spec.nodes = c.cluster.nodes;
+  spec.fabric = fabric_config(c);
+  const network::Cluster cluster(spec);
+  sim::Simulation sim(static_cast<uint64_t>(c.seed));
+  network::NetworkParams params;
+  params.protocol_efficiency = c.network.protocol_efficiency;
+  auto net = network::make_network(c.network.mode, sim, cluster, params);
+  Recorder rec;
+  rec.sim = &sim;
+  const auto& t = c.traffic;
+  const int gpn = c.cluster.gpus_per_node;
+  const int nodes = t.nodes > 0 ? t.nodes : c.cluster.nodes;
+  const int n = nodes * gpn;
+  double payload = 0;
+  uint64_t flow = 0;
+  auto send = [&](int src, int dst, int64_t bytes) {
+    net->send(src, dst, sim::Bytes{bytes}, rec, flow++);
+    payload += static_cast<double>(bytes);
+  };
+  if (t.pattern == "incast") {
+    if (t.fan_in >= c.cluster.nodes) {
+      throw ScenarioError({"traffic.fan_in: got " + std::to_string(t.fan_in) + ", expected below cluster.nodes = " +
+                           std::to_string(c.cluster.nodes)});
+    }
+    for (int s = 1; s <= t.fan_in; ++s) send(s * gpn, 0, t.size.n);
+  } else if (t.pattern == "permutation") {
+    std::vector<int> dst(static_cast<size_t>(n));
+    std::iota(dst.begin(), dst.end(), 0);
+    sim::Rng rng = sim.rng(0x7065726d);
+    for (size_t i = dst.size() - 1; i > 0; --i) std::swap(dst[i], dst[rng.below(i + 1)]);
+    for (int g = 0; g < n; ++g) {
+      const int d = dst[static_cast<size_t>(g)] == g ? dst[static_cast<size_t>((g + 1) % n)] : dst[static_cast<size_t>(g)];
+      if (d != g) send(g, d, t.size.n);
+    }
+  } else if (t.pattern == "all_to_all") {
+    if (n > 4096) {
+      throw ScenarioError({"traffic.nodes: all_to_all over " + std::to_string(n) +
+                           " GPUs needs n^2 flows; expected at most 4096 GPUs (set traffic.nodes)"});
+    }
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        if (a != b) send(a, b, std::max<int64_t>(1, t.size.n / n));
+      }
+    }
+  } else {
+    collective::CollectiveEngine engine(sim, *net, cluster, {});
+    std::vector<int> group(static_cast<size_t>(n));
+    std::iota(group.begin(), group.end(), 0);
+    const collective::Op op = collective::parse_op(t.op);
+    engine.start(op, group, t.size, rec, 0);
+    sim.run();
+    events = sim.events_executed();
+    const double time = rec.done_s.at(0);
+    const double algbw = t.size.as_double() / time;
+    return {{"completion_time_s", time},
+            {"flows", 1},
+            {"fct_p50_s", time},
+            {"fct_p99_s", time},
+            {"goodput_gbps", algbw * 8e-9},
+            {"algbw_GBps", algbw * 1e-9},
+            {"busbw_GBps", algbw * collective::bus_factor(op, n) * 1e-9},
+            {"max_link_utilization", net->max_link_utilization()}};
+  }
+  sim.run();
+  events = sim.events_executed();
+  const double completion = rec.done_s.empty() ? 0.0 : *std::max_element(rec.done_s.begin(), rec.done_s.end());
+  return {{"completion_time_s", completion},
+          {"flows", rec.done_s.size()},
+          {"fct_p50_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.5)},
+          {"fct_p99_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.99)},
+          {"goodput_gbps", completion > 0 ? payload * 8e-9 / completion : 0.0},
+          {"max_link_utilization", net->max_link_utilization()}};
+}
+
+}  // namespace ct::scenario

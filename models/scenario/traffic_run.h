@@ -1,0 +1,20 @@
+// Network-only studies (`traffic` section): synthetic patterns as transfers on the chosen
+// backend, reporting completion time, flow completion time percentiles and goodput.
+//   incast:      GPU 0 of nodes 1..fan_in each send `size` to GPU 0 of node 0
+//   permutation: every GPU of the first `nodes` nodes sends `size` to another GPU, a random
+//                derangement drawn from the scenario seed
+//   all_to_all:  every GPU sends size / n to each of the other n - 1 (n <= 4,096)
+//   collective:  one NCCL-like `op` of `size` per rank over every GPU of the first `nodes` nodes
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "models/scenario/config.h"
+
+namespace ct::scenario {
+
+nlohmann::json run_traffic(const Config& config, uint64_t& events);
+
+}  // namespace ct::scenario
