@@ -147,57 +147,76 @@ void MaxMinSolver::fix(int32_t id, double rate) {
     Resource& r = resources_[u.resource];
     r.remaining -= u.coefficient * rate;
     r.weight -= u.coefficient;
-    if (r.weight > 1e-12) {
-      heap_.emplace_back(std::max(r.remaining, 0.0) / r.weight, u.resource);
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-    }
   }
 }
 
 void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
+  // A resource with a single user saturates exactly when that user reaches C / a: it acts
+  // as a bound on the variable, so only shared resources enter the heap.
   heap_.clear();
+  bounded_.clear();
+  for (const int32_t id : comp_variables_) {
+    variables_[id].fixed = false;
+    variables_[id].effective_bound = variables_[id].bound;
+  }
   for (const int32_t id : comp_resources_) {
     Resource& r = resources_[id];
     r.remaining = r.capacity;
     r.weight = 0.0;
     for (const Incidence& inc : r.users) r.weight += variables_[inc.variable].uses[inc.use_index].coefficient;
-    if (r.weight > 0.0) heap_.emplace_back(r.remaining / r.weight, id);
+    if (r.users.size() == 1) {
+      Variable& v = variables_[r.users.front().variable];
+      v.effective_bound = std::min(v.effective_bound, r.capacity / r.weight);
+    } else if (r.weight > 0.0) {
+      heap_.emplace_back(r.remaining / r.weight, id);
+    }
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-
-  std::vector<std::pair<double, int32_t>> bounded;
   for (const int32_t id : comp_variables_) {
-    variables_[id].fixed = false;
-    if (std::isfinite(variables_[id].bound)) bounded.emplace_back(variables_[id].bound, id);
+    if (std::isfinite(variables_[id].effective_bound)) bounded_.emplace_back(variables_[id].effective_bound, id);
   }
-  std::sort(bounded.begin(), bounded.end());
+  std::sort(bounded_.begin(), bounded_.end());
   size_t next_bound = 0;
   size_t unfixed = comp_variables_.size();
 
   while (unfixed > 0) {
-    while (next_bound < bounded.size() && variables_[bounded[next_bound].second].fixed) ++next_bound;
-    // Drop stale heap entries: a resource whose share moved has a newer entry.
+    while (next_bound < bounded_.size() && variables_[bounded_[next_bound].second].fixed) ++next_bound;
+    // Fixing a variable at the current level x <= s_r never lowers s_r, so a heap entry is
+    // at most its resource's share: re-key stale entries when they surface (lazy update),
+    // then the top is the true minimum.
+    double level = 0.0;
+    int32_t bottleneck = -1;
     while (!heap_.empty()) {
       const auto [share, id] = heap_.front();
       const Resource& r = resources_[id];
-      if (r.weight > 1e-12 && share == std::max(r.remaining, 0.0) / r.weight) break;
       std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
       heap_.pop_back();
+      if (!(r.weight > 1e-12)) continue;  // no unfixed user left
+      const double current = std::max(r.remaining, 0.0) / r.weight;
+      if (current > share * (1.0 + 1e-12)) {
+        heap_.emplace_back(current, id);
+        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        continue;
+      }
+      level = current;
+      bottleneck = id;
+      break;
     }
-    const bool have_bound = next_bound < bounded.size();
-    if (have_bound && (heap_.empty() || bounded[next_bound].first <= heap_.front().first)) {
-      fix(bounded[next_bound].second, bounded[next_bound].first);
+    const bool have_bound = next_bound < bounded_.size();
+    if (have_bound && (bottleneck < 0 || bounded_[next_bound].first <= level)) {
+      if (bottleneck >= 0) {  // not used this round: put it back
+        heap_.emplace_back(level, bottleneck);
+        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      }
+      fix(bounded_[next_bound].second, bounded_[next_bound].first);
       --unfixed;
       continue;
     }
-    assert(!heap_.empty());
-    const auto [share, id] = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    heap_.pop_back();
+    assert(bottleneck >= 0);
     // Fix every unfixed user of the bottleneck (fix() never edits user lists).
-    for (const Incidence& inc : resources_[id].users) {
+    for (const Incidence& inc : resources_[bottleneck].users) {
       if (!variables_[inc.variable].fixed) {
-        fix(inc.variable, share);
+        fix(inc.variable, level);
         --unfixed;
       }
     }

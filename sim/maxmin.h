@@ -13,8 +13,12 @@
 // resource with the smallest fair share s_r = R_r / W_r (R_r = capacity left, W_r = sum of
 // the coefficients of its unfixed variables) or the smallest bound b_v. The variables it
 // stops are fixed at that level, R and W of the resources they cross are updated, and the
-// loop repeats. Shares live in a lazy min-heap (stale entries are skipped), so a solve of a
-// component with F variables and U variable-resource incidences costs O(U log U).
+// loop repeats. Fixing variables at the current level x <= s_r only raises s_r, so shares
+// live in a min-heap of lower bounds that is corrected lazily: an entry that surfaces stale
+// is re-keyed, a valid top is the minimum. A solve of a component with R resources and U
+// variable-resource incidences costs O(U + R log R) plus the re-keys. A resource with one
+// user is folded into that variable's bound (it saturates exactly at C / a), so only shared
+// resources enter the heap.
 //
 // Incrementality: adding/removing a variable or changing a capacity marks it dirty; solve()
 // re-solves only the connected components (in the bipartite variable-resource graph) that
@@ -72,6 +76,7 @@ class MaxMinSolver {
   };
   struct Variable {
     double bound = kUnbounded;
+    double effective_bound = kUnbounded;  // scratch: bound and single-user resources
     double rate = 0.0;
     std::vector<Use> uses;
     std::vector<int32_t> position;  // index of this variable in each used resource's users
@@ -94,6 +99,7 @@ class MaxMinSolver {
   // scratch
   std::vector<int32_t> comp_resources_, comp_variables_;
   std::vector<std::pair<double, int32_t>> heap_;
+  std::vector<std::pair<double, int32_t>> bounded_;
 };
 
 }  // namespace ct::sim

@@ -62,7 +62,10 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
 void FlowNetwork::request_solve() {
   if (solve_pending_) return;
   solve_pending_ = true;
-  sim_.schedule_in(sim::Duration::zero(), *this, kSolveTag, kSolvePriority);
+  const int64_t q = params_.solve_quantum.count_ps();
+  const int64_t now = sim_.now().ps();
+  const int64_t at = q > 0 ? (now + q - 1) / q * q : now;
+  sim_.schedule_at(sim::Time::from_ps(at), *this, kSolveTag, kSolvePriority);
 }
 
 void FlowNetwork::set_rate(Transfer& t, double rate) {

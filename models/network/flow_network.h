@@ -11,6 +11,9 @@
 // delivery at + latency (path latency for a send, fixed_latency for a chain).
 // Any arrival, departure or capacity change marks the solver dirty and schedules ONE solve at
 // the current time with a low priority, so all changes of an instant are solved together.
+// With NetworkParams::solve_quantum q > 0 the solve runs at the next multiple of q instead:
+// changes within one quantum share a solve, and a rate takes effect up to q late (an error
+// of at most q x rate bytes per change; q = 0 is exact).
 // The solver re-solves only the touched components and reports the variables whose rate
 // changed; only those are re-dated (R and t0 updated, timer moved) and only their resources'
 // statistics are touched.

@@ -43,6 +43,8 @@ struct Leg {
 struct NetworkParams {
   // Payload bytes / wire bytes, in (0, 1].
   double protocol_efficiency = 0.95;
+  // Flow backend: changes within one quantum share one max-min solve (0 = exact).
+  sim::Duration solve_quantum = sim::Duration::zero();
 };
 
 // One resource (link direction, NVLink or PCIe port) over the run so far.

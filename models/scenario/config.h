@@ -81,11 +81,13 @@ struct NetworkSection {
   int channels = 0;
   Duration collective_step_latency;
   double protocol_efficiency = 1.0;
+  Duration solve_quantum;
 };
 
 struct RuntimeSection {
   Duration collective_timeout;
   std::string recompute_granularity;
+  std::string attention;
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

@@ -8,6 +8,7 @@
 #include "models/scenario/loader.h"
 #include "models/topology/topology.h"
 #include "models/workload/layout.h"
+#include "models/workload/schedule.h"
 
 namespace ct::scenario {
 
@@ -62,6 +63,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.global_batch_size = c.training_job.global_batch_size;
   j.micro_batch_size = c.training_job.micro_batch_size;
   j.recompute_granularity = c.training_job.runtime.recompute_granularity;
+  j.attention = c.training_job.runtime.attention;
   return j;
 }
 
@@ -89,6 +91,11 @@ void check_config(Config& c) {
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
+    if (problems.empty() && par.virtual_pipeline > 1) {
+      guard("training_job", [&] {
+        workload::pipeline_schedule(0, par.pipeline_parallel, par.virtual_pipeline, workload::microbatches(job_spec(c)));
+      });
+    }
     const auto& ck = c.training_job.checkpoint;
     if (ck.interval_steps > 0 && ck.interval > Duration::zero()) {
       problems.push_back("training_job.checkpoint: give interval_steps or interval, not both");

@@ -87,6 +87,7 @@ std::vector<Param> build_table() {
                   .one_of({"auto", "ring", "tree"}));
   t.push_back(P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).").at_most(64));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
+  t.push_back(P(network.solve_quantum, duration, "\"0s\"", "Flow mode: changes within this quantum share one max-min solve (0 = exact)."));
   t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
 
   // training_job
@@ -117,6 +118,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
+  t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));

@@ -62,6 +62,7 @@ replay::StepInput step_input(const Config& c) {
   in.cluster.fabric = fabric_config(c);
   in.network_mode = c.network.mode;
   in.network.protocol_efficiency = c.network.protocol_efficiency;
+  in.network.solve_quantum = c.network.solve_quantum;
   in.collectives.channels = c.network.channels;
   in.collectives.step_latency = c.network.collective_step_latency;
   in.collectives.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring

@@ -38,6 +38,7 @@ nlohmann::json run_traffic(const Config& c, uint64_t& events) {
   sim::Simulation sim(static_cast<uint64_t>(c.seed));
   network::NetworkParams params;
   params.protocol_efficiency = c.network.protocol_efficiency;
+  params.solve_quantum = c.network.solve_quantum;
   auto net = network::make_network(c.network.mode, sim, cluster, params);
   Recorder rec;
   rec.sim = &sim;

@@ -26,6 +26,7 @@ struct Step {
   Op op;
   std::string_view bwd_a;  // dgrad, attention backward, or element-wise backward
   std::string_view bwd_b;  // wgrad (GEMMs only)
+  int64_t bwd_bytes = -1;  // element-wise backward bytes; -1 = 2x the forward's
 };
 
 // Backward list: forward steps in reverse, GEMMs as dgrad + wgrad, element-wise at 2x bytes.
@@ -47,7 +48,7 @@ std::vector<Op> backward_of(const std::vector<Step>& steps) {
         break;
       }
       case OpKind::elementwise:
-        out.push_back(elementwise(it->bwd_a, 2 * f.bytes));
+        out.push_back(elementwise(it->bwd_a, it->bwd_bytes >= 0 ? it->bwd_bytes : 2 * f.bytes));
         break;
     }
   }
@@ -62,7 +63,7 @@ LayerOps assemble(const std::vector<Step>& steps, Recompute recompute) {
     ops.recompute = ops.forward;
   } else if (recompute == Recompute::selective) {
     for (const Op& op : ops.forward)
-      if (op.kind == OpKind::attention) ops.recompute.push_back(op);
+      if (op.kind == OpKind::attention || op.name.starts_with("attn_core.")) ops.recompute.push_back(op);
   }
   return ops;
 }
@@ -126,16 +127,35 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   std::vector<Step> st;
   st.push_back({elementwise("input_norm", 4 * X), "input_norm.bwd", {}});
   st.push_back({gemm("qkv", T, (h + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
-  Op attn;
-  attn.name = "attention";
-  attn.kind = OpKind::attention;
-  attn.batch = x.b;
-  attn.heads = m.heads / t;
-  attn.seq_q = x.s / x.c;
-  attn.seq_kv = x.s;
-  attn.head_dim = head_dim(m);
-  attn.causal = true;
-  st.push_back({attn, "attention.bwd", {}});
+  if (job.attention == "unfused") {
+    // Materialised attention (Megatron before FlashAttention): two batched GEMMs over the
+    // full s x s scores (no causal skip), fused scale-mask-softmax and dropout on the
+    // probabilities in HBM: softmax reads and writes them (4 B/element), dropout reads,
+    // writes and stores a 1-byte mask (5 B/element). Backward: softmax reads probabilities
+    // and gradient and writes the gradient (6 B), dropout reads gradient and mask and writes
+    // (5 B).
+    const int64_t heads = m.heads / t, d = head_dim(m), sq = x.s / x.c, skv = x.s;
+    const int64_t probs = x.b * heads * sq * skv;
+    st.push_back({gemm("attn_core.scores", sq, skv, d, x.b * heads), "attn_core.scores.dgrad",
+                  "attn_core.scores.wgrad"});
+    st.push_back({elementwise("attn_core.softmax", 4 * probs), "attn_core.softmax.bwd", {}, 6 * probs});
+    if (has_dropout(m)) {
+      st.push_back({elementwise("attn_core.dropout", 5 * probs), "attn_core.dropout.bwd", {}, 5 * probs});
+    }
+    st.push_back({gemm("attn_core.context", sq, d, skv, x.b * heads), "attn_core.context.dgrad",
+                  "attn_core.context.wgrad"});
+  } else {
+    Op attn;
+    attn.name = "attention";
+    attn.kind = OpKind::attention;
+    attn.batch = x.b;
+    attn.heads = m.heads / t;
+    attn.seq_q = x.s / x.c;
+    attn.seq_kv = x.s;
+    attn.head_dim = head_dim(m);
+    attn.causal = true;
+    st.push_back({attn, "attention.bwd", {}});
+  }
   st.push_back({gemm("proj", T, h, h / t), "proj.dgrad", "proj.wgrad"});
   st.push_back({elementwise("attn_residual", residual_bytes), "attn_residual.bwd", {}});
   st.push_back({elementwise("mlp_norm", 4 * X), "mlp_norm.bwd", {}});

@@ -67,6 +67,7 @@ struct JobSpec {
   int64_t global_batch_size = 0;
   int64_t micro_batch_size = 1;
   std::string recompute_granularity = "selective";  // none | selective | full
+  std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
 };
 
 enum class Recompute { none, selective, full };

@@ -62,6 +62,7 @@ Prediction predict(const nlohmann::json& row) {
   job.parallelism.zero_stage = 0;  // SC'21 Megatron: plain DP all-reduce
   job.global_batch_size = gbs;
   job.recompute_granularity = "full";
+  job.attention = "unfused";  // 2021: no FlashAttention; scores and probabilities in HBM
   const auto cluster = selene(gpus);
   const double flops = workload::megatron_flops_per_iteration(gbs, 2048, layers, hidden, 51200, true);
   Prediction best;
@@ -113,6 +114,9 @@ TEST(ValidationMegatronSC21, TableOneWithinStatedError) {
   const double mean_abs = sum_abs / static_cast<double>(table["rows"].size());
   std::printf("mean |error| %.1f%%, max |error| %.1f%%\n", 100 * mean_abs, 100 * max_abs);
   RecordProperty("mean_abs_error", std::to_string(mean_abs));
-  EXPECT_LT(max_abs, 0.25);
-  EXPECT_LT(mean_abs, 0.15);
+  // Measured: mean 8.7%, max 17.3% (the 1.7B row). The goal is 10% / 5%; the
+  // small-hidden rows are dominated by the materialised attention's softmax, costed with the
+  // H200-measured torch softmax (27% of HBM bandwidth), not Megatron's fused kernel.
+  EXPECT_LT(max_abs, 0.19);
+  EXPECT_LT(mean_abs, 0.10);
 }

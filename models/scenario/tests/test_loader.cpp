@@ -199,3 +199,10 @@ TEST(Schema, GeneratedFromTheTable) {
   // Every default in the table is itself valid.
   EXPECT_NO_THROW(to_config(minimal()));
 }
+
+TEST(Loader, InterleavedScheduleNeedsMicrobatchesMultipleOfStages) {
+  json doc = minimal();
+  doc["training_job"]["parallelism"]["virtual_pipeline"] = 2;
+  doc["training_job"]["global_batch_size"] = 6;  // 3 micro-batches per replica, PP 2
+  EXPECT_TRUE(has_problem(doc, "virtual_pipeline", "multiple of pipeline_parallel"));
+}
