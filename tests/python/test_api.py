@@ -37,16 +37,56 @@ def test_scenario_docstring_comes_from_the_table():
     assert "cluster.fabric.switch_radix" in ct.Scenario.__doc__
 
 
+FAST = {"network.mode": "analytical"}  # folds the identical replicas: milliseconds
+
+
 def test_run_default_report_is_deterministic():
-    a = ct.run(ct.load("scenarios/default.json")).report
-    b = ct.run(ct.load("scenarios/default.json")).report
+    a = ct.run(ct.load("scenarios/default.json"), overrides=FAST).report
+    b = ct.run(ct.load("scenarios/default.json"), overrides=FAST).report
     a.pop("sim"), b.pop("sim")
     assert a == b
     assert a["memory"]["fits"] is True
+    assert 0.2 < a["mfu"] < 0.7
+    for key in ["step_time_s", "mfu", "hfu", "tflops_per_gpu", "tokens_per_s", "tokens_per_s_per_gpu",
+                "breakdown", "memory", "collectives", "network", "ranks"]:
+        assert key in a, key
+    total = sum(a["breakdown"].values())
+    assert abs(total - a["step_time_s"]) < 1e-6 * a["step_time_s"]
+
+
+def test_flow_mode_small_cluster_and_tables(tmp_path):
+    sc = ct.Scenario({
+        "cluster": {"nodes": 8},
+        "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                         "global_batch_size": 32,
+                         "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 2, "data_parallel": 4}},
+        "recovery": {"hot_spares": 0},
+    })
+    r = ct.run(sc, trace=str(tmp_path / "trace.json"))
+    assert r.report["sim"]["events"] > 0
+    assert len(r.ranks) == 64
+    assert set(["gpu", "step_time_s", "compute_s", "slow"]) <= set(r.ranks.columns)
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    assert any(e.get("name") == "forward" for e in trace["traceEvents"])
+
+
+def test_throttled_gpu_is_flagged_slow():
+    sc = ct.Scenario({
+        "cluster": {"nodes": 4},
+        "network": {"mode": "analytical"},
+        "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                         "global_batch_size": 32,
+                         "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 2, "data_parallel": 2}},
+        "faults": [{"kind": "gpu_throttle", "rank": 17, "factor": 0.8}],
+        "recovery": {"hot_spares": 0},
+    })
+    report = ct.run(sc).report
+    assert report["ranks"]["slow_ranks"] == [17]
 
 
 def test_cli_run_json_and_errors(tmp_path):
-    out = subprocess.run([ROOT_LAUNCHER, "run", "scenarios/default.json", "--json", "--out", str(tmp_path)],
+    out = subprocess.run([ROOT_LAUNCHER, "run", "scenarios/default.json", "--set", "network.mode=analytical",
+                          "--json", "--out", str(tmp_path)],
                          capture_output=True, text=True, check=True)
     report = json.loads(out.stdout)
     assert report["cluster"]["gpus"] == 10240
