@@ -1,4 +1,7 @@
+#include <pybind11/stl.h>
+
 #include "models/scenario/loader.h"
+#include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/runner.h"
 #include "python/bindings.h"
 
@@ -22,6 +25,17 @@ void bind_run(py::module_& m) {
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}", py::arg("trace_path") = "",
       "Runs a scenario (the GIL is released while it runs); returns the report as JSON text.");
+  m.def(
+      "nccl_tests",
+      [](const std::string& document_json, const std::string& overrides_json, const std::string& op,
+         const std::vector<int>& nodes, const std::string& min_bytes, const std::string& max_bytes) {
+        scenario::Config c = checked_config(document_json, overrides_json);
+        py::gil_scoped_release release;
+        return scenario::nccl_tests_tables(c, op, nodes, min_bytes, max_bytes);
+      },
+      py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
+      py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB",
+      "nccl-tests style tables (size, count, type, time, algbw, busbw) for each node count.");
 }
 
 }  // namespace ct::python

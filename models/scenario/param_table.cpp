@@ -87,7 +87,8 @@ std::vector<Param> build_table() {
                   .one_of({"auto", "ring", "tree"}));
   t.push_back(P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).").at_most(64));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
-  t.push_back(P(network.solve_quantum, duration, "\"0s\"", "Flow mode: changes within this quantum share one max-min solve (0 = exact)."));
+  t.push_back(P(network.solve_quantum, duration, "\"10us\"",
+                "Flow mode: changes within this quantum share one max-min solve; each rate change lands up to this late (0 = exact)."));
   t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
 
   // training_job

@@ -99,6 +99,14 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def cmd_nccl_tests(args) -> int:
+    sc = load(args.scenario)
+    nodes = [int(n) for n in args.nodes.split(",")] if args.nodes else [2]
+    print(_core.nccl_tests(sc.to_json(), json.dumps(_overrides(args.set)), args.op, nodes,
+                           args.minbytes, args.maxbytes), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -108,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
     r.set_defaults(func=cmd_run)
+    n = sub.add_parser("nccl-tests", help="nccl-tests style table of a collective on the scenario's cluster")
+    n.add_argument("scenario")
+    n.add_argument("--op", default="all_reduce",
+                   choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"])
+    n.add_argument("--nodes", help="comma-separated node counts, e.g. 2,4,8 (default 2)")
+    n.add_argument("--minbytes", default="8B")
+    n.add_argument("--maxbytes", default="8GiB")
+    n.add_argument("--set", action="append", metavar="KEY=VALUE")
+    n.set_defaults(func=cmd_nccl_tests)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")
