@@ -143,6 +143,9 @@ class BasicEventQueue {
     } else {
       key = keys_.front();
       remove_top();
+      // The payload of the next event to fire was written long ago: fetch it now, while
+      // this event's handler runs.
+      if (!keys_.empty()) __builtin_prefetch(&slots_[slot_of(keys_.front())]);
     }
     const uint32_t slot = slot_of(key);
     free_slots_.push_back(slot);
