@@ -2,6 +2,7 @@
 
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
+#include "models/scenario/planner.h"
 #include "models/scenario/runner.h"
 #include "python/bindings.h"
 
@@ -36,6 +37,20 @@ void bind_run(py::module_& m) {
       py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
       py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB",
       "nccl-tests style tables (size, count, type, time, algbw, busbw) for each node count.");
+  m.def(
+      "plan",
+      [](double params, double tokens, double days, const std::string& gpu, int seq) {
+        scenario::PlanRequest r;
+        r.params = params;
+        r.tokens = tokens;
+        r.days = days;
+        r.gpu = gpu;
+        r.seq_length = seq;
+        py::gil_scoped_release release;
+        return scenario::plan(r).dump();
+      },
+      py::arg("params"), py::arg("tokens"), py::arg("days"), py::arg("gpu") = "H100-SXM", py::arg("seq") = 2048,
+      "Cluster size at optimistic/base/conservative MFU and the best layout; JSON text.");
 }
 
 }  // namespace ct::python

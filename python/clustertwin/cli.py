@@ -107,6 +107,31 @@ def cmd_nccl_tests(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    result = json.loads(_core.plan(args.params, args.tokens, args.days, args.gpu, args.seq))
+    if args.json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(f"training compute  {result['training_flops']:.3g} FLOP (6 N D); model state {result['model_state_bytes'] / 2**40:.1f} TiB")
+    print(f"{'case':<13} {'MFU':>5} {'GPUs':>8} {'nodes':>6} {'HBM TiB':>8} {'NIC Tb/s':>9} {'power MW':>9}")
+    for name in ["optimistic", "base", "conservative"]:
+        c = result["cases"][name]
+        print(f"{name:<13} {c['mfu']:>5.0%} {c['gpus']:>8.0f} {c['nodes']:>6} {c['hbm_bytes'] / 2**40:>8.1f}"
+              f" {c['nic_bandwidth_gbps'] / 1e3:>9.1f} {c['power_w'] / 1e6:>9.2f}")
+    m = result["model"]
+    print(f"model shape       {m['layers']} layers, hidden {m['hidden']}, {m['heads']} heads ({m['parameters'] / 1e9:.1f}B)")
+    best = result["layout"].get("best")
+    if best:
+        print(f"best layout       TP {best['tensor_parallel']} PP {best['pipeline_parallel']} DP {best['data_parallel']}"
+              f" v {best['virtual_pipeline']} mb {best['micro_batch_size']} gbs {best['global_batch_size']}:"
+              f" MFU {best['mfu']:.1%}, {result['layout']['days_at_predicted_mfu']:.1f} days"
+              f" ({result['layout']['layouts_evaluated']} layouts evaluated)")
+    else:
+        print(f"best layout       none: {result['layout'].get('reason', 'no layout fits in memory')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -125,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--maxbytes", default="8GiB")
     n.add_argument("--set", action="append", metavar="KEY=VALUE")
     n.set_defaults(func=cmd_nccl_tests)
+    pl = sub.add_parser("plan", help="GPUs, HBM, NIC bandwidth and power for N parameters, D tokens, T days")
+    pl.add_argument("--params", type=float, required=True)
+    pl.add_argument("--tokens", type=float, required=True)
+    pl.add_argument("--days", type=float, required=True)
+    pl.add_argument("--gpu", default="H100-SXM")
+    pl.add_argument("--seq", type=int, default=2048)
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(func=cmd_plan)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")

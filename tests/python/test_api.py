@@ -100,3 +100,25 @@ def test_cli_run_json_and_errors(tmp_path):
 def test_cli_schema_is_json():
     out = subprocess.run([ROOT_LAUNCHER, "schema"], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["title"] == "ClusterTwin scenario"
+
+
+def test_cli_plan_gives_three_cases_and_a_layout():
+    out = subprocess.run([ROOT_LAUNCHER, "plan", "--params", "7e9", "--tokens", "100e9", "--days", "10", "--json"],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    gpus = [result["cases"][c]["gpus"] for c in ["optimistic", "base", "conservative"]]
+    assert gpus[0] <= gpus[1] <= gpus[2]
+    # 6 N D / (T x peak x MFU), rounded up to whole 8-GPU nodes
+    expected = 6 * 7e9 * 100e9 / (10 * 86400 * 989.4e12 * 0.4)
+    assert expected <= gpus[1] < expected + 8
+    best = result["layout"]["best"]
+    assert best is not None and 0.2 < best["mfu"] < 0.8
+    bad = subprocess.run([ROOT_LAUNCHER, "plan", "--params", "-1", "--tokens", "1e9", "--days", "1"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--params" in bad.stderr
+
+
+def test_cli_nccl_tests_table():
+    out = subprocess.run([ROOT_LAUNCHER, "nccl-tests", "scenarios/default.json", "--op", "all_gather", "--nodes", "2",
+                          "--maxbytes", "1MiB"], capture_output=True, text=True, check=True)
+    assert "busbw" in out.stdout and "Avg bus bandwidth" in out.stdout
