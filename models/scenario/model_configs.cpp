@@ -51,6 +51,31 @@ topology::FabricConfig fabric_config(const Config& c) {
   return f;
 }
 
+network::ClusterSpec cluster_spec(const Config& c) {
+  network::ClusterSpec spec;
+  spec.node = node_spec(c);
+  spec.nodes = c.cluster.nodes;
+  spec.fabric = fabric_config(c);
+  return spec;
+}
+
+network::NetworkParams network_params(const Config& c) {
+  network::NetworkParams p;
+  p.protocol_efficiency = c.network.protocol_efficiency;
+  p.solve_quantum = c.network.solve_quantum;
+  return p;
+}
+
+collective::CollectiveParams collective_params(const Config& c) {
+  collective::CollectiveParams p;
+  p.channels = c.network.channels;
+  p.step_latency = c.network.collective_step_latency;
+  p.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring
+                : c.network.collective_algorithm == "tree" ? collective::Algorithm::tree
+                                                           : collective::Algorithm::automatic;
+  return p;
+}
+
 int usable_nodes(const Config& c) {
   const auto spares = static_cast<int>(std::ceil(c.recovery.hot_spares * c.cluster.nodes - 1e-9));
   return std::max(1, c.cluster.nodes - spares);

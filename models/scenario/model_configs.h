@@ -4,7 +4,10 @@
 // ScenarioError naming the key paths.
 #pragma once
 
+#include "models/collective/collective.h"
 #include "models/hardware/node.h"
+#include "models/network/cluster.h"
+#include "models/network/network.h"
 #include "models/scenario/config.h"
 #include "models/topology/fabric_config.h"
 #include "models/workload/model_spec.h"
@@ -15,6 +18,9 @@ hardware::GpuSpec gpu_spec(const Config& c);
 hardware::NodeSpec node_spec(const Config& c);
 topology::FabricConfig fabric_config(const Config& c);
 workload::JobSpec job_spec(const Config& c);  // data_parallel resolved
+network::ClusterSpec cluster_spec(const Config& c);
+network::NetworkParams network_params(const Config& c);
+collective::CollectiveParams collective_params(const Config& c);
 
 // Nodes the job may use: all but the hot-spare pool (recovery.hot_spares x nodes, rounded up).
 int usable_nodes(const Config& c);

@@ -23,18 +23,9 @@ std::string nccl_tests_tables(const Config& c, const std::string& op, const std:
   }
   if (c.network.mode == "packet") throw ScenarioError({"network.mode: packet is not built yet; use flow or analytical"});
   options.network_mode = c.network.mode;
-  options.network.protocol_efficiency = c.network.protocol_efficiency;
-  options.network.solve_quantum = c.network.solve_quantum;
-  options.collective.channels = c.network.channels;
-  options.collective.step_latency = c.network.collective_step_latency;
-  options.collective.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring
-                                 : c.network.collective_algorithm == "tree" ? collective::Algorithm::tree
-                                                                            : collective::Algorithm::automatic;
-  network::ClusterSpec spec;
-  spec.node = node_spec(c);
-  spec.nodes = c.cluster.nodes;
-  spec.fabric = fabric_config(c);
-  const network::Cluster cluster(spec);
+  options.network = network_params(c);
+  options.collective = collective_params(c);
+  const network::Cluster cluster(cluster_spec(c));
   std::string out;
   for (const int n : nodes) {
     if (n < 1 || n > c.cluster.nodes) {

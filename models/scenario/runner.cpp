@@ -57,17 +57,10 @@ double available_memory() {
 replay::StepInput step_input(const Config& c) {
   replay::StepInput in;
   in.job = job_spec(c);
-  in.cluster.node = node_spec(c);
-  in.cluster.nodes = c.cluster.nodes;
-  in.cluster.fabric = fabric_config(c);
+  in.cluster = cluster_spec(c);
   in.network_mode = c.network.mode;
-  in.network.protocol_efficiency = c.network.protocol_efficiency;
-  in.network.solve_quantum = c.network.solve_quantum;
-  in.collectives.channels = c.network.channels;
-  in.collectives.step_latency = c.network.collective_step_latency;
-  in.collectives.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring
-                             : c.network.collective_algorithm == "tree" ? collective::Algorithm::tree
-                                                                        : collective::Algorithm::automatic;
+  in.network = network_params(c);
+  in.collectives = collective_params(c);
   const auto& rt = c.training_job.runtime;
   in.program.steps = c.training_job.steps;
   in.program.overlap_grad_reduce = rt.overlap_grad_reduce;

@@ -30,16 +30,9 @@ double quantile(std::vector<double> v, double q) {
 }  // namespace
 
 nlohmann::json run_traffic(const Config& c, uint64_t& events) {
-  network::ClusterSpec spec;
-  spec.node = node_spec(c);
-  spec.nodes = c.cluster.nodes;
-  spec.fabric = fabric_config(c);
-  const network::Cluster cluster(spec);
+  const network::Cluster cluster(cluster_spec(c));
   sim::Simulation sim(static_cast<uint64_t>(c.seed));
-  network::NetworkParams params;
-  params.protocol_efficiency = c.network.protocol_efficiency;
-  params.solve_quantum = c.network.solve_quantum;
-  auto net = network::make_network(c.network.mode, sim, cluster, params);
+  auto net = network::make_network(c.network.mode, sim, cluster, network_params(c));
   Recorder rec;
   rec.sim = &sim;
   const auto& t = c.traffic;
@@ -78,7 +71,7 @@ nlohmann::json run_traffic(const Config& c, uint64_t& events) {
       }
     }
   } else {
-    collective::CollectiveEngine engine(sim, *net, cluster, {});
+    collective::CollectiveEngine engine(sim, *net, cluster, collective_params(c));
     std::vector<int> group(static_cast<size_t>(n));
     std::iota(group.begin(), group.end(), 0);
     const collective::Op op = collective::parse_op(t.op);
