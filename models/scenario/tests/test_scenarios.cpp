@@ -6,6 +6,7 @@
 
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/runner.h"
 
 using namespace ct::scenario;
 
@@ -51,4 +52,28 @@ TEST(Scenarios, SeedYamlCarriesTheTrainingConfigJobBlock) {
   EXPECT_TRUE(j.checkpoint.async_save);
   EXPECT_EQ(j.checkpoint.keep_last_n, 5);
   EXPECT_TRUE(j.scheduling.topology_aware);
+}
+
+// Incast: fan_in senders share the receiver's NIC, so the last byte lands after
+// fan_in x size / (NIC rate x protocol efficiency), plus the path latency.
+TEST(Scenarios, IncastTrafficMatchesTheClosedForm) {
+  const auto doc = nlohmann::json::parse(R"({"cluster": {"nodes": 16, "fabric": {"tiers": 2}},
+      "network": {"solve_quantum": "0s"},
+      "traffic": {"pattern": "incast", "fan_in": 8, "size": "4MiB"}})");
+  Config c = to_config(doc);
+  check_config(c);
+  const auto report = run(c);
+  const double expected = 8 * 4194304.0 * 8 / (400e9 * 0.95);
+  const double t = report["traffic"]["completion_time_s"];
+  EXPECT_NEAR(t, expected, 0.01 * expected);
+  EXPECT_EQ(report["traffic"]["flows"], 8);
+  EXPECT_NEAR(report["traffic"]["fct_p50_s"].get<double>(), t, 1e-9);
+}
+
+TEST(Scenarios, PacketModeIsReportedAsNotComputedNotInvented) {
+  Config c = to_config(read_document("scenarios/default.json", {"network.mode=packet"}));
+  check_config(c);
+  const auto report = run(c);
+  EXPECT_FALSE(report.contains("step_time_s"));
+  EXPECT_TRUE(report["not_computed"].contains("step_time_s"));
 }
