@@ -77,3 +77,17 @@ TEST(Scenarios, PacketModeIsReportedAsNotComputedNotInvented) {
   EXPECT_FALSE(report.contains("step_time_s"));
   EXPECT_TRUE(report["not_computed"].contains("step_time_s"));
 }
+
+// A step graph that cannot fit in this machine's memory fails fast with the estimate.
+TEST(Scenarios, OversizedStepGraphFailsFastWithEstimate) {
+  Config c = to_config(read_document("scenarios/default.json", {"training_job.global_batch_size=31200000",
+                                                                 "training_job.parallelism.virtual_pipeline=1"}));
+  check_config(c);
+  try {
+    run(c);
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("network.mode=analytical"), std::string::npos);
+  }
+}
