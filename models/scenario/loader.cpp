@@ -23,7 +23,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 }
 
 std::string shown(const nlohmann::json& v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }
@@ -41,6 +41,21 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// Offset of the first byte that is not part of well-formed UTF-8, or npos.
+size_t invalid_utf8_at(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || (len == 2 && c < 0xc2) || i + len > text.size()) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
 }
 
 // Rejects nesting deeper than kMaxNesting before any recursive parser sees the text.
@@ -279,6 +294,9 @@ nlohmann::json parse_document(std::string_view text, Format format) {
   if (text.size() > kMaxDocumentBytes) {
     throw ScenarioError({"document: " + std::to_string(text.size()) + " bytes, expected at most " +
                          std::to_string(kMaxDocumentBytes)});
+  }
+  if (const size_t bad = invalid_utf8_at(text); bad != std::string_view::npos) {
+    throw ScenarioError({"document: not valid UTF-8 at byte " + std::to_string(bad)});
   }
   check_nesting(text);
   if (format == Format::automatic) {

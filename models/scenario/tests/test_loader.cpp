@@ -206,3 +206,11 @@ TEST(Loader, InterleavedScheduleNeedsMicrobatchesMultipleOfStages) {
   doc["training_job"]["global_batch_size"] = 6;  // 3 micro-batches per replica, PP 2
   EXPECT_TRUE(has_problem(doc, "virtual_pipeline", "multiple of pipeline_parallel"));
 }
+
+// Found by the fuzzer: invalid UTF-8 in a YAML value used to escape as a JSON type error.
+TEST(Loader, InvalidUtf8IsAScenarioError) {
+  const std::string yaml = "trace: {format: c\xaa\xaa, path: x}\n";
+  EXPECT_THROW(parse_document(yaml, Format::yaml), ScenarioError);
+  EXPECT_THROW(parse_document("{\"name\": \"\xc3\"}", Format::json), ScenarioError);
+  EXPECT_NO_THROW(parse_document("name: caf\xc3\xa9\ncluster: {nodes: 2}\n", Format::yaml));
+}
