@@ -68,6 +68,16 @@ class Executor final : public sim::EventHandler, public CommHandler {
   }
 
   ExecutionResult run() {
+    if (options_.trace != nullptr) {
+      for (size_t r = 0; r < ranks_.size() && static_cast<int>(r) < options_.trace_ranks; ++r) {
+        const int gpu = program_.ranks[r].gpu;
+        options_.trace->process_name(gpu, "GPU " + std::to_string(gpu) + " (stage " +
+                                              std::to_string(program_.ranks[r].stage) + ")");
+        options_.trace->thread_name(gpu, static_cast<int>(Stream::compute), "compute");
+        options_.trace->thread_name(gpu, static_cast<int>(Stream::p2p), "pipeline p2p");
+        options_.trace->thread_name(gpu, static_cast<int>(Stream::dp), "data-parallel collectives");
+      }
+    }
     for (size_t r = 0; r < ranks_.size(); ++r) try_start(static_cast<int32_t>(r));
     sim_.run();
     check_finished();
