@@ -251,10 +251,15 @@ class Executor final : public sim::EventHandler, public CommHandler {
 
   void finish_send(int32_t r, int32_t i) {
     const Instr& in = instr(r, i);
+    RankState& s = ranks_[static_cast<size_t>(r)];
     set_comm(r, -1);
-    trace(r, in, static_cast<int>(Stream::p2p), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
+    trace(r, in, static_cast<int>(Stream::p2p), s.started_at[static_cast<size_t>(i)]);
+    if (in.stream == Stream::compute) {  // a blocking send held the compute stream
+      s.steps[static_cast<size_t>(in.step)].exposed_pp_comm_s += now() - s.started_at[static_cast<size_t>(i)];
+      s.idle_since = now();
+    }
     complete(in.peer, in.peer_instr, Stream::none);
-    complete(r, i, Stream::p2p);
+    complete(r, i, in.stream);
   }
 
   void start_collective(int32_t r, int32_t i) {

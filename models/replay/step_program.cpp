@@ -137,7 +137,7 @@ struct Builder {
         if (has_output) {
           Instr send;
           send.kind = InstrKind::send;
-          send.stream = Stream::p2p;
+          send.stream = options.overlap_p2p ? Stream::p2p : Stream::compute;
           send.category = Category::pp;
           send.step = step;
           send.chunk = run.chunk;

@@ -83,6 +83,9 @@ struct ProgramOptions {
   int steps = 3;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Pipeline sends run on their own stream (true), or block the compute stream until
+  // delivered, as Megatron's batched p2p did before --overlap-p2p-communication (false).
+  bool overlap_p2p = true;
   std::string placement = "tp-cp-dp-pp";
   double bucket_params = 0;  // DP gradient bucket in parameters (0 = max(40M, 1M x DP))
   // Fold: one DP replica and one TP rank per stage stand for all (identical) others.

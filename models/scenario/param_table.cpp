@@ -151,7 +151,7 @@ std::vector<Param> build_table() {
   t.push_back(P(failures.distribution, text, "\"exponential\"", "Time between failures.").one_of({"exponential", "weibull"}));
   t.push_back(P(failures.weibull_shape, real, "1.0", "Weibull shape k (k < 1: infant mortality).").at_least(0.05));
   t.push_back(P(recovery.detection, duration, "\"60s\"", "Time to detect a failure (watchdog, heartbeat)."));
-  t.push_back(P(recovery.restart, duration, "\"600s\"", "Time to restart the job and load the checkpoint."));
+  t.push_back(P(recovery.restart, duration, "\"600s\"", "Time to restart the job (reschedule, start processes, NCCL init); the checkpoint load comes from storage."));
   t.push_back(P(recovery.hot_spares, fraction, "0.02", "Share of nodes kept as hot spares."));
   t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
   t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign."));

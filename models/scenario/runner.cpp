@@ -11,6 +11,7 @@
 #include "models/replay/step_model.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
 #include "models/workload/flops.h"
 #include "models/workload/memory.h"
@@ -202,9 +203,9 @@ json run(const Config& c, const RunOptions& options) {
     } else {
       step_report(c, options, report, not_computed);
       events = report["sim"]["events"].get<uint64_t>();
+      reliability_report(c, report["step_time_s"].get<double>(), report);
     }
     not_computed["power"] = "the power model is not built yet";
-    not_computed["reliability"] = "failures, checkpoints and campaigns are not built yet";
   } else if (c.has("traffic")) {
     if (c.network.mode == "packet") {
       not_computed["traffic"] = "network.mode=packet is not built yet; use flow or analytical";

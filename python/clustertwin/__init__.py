@@ -4,7 +4,20 @@
     sc = ct.load("scenarios/default.json")
     r = ct.run(sc, overrides={"training_job.micro_batch_size": 2})
     r.report["mfu"]
-"""
-from .api import Result, Scenario, ScenarioError, load, run, schema
+    df = ct.sweep(sc, grid={"training_job.micro_batch_size": [1, 2]}, workers=2)
 
-__all__ = ["Result", "Scenario", "ScenarioError", "load", "run", "schema"]
+``ct.frames`` turns reports into long DataFrames and ``ct.plots`` draws runs and sweeps
+(both import pandas / matplotlib on first use, so the CLI starts without them).
+"""
+import importlib
+
+from .api import Result, Scenario, ScenarioError, load, run, schema
+from .sweep import sweep
+
+__all__ = ["Result", "Scenario", "ScenarioError", "frames", "load", "plots", "run", "schema", "sweep"]
+
+
+def __getattr__(name):
+    if name in ("frames", "plots"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Command line: ./clustertwin run|validate|schema ... (DESIGN.md "Command line")."""
+"""Command line: ./clustertwin run|sweep|validate|schema ... (DESIGN.md "Command line")."""
 from __future__ import annotations
 
 import argparse
@@ -84,6 +84,60 @@ def _write_csvs(report: dict, out: str) -> None:
             w.writerows(rows)
 
 
+def _value(raw: str):
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _grid(pairs: list[str]) -> dict:
+    """--grid a.b=1,2,4 -> {"a.b": [1, 2, 4]}; a JSON list (--grid 'a.b=[[1,2],[3]]') is taken whole."""
+    grid = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ScenarioError(f"--grid {pair!r}: expected KEY.PATH=VALUE,VALUE,...")
+        key, raw = pair.split("=", 1)
+        whole = _value(raw) if raw.lstrip().startswith("[") else None
+        grid[key] = whole if isinstance(whole, list) else [_value(v) for v in raw.split(",")]
+    return grid
+
+
+SWEEP_SHOWN = ["step_time_s", "mfu", "tflops_per_gpu", "tokens_per_s_per_gpu", "memory.fits",
+               "network.max_link_utilization", "traffic.completion_time_s", "traffic.fct_p99_s",
+               "traffic.goodput_gbps"]
+
+
+def cmd_sweep(args) -> int:
+    import pandas as pd
+
+    from .sweep import sweep
+
+    grid = _grid(args.grid)
+    if not grid:
+        raise ScenarioError("sweep: give at least one --grid KEY.PATH=VALUE,VALUE,...")
+    df = sweep(load(args.scenario), grid, workers=args.workers, db=args.db, overrides=_overrides(args.set))
+    failed = int(df["error"].notna().sum())
+    if args.csv == "-":
+        df.to_csv(sys.stdout, index=False)
+    elif args.csv:
+        df.to_csv(args.csv, index=False)
+        print(f"{len(df)} points -> {args.csv}", file=sys.stderr)
+    else:
+        cols = list(df.columns) if args.all else \
+            list(grid) + [c for c in SWEEP_SHOWN if c in df.columns and c not in grid] + ["wall_s"]
+        shown = df[[c for c in cols if c != "error"]].copy()
+        errors = df["error"].map(lambda e: "" if e is None or e != e else " ".join(e.split()))
+        if failed:  # last, left-aligned: the messages are long
+            width = int(errors.str.len().max())
+            shown["error"] = errors.map(lambda e: e.ljust(width))
+        with pd.option_context("display.max_colwidth", 400, "display.width", 400):
+            print("\n".join(line.rstrip() for line in shown.to_string(index=False).splitlines()))
+    if failed:
+        print(f"{failed} of {len(df)} points failed (see the error column)", file=sys.stderr)
+    return 0
+
+
 def cmd_validate(args) -> int:
     sc = load(args.scenario)
     sc.validate(_overrides(args.set))
@@ -158,6 +212,16 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seq", type=int, default=2048)
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plan)
+    sw = sub.add_parser("sweep", help="run a scenario over a grid of overrides and print one row per point")
+    sw.add_argument("scenario")
+    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", required=True,
+                    help="a swept key and its values (JSON when they parse, else strings); repeat for a cartesian grid")
+    sw.add_argument("--workers", type=int, default=1, help="points run in parallel (default 1)")
+    sw.add_argument("--db", metavar="FILE", help="SQLite file: append rows, skip points already there (resume)")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key at every point")
+    sw.add_argument("--csv", metavar="OUT", help="write every column as CSV (- for stdout) instead of printing the table")
+    sw.add_argument("--all", action="store_true", help="print every column (default: grid keys and headline metrics)")
+    sw.set_defaults(func=cmd_sweep)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")

@@ -50,6 +50,10 @@ def test_run_default_report_is_deterministic():
     for key in ["step_time_s", "mfu", "hfu", "tflops_per_gpu", "tokens_per_s", "tokens_per_s_per_gpu",
                 "breakdown", "memory", "collectives", "network", "ranks"]:
         assert key in a, key
+    rel = a["reliability"]
+    assert 0.5 < rel["goodput"] < 1.0 and rel["interruptions"] > 0
+    assert abs(rel["optimal_checkpoint_interval_s"] - rel["young_daly_interval_s"]) < 0.05 * rel["young_daly_interval_s"]
+    assert a["storage"]["checkpoint_bytes"] > 14 * 174e9
     total = sum(a["breakdown"].values())
     assert abs(total - a["step_time_s"]) < 1e-6 * a["step_time_s"]
 
