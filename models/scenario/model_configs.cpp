@@ -106,7 +106,7 @@ void check_config(Config& c) {
   };
   guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
   guard("cluster", [&] { node_spec(c).validate(); });
-  guard("cluster.fabric", [&] { topology::build_fabric(fabric_config(c)); });
+  guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;

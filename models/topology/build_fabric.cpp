@@ -22,4 +22,14 @@ Topology build_fabric(const FabricConfig& config) {
                     "one of rail_optimized, fat_tree, multi_plane, explicit");
 }
 
+void check_fabric(const FabricConfig& config) {
+  detail::check_common(config);
+  const std::string& t = config.topology;
+  if (t == "rail_optimized" || t == "fat_tree" || t == "multi_plane") {
+    detail::clos_shape(config);
+    return;
+  }
+  build_fabric(config);
+}
+
 }  // namespace ct::topology

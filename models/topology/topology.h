@@ -186,4 +186,8 @@ class Topology {
 // scenario key path, the value and what was expected when the configuration is unsound.
 Topology build_fabric(const FabricConfig& config);
 
+// The checks of build_fabric without building (cheap at any size): throws the same
+// std::invalid_argument naming the key path. An explicit graph is checked by building it.
+void check_fabric(const FabricConfig& config);
+
 }  // namespace ct::topology
