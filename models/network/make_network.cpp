@@ -4,6 +4,7 @@
 #include "models/network/analytical_network.h"
 #include "models/network/flow_network.h"
 #include "models/network/network.h"
+#include "models/network/packet_network.h"
 
 namespace ct::network {
 
@@ -11,11 +12,11 @@ std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& si
                                       const Cluster& cluster, NetworkParams params) {
   if (mode == "analytical") return std::make_unique<AnalyticalNetwork>(sim, cluster, params);
   if (mode == "flow") return std::make_unique<FlowNetwork>(sim, cluster, params);
-  if (mode == "packet") {
-    throw std::invalid_argument("network.mode: \"packet\" is not built yet; use \"analytical\" or \"flow\"");
-  }
+  // Packet mode with default PacketParams (ECN, PFC, DCQCN, 64 MiB switch buffers); build a
+  // PacketNetwork directly to choose them.
+  if (mode == "packet") return std::make_unique<PacketNetwork>(sim, cluster, params);
   throw std::invalid_argument("network.mode: got \"" + std::string(mode) +
-                              "\", expected \"analytical\" or \"flow\"");
+                              "\", expected \"analytical\", \"flow\" or \"packet\"");
 }
 
 }  // namespace ct::network

@@ -92,8 +92,8 @@ class Network {
   [[nodiscard]] virtual const Cluster& cluster() const = 0;
 };
 
-// mode: "analytical" | "flow". "packet" (not built yet) and anything else throw
-// std::invalid_argument naming `network.mode`.
+// mode: "analytical" | "flow" | "packet" (with default PacketParams; build a PacketNetwork
+// directly to choose them). Anything else throws std::invalid_argument naming `network.mode`.
 std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim,
                                       const Cluster& cluster, NetworkParams params = {});
 

@@ -1,5 +1,6 @@
 #include "models/replay/executor.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <stdexcept>
@@ -59,6 +60,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
         if (instrs[i].stream != Stream::none) s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
       }
       s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
+      s.weight = r < options.rank_weight.size() ? options.rank_weight[r] : 1.0;
       s.rate = s.speed;
       s.steps.resize(static_cast<size_t>(program.steps));
       s.step_end.assign(static_cast<size_t>(program.steps), 0.0);
@@ -93,6 +95,10 @@ class Executor final : public sim::EventHandler, public CommHandler {
       out.ranks.push_back(std::move(rr));
     }
     out.collectives = std::move(records_);
+    set_busy(0.0);  // closes the last bucket
+    out.busy_gpus = std::move(busy_);
+    for (double& b : out.busy_gpus) b /= options_.busy_bucket_s;
+    out.busy_bucket_s = options_.busy_bucket_s;
     return out;
   }
 
@@ -115,7 +121,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     std::array<bool, 3> busy{false, false, false};
     int active_comm = 0;
     int32_t running = -1;  // compute instruction in flight
-    double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0;
+    double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
     double idle_since = 0.0;
     std::vector<TimeBreakdown> steps;
     std::vector<double> step_end, step_compute;
@@ -194,6 +200,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     s.running = i;
     s.remaining = in.seconds;
     s.last = now();
+    set_busy(busy_now_ + s.weight);
     sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / s.rate));
   }
 
@@ -202,6 +209,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     const int32_t i = s.running;
     const Instr& in = instr(r, i);
     s.running = -1;
+    if (in.seconds > 0) set_busy(busy_now_ - s.weight);
     const double t = now(), busy = t - s.started_at[static_cast<size_t>(i)];
     TimeBreakdown& b = s.steps[static_cast<size_t>(in.step)];
     if (in.category == Category::optimizer) {
@@ -290,6 +298,20 @@ class Executor final : public sim::EventHandler, public CommHandler {
     for (const auto& [r, i] : members) complete(r, i, Stream::dp);
   }
 
+  // Integrates the number of computing GPUs into fixed-width time buckets (integer ps).
+  void set_busy(double value) {
+    const int64_t t = sim_.now().ps();
+    const int64_t w = std::max<int64_t>(1, sim::Duration::from_seconds(options_.busy_bucket_s).count_ps());
+    while (busy_since_ps_ < t) {
+      const auto bucket = static_cast<size_t>(busy_since_ps_ / w);
+      const int64_t end = std::min(t, (busy_since_ps_ / w + 1) * w);
+      if (busy_.size() <= bucket) busy_.resize(bucket + 1, 0.0);
+      busy_[bucket] += busy_now_ * static_cast<double>(end - busy_since_ps_) * 1e-12;
+      busy_since_ps_ = end;
+    }
+    busy_now_ = value;
+  }
+
   void trace(int32_t r, const Instr& in, int tid, double start) {
     if (options_.trace == nullptr || r >= options_.trace_ranks || in.category == Category::step_end) return;
     const sim::Time t0 = sim::Time::zero() + sim::Duration::from_seconds(start);
@@ -319,6 +341,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
   std::deque<sim::Timer> timers_;
   std::vector<GroupState> groups_;
   std::vector<CollectiveRecord> records_;
+  std::vector<double> busy_;
+  double busy_now_ = 0.0;
+  int64_t busy_since_ps_ = 0;
 };
 
 }  // namespace

@@ -59,8 +59,10 @@ struct CollectiveRecord {
 struct ExecutorOptions {
   double comm_slowdown = 0.06;          // compute rate loss while communication runs
   std::vector<double> rank_speed;       // per program rank, 1 = nominal (gpu_throttle faults)
+  std::vector<double> rank_weight;      // GPUs each program rank stands for (folding); 1 = itself
   sim::TraceWriter* trace = nullptr;    // timeline of the first `trace_ranks` ranks
   int trace_ranks = 0;
+  double busy_bucket_s = 100e-6;        // resolution of ExecutionResult::busy_gpus
 };
 
 struct RankResult {
@@ -73,6 +75,9 @@ struct RankResult {
 struct ExecutionResult {
   std::vector<RankResult> ranks;
   std::vector<CollectiveRecord> collectives;  // the last step's
+  // Mean number of GPUs running compute in each bucket of busy_bucket_s (power, swings).
+  std::vector<double> busy_gpus;
+  double busy_bucket_s = 0;
   uint64_t events = 0;
 };
 

@@ -37,6 +37,9 @@ StepResult simulate_step(const StepInput& in) {
       if (program.ranks[r].gpu == gpu) exec.rank_speed[r] = factor;
     }
   }
+  // A folded rank stands for every GPU of its equivalence class.
+  const double gpus_used = static_cast<double>(workload::gpus_used(in.job.parallelism));
+  exec.rank_weight.assign(program.ranks.size(), gpus_used / static_cast<double>(program.ranks.size()));
   exec.trace = in.trace;
   exec.trace_ranks = in.trace_ranks;
   const ExecutionResult run = execute(program, sim, comm, exec);
@@ -79,6 +82,24 @@ StepResult simulate_step(const StepInput& in) {
   out.tflops_per_gpu = model_flops / (out.step_time_s * gpus) / 1e12;
   out.tokens_per_s = static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  // Power over the last step window; GPUs outside the job (spares) idle.
+  const double cluster_gpus = static_cast<double>(cluster.gpu_count());
+  const double switches = cluster.topology().switch_count();
+  out.power_bucket_s = run.busy_bucket_s;
+  const auto first = static_cast<size_t>(end_prev / run.busy_bucket_s);
+  const auto last_bucket = std::min(run.busy_gpus.size(), static_cast<size_t>(end_last / run.busy_bucket_s));
+  double sum = 0;
+  out.power_peak_w = 0;
+  out.power_min_w = 1e300;
+  for (size_t k = first; k < last_bucket; ++k) {
+    const double w = hardware::cluster_power_w(node.gpu, in.power, cluster_gpus, run.busy_gpus[k], switches);
+    out.power_series_w.push_back(w);
+    sum += w;
+    out.power_peak_w = std::max(out.power_peak_w, w);
+    out.power_min_w = std::min(out.power_min_w, w);
+  }
+  if (out.power_series_w.empty()) out.power_min_w = 0;
+  out.power_mean_w = out.power_series_w.empty() ? 0 : sum / static_cast<double>(out.power_series_w.size());
   out.max_link_utilization = net->max_link_utilization();
   for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
   return out;

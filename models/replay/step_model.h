@@ -14,6 +14,7 @@
 
 #include "models/collective/collective.h"
 #include "models/hardware/node.h"
+#include "models/hardware/power.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/replay/executor.h"
@@ -34,6 +35,7 @@ struct StepInput {
   sim::TraceWriter* trace = nullptr;
   int trace_ranks = 16;
   uint64_t seed = 1;
+  hardware::PowerModel power;
 };
 
 struct LinkSummary {
@@ -52,6 +54,11 @@ struct StepResult {
   std::vector<CollectiveRecord> collectives;
   double max_link_utilization = 0;
   std::vector<LinkSummary> top_links;
+  // IT power over the last step (hardware::PowerModel): mean, peak and trough of the
+  // cluster's draw in busy_bucket_s buckets, and the series itself.
+  double power_mean_w = 0, power_peak_w = 0, power_min_w = 0;
+  std::vector<double> power_series_w;
+  double power_bucket_s = 0;
   uint64_t events = 0;
   size_t simulated_ranks = 0;
   bool folded = false;

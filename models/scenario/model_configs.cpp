@@ -76,6 +76,26 @@ collective::CollectiveParams collective_params(const Config& c) {
   return p;
 }
 
+network::PacketParams packet_params(const Config& c) {
+  network::PacketParams p;
+  p.mtu_bytes = c.network.mtu.n;
+  p.switch_buffer_bytes = c.cluster.fabric.switch_buffer.n;
+  p.pfc.enabled = c.network.pfc.enabled;
+  p.pfc.xoff_bytes = c.network.pfc.xoff.n;
+  p.pfc.xon_bytes = c.network.pfc.xon.n;
+  p.pfc.cable_m = c.cluster.fabric.cable_length_m;
+  p.pfc.watchdog = c.network.pfc.watchdog;
+  p.ecn.kmin_bytes = c.network.ecn.kmin.n;
+  p.ecn.kmax_bytes = c.network.ecn.kmax.n;
+  p.ecn.pmax = c.network.ecn.pmax;
+  if (c.network.congestion_control == "hpcc") {
+    throw ScenarioError({"network.congestion_control: hpcc is not built yet; expected dcqcn or none"});
+  }
+  p.congestion_control = c.network.congestion_control == "none" ? network::CongestionControl::none
+                                                                : network::CongestionControl::dcqcn;
+  return p;
+}
+
 int usable_nodes(const Config& c) {
   const auto spares = static_cast<int>(std::ceil(c.recovery.hot_spares * c.cluster.nodes - 1e-9));
   return std::max(1, c.cluster.nodes - spares);
@@ -107,6 +127,7 @@ void check_config(Config& c) {
   guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
   guard("cluster", [&] { node_spec(c).validate(); });
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
+  if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;

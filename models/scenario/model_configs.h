@@ -8,6 +8,7 @@
 #include "models/hardware/node.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
+#include "models/network/packet_network.h"
 #include "models/scenario/config.h"
 #include "models/topology/fabric_config.h"
 #include "models/workload/model_spec.h"
@@ -21,6 +22,7 @@ workload::JobSpec job_spec(const Config& c);  // data_parallel resolved
 network::ClusterSpec cluster_spec(const Config& c);
 network::NetworkParams network_params(const Config& c);
 collective::CollectiveParams collective_params(const Config& c);
+network::PacketParams packet_params(const Config& c);  // throws ScenarioError for unbuilt schemes
 
 // Nodes the job may use: all but the hot-spare pool (recovery.hot_spares x nodes, rounded up).
 int usable_nodes(const Config& c);

@@ -21,7 +21,9 @@ std::string nccl_tests_tables(const Config& c, const std::string& op, const std:
   } catch (const std::exception& e) {
     throw ScenarioError({std::string("--minbytes/--maxbytes: ") + e.what()});
   }
-  if (c.network.mode == "packet") throw ScenarioError({"network.mode: packet is not built yet; use flow or analytical"});
+  if (c.network.mode == "packet") {
+    throw ScenarioError({"network.mode: nccl-tests runs on flow or analytical; packet mode is for traffic studies"});
+  }
   options.network_mode = c.network.mode;
   options.network = network_params(c);
   options.collective = collective_params(c);

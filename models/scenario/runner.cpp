@@ -157,7 +157,7 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
     link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
   }
   report["network"] = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
-  not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops need network.mode=packet (not built yet)";
+  not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet traffic studies";
   const double median = percentile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();
@@ -173,7 +173,18 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
                      {"slow_ranks", slow},
                      {"simulated", r.simulated_ranks},
                      {"folded", r.folded}};
-  report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}};
+  // Power: the last step's series, thinned to at most 2,000 points for the table.
+  json power_rows = json::array();
+  const size_t stride = std::max<size_t>(1, r.power_series_w.size() / 2000);
+  for (size_t k = 0; k < r.power_series_w.size(); k += stride) {
+    power_rows.push_back({{"t_s", static_cast<double>(k) * r.power_bucket_s}, {"cluster_w", r.power_series_w[k]}});
+  }
+  report["power"] = {{"cluster_peak_w", r.power_peak_w},
+                     {"cluster_mean_w", r.power_mean_w},
+                     {"cluster_min_w", r.power_min_w},
+                     {"swing_w", r.power_peak_w - r.power_min_w},
+                     {"resolution_s", r.power_bucket_s}};
+  report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}, {"power", power_rows}};
   report["sim"] = {{"events", r.events}};
 }
 
@@ -199,19 +210,16 @@ json run(const Config& c, const RunOptions& options) {
     if (!memory.fits) {
       not_computed["step_time_s"] = "the layout does not fit in GPU memory (see memory); it is not simulated";
     } else if (c.network.mode == "packet") {
-      not_computed["step_time_s"] = "network.mode=packet is not built yet; use flow or analytical";
+      not_computed["step_time_s"] =
+          "network.mode=packet is for traffic studies (up to about 1K GPUs); training steps replay on flow or "
+          "analytical";
     } else {
       step_report(c, options, report, not_computed);
       events = report["sim"]["events"].get<uint64_t>();
       reliability_report(c, report["step_time_s"].get<double>(), report);
     }
-    not_computed["power"] = "the power model is not built yet";
   } else if (c.has("traffic")) {
-    if (c.network.mode == "packet") {
-      not_computed["traffic"] = "network.mode=packet is not built yet; use flow or analytical";
-    } else {
-      report["traffic"] = run_traffic(c, events);
-    }
+    events = run_traffic(c, report);
   } else {
     not_computed["trace"] = "trace replay is not built yet";
   }

@@ -27,12 +27,36 @@ double quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
+nlohmann::json packet_report(const network::PacketStats& p) {
+  nlohmann::json storms = nlohmann::json::array();
+  for (const auto& s : p.pfc_storms) {
+    storms.push_back({{"port", s.port}, {"start_s", s.start_s}, {"detected_s", s.detected_s}});
+  }
+  return {{"ecn_marked_fraction", p.ecn_marked_fraction}, {"pfc_pause_frames", p.pfc_pause_frames},
+          {"pfc_paused_time_s", p.pfc_paused_time_s},     {"dropped_packets", p.dropped_packets},
+          {"pfc_storms", storms},                         {"cnps", p.cnps},
+          {"max_queue_bytes", p.max_queue_bytes},         {"packets_delivered", p.packets_delivered}};
+}
+
 }  // namespace
 
-nlohmann::json run_traffic(const Config& c, uint64_t& events) {
+uint64_t run_traffic(const Config& c, nlohmann::json& report) {
   const network::Cluster cluster(cluster_spec(c));
   sim::Simulation sim(static_cast<uint64_t>(c.seed));
-  auto net = network::make_network(c.network.mode, sim, cluster, network_params(c));
+  std::unique_ptr<network::Network> net;
+  network::PacketNetwork* packet = nullptr;
+  if (c.network.mode == "packet") {
+    auto p = std::make_unique<network::PacketNetwork>(sim, cluster, network_params(c), packet_params(c));
+    packet = p.get();
+    for (const auto& f : c.faults) {
+      if (f.kind == "pause_storm") {
+        packet->inject_pause_storm(f.node * c.cluster.nics_per_node + std::max(0, f.nic), sim::Time::zero() + f.at);
+      }
+    }
+    net = std::move(p);
+  } else {
+    net = network::make_network(c.network.mode, sim, cluster, network_params(c));
+  }
   Recorder rec;
   rec.sim = &sim;
   const auto& t = c.traffic;
@@ -77,27 +101,29 @@ nlohmann::json run_traffic(const Config& c, uint64_t& events) {
     const collective::Op op = collective::parse_op(t.op);
     engine.start(op, group, t.size, rec, 0);
     sim.run();
-    events = sim.events_executed();
     const double time = rec.done_s.at(0);
     const double algbw = t.size.as_double() / time;
-    return {{"completion_time_s", time},
-            {"flows", 1},
-            {"fct_p50_s", time},
-            {"fct_p99_s", time},
-            {"goodput_gbps", algbw * 8e-9},
-            {"algbw_GBps", algbw * 1e-9},
-            {"busbw_GBps", algbw * collective::bus_factor(op, n) * 1e-9},
-            {"max_link_utilization", net->max_link_utilization()}};
+    report["traffic"] = {{"completion_time_s", time},
+                         {"flows", 1},
+                         {"fct_p50_s", time},
+                         {"fct_p99_s", time},
+                         {"goodput_gbps", algbw * 8e-9},
+                         {"algbw_GBps", algbw * 1e-9},
+                         {"busbw_GBps", algbw * collective::bus_factor(op, n) * 1e-9}};
+    report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
+    if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+    return sim.events_executed();
   }
   sim.run();
-  events = sim.events_executed();
   const double completion = rec.done_s.empty() ? 0.0 : *std::max_element(rec.done_s.begin(), rec.done_s.end());
-  return {{"completion_time_s", completion},
-          {"flows", rec.done_s.size()},
-          {"fct_p50_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.5)},
-          {"fct_p99_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.99)},
-          {"goodput_gbps", completion > 0 ? payload * 8e-9 / completion : 0.0},
-          {"max_link_utilization", net->max_link_utilization()}};
+  report["traffic"] = {{"completion_time_s", completion},
+                       {"flows", rec.done_s.size()},
+                       {"fct_p50_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.5)},
+                       {"fct_p99_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.99)},
+                       {"goodput_gbps", completion > 0 ? payload * 8e-9 / completion : 0.0}};
+  report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
+  if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+  return sim.events_executed();
 }
 
 }  // namespace ct::scenario

@@ -5,6 +5,8 @@
 //                derangement drawn from the scenario seed
 //   all_to_all:  every GPU sends size / n to each of the other n - 1 (n <= 4,096)
 //   collective:  one NCCL-like `op` of `size` per rank over every GPU of the first `nodes` nodes
+// In packet mode the report's `network` section carries ECN marks, PFC pauses, drops and
+// storms, and `pause_storm` faults make a NIC send pause frames from their `at` time.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 namespace ct::scenario {
 
-nlohmann::json run_traffic(const Config& config, uint64_t& events);
+// Writes report["traffic"] and report["network"]; returns the events simulated.
+uint64_t run_traffic(const Config& config, nlohmann::json& report);
 
 }  // namespace ct::scenario

@@ -57,7 +57,7 @@ TEST(NcclTests, BadOptionsAreErrors) {
   o.nodes = 3;
   EXPECT_THROW(run_nccl_tests(c, o), std::invalid_argument);
   o.nodes = 2;
-  o.network_mode = "packet";
+  o.network_mode = "fluid";
   EXPECT_THROW(run_nccl_tests(c, o), std::invalid_argument);
 }
 

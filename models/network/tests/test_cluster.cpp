@@ -75,7 +75,8 @@ TEST(MakeNetwork, ModesAndErrors) {
   sim::Simulation sim;
   EXPECT_NE(make_network("analytical", sim, c), nullptr);
   EXPECT_NE(make_network("flow", sim, c), nullptr);
-  for (const char* bad : {"packet", "fluid"}) {
+  EXPECT_NE(make_network("packet", sim, c), nullptr);
+  for (const char* bad : {"fluid", ""}) {
     try {
       make_network(bad, sim, c);
       FAIL() << bad;

@@ -55,6 +55,22 @@ TEST(Replay, FoldedAndUnfoldedRunsAgree) {
   EXPECT_EQ(folded.simulated_ranks, 2u);
   EXPECT_NEAR(folded.step_time_s, full.step_time_s, 1e-9 * full.step_time_s);
   EXPECT_NEAR(folded.mfu, full.mfu, 1e-9);
+  // Power: a folded rank stands for its whole class, so the cluster draw is the same.
+  EXPECT_NEAR(folded.power_mean_w, full.power_mean_w, 1e-6 * full.power_mean_w);
+  EXPECT_NEAR(folded.power_peak_w, full.power_peak_w, 1e-6 * full.power_peak_w);
+}
+
+TEST(Replay, PowerStaysBetweenIdleAndFullDraw) {
+  const auto job = small_job(8, 2, 2, 1, 16);
+  const StepResult r = run(job, 4, "analytical", false);
+  const auto gpu = hardware::gpu("H100-SXM");
+  const hardware::PowerModel m;
+  EXPECT_GT(r.power_peak_w, r.power_min_w);
+  EXPECT_GE(r.power_mean_w, r.power_min_w);
+  EXPECT_LE(r.power_mean_w, r.power_peak_w);
+  // 32 GPUs: the swing between all idle and all computing is at most 32 x (TDP - idle).
+  EXPECT_LE(r.power_peak_w - r.power_min_w, 32 * gpu.tdp_watts * (1 - m.idle_fraction) * (1 + 1e-9));
+  EXPECT_GE(r.power_min_w, 32 * gpu.tdp_watts * (m.idle_fraction + m.host_per_gpu_fraction));
 }
 
 TEST(Replay, FlowModeIsDeterministicAndNotFasterThanAnalytical) {

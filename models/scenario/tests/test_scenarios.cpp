@@ -91,3 +91,22 @@ TEST(Scenarios, OversizedStepGraphFailsFastWithEstimate) {
     EXPECT_NE(std::string(e.what()).find("network.mode=analytical"), std::string::npos);
   }
 }
+
+// Packet mode: a lossless incast loses nothing, ECN marks, and a NIC's pause storm is
+// caught by the switch watchdog after its threshold.
+TEST(Scenarios, PacketTrafficReportsPfcEcnAndStorms) {
+  const auto doc = nlohmann::json::parse(R"({"cluster": {"nodes": 16, "fabric": {"tiers": 2}},
+      "network": {"mode": "packet", "pfc": {"watchdog": "50ms"}},
+      "traffic": {"pattern": "incast", "fan_in": 8, "size": "4MiB"},
+      "faults": [{"kind": "pause_storm", "node": 3, "nic": 0, "at": "1ms"}]})");
+  Config c = to_config(doc);
+  check_config(c);
+  const auto report = run(c);
+  EXPECT_EQ(report["traffic"]["flows"], 8);
+  EXPECT_EQ(report["network"]["dropped_packets"], 0);
+  EXPECT_GT(report["network"]["ecn_marked_fraction"].get<double>(), 0.0);
+  ASSERT_EQ(report["network"]["pfc_storms"].size(), 1u);
+  const auto& storm = report["network"]["pfc_storms"][0];
+  EXPECT_NEAR(storm["detected_s"].get<double>() - storm["start_s"].get<double>(), 0.050, 1e-6);
+  EXPECT_EQ(storm["port"], "leaf0->node3.nic0");
+}

@@ -1,0 +1,743 @@
+// Packet-level network. Rules:
+//
+// Ports. Every resource of the cluster is a port with a serializer and a propagation pipe:
+//   fabric link direction d = (a -> b): the egress port of a; pipe delay topology.latency(d);
+//   NVLink tx: the GPU's egress port, pipe delay node.nvlink_latency;
+//   PCIe rx / NVLink rx: host ports at the destination (unbounded queue, zero pipe delay);
+//   PCIe tx is not a port: it caps the rate of the flows of its GPU.
+// A transfer (flow) takes the ports of Cluster::path(): [NIC egress, fabric..., PCIe rx] or
+// [NVLink tx, NVLink rx]. A serializer sends one packet in ceil(8e12 wire / bps) ps and has
+// ONE pending event (transmission complete); a pipe keeps a ring of packets in flight and only
+// its head has a pending event; zero-delay pipes are direct calls. Store and forward.
+//
+// Segmentation. The source's injection port (NIC egress or NVLink tx) cuts the flow into
+// packets of payload min(mtu, left) and wire max(payload + header, ceil(payload / eff)) bytes
+// (eff = NetworkParams::protocol_efficiency), so an uncongested transfer takes
+// latency + wire / rate plus one packet per hop, like the flow backend. The port serves its
+// flows round-robin; a flow may send when now >= its next_send = start of its previous packet
+// + wire / flow rate (DCQCN rate limiter, line rate = min(port, PCIe tx)). When no flow is
+// eligible the serializer timer wakes the port at the earliest next_send.
+//
+// Egress scheduling: strict priority, lossless (1) before lossy (0); a paused priority is
+// skipped. Switch shared buffer (one per switch, PacketParams::switch_buffer_bytes), charged
+// from admission until the packet's transmission completes:
+//   lossy (or lossless with PFC off): admitted iff used + w <= B and
+//       q(port, prio) + w <= alpha (B - used)          (dynamic threshold); else dropped;
+//   lossless with PFC on: always admitted (lossless_overflow counts admissions beyond B).
+// ECN (RED-like) on admission to a switch egress queue of q bytes (that priority):
+//   p = 0 for q < Kmin, pmax (q - Kmin) / (Kmax - Kmin) for Kmin <= q < Kmax, 1 for q >= Kmax.
+//
+// PFC, explicit XOFF/XON state (equivalent to pause quanta refreshed while above XON): per
+// ingress port i of a switch and lossless priority, I = bytes buffered in the switch that
+// entered through i. I >= XOFF (and not yet paused) sends an XOFF frame; I <= XON sends an
+// XON frame. Frames travel on the reverse direction with its latency (no serialization) and
+// set/clear the pause of the upstream egress (a switch port or the NIC's injection port).
+// XOFF = (301 + 2.16 cable_m) speed_Gbps + 2.72 mtu bytes (mlx5 headroom), XON = XOFF - max
+// frame, unless PfcParams gives them. NICs do not send pause frames except in a storm.
+//
+// Losses: a dropped packet's payload is retransmitted by its source at once (an idealized
+// loss notification: no go-back-N, no timeout), ahead of new data.
+//
+// ECN/DCQCN: the destination NIC (notification point) sends a CNP when a CE packet arrives
+// and none was sent for the flow in the last cnp_interval. The CNP is a control message that
+// arrives after the path latency (no queueing, no bandwidth). The reaction point is
+// packet_dcqcn.h; its increase timer is a per-flow event, stopped at line rate.
+//
+// PFC storm and watchdog: inject_pause_storm makes a NIC send XOFF on every link into it and
+// never XON. A switch egress queue paused continuously for PfcParams::watchdog is declared
+// stormed (PfcStorm: port, pause start, detection time) and ignores pause frames for that
+// priority from then on (action "forward"; it is not restored).
+#include "models/network/packet_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "models/network/analytical_network.h"
+
+namespace ct::network {
+namespace {
+
+int64_t ceil_ps(double wire_bytes, double bps) {
+  return static_cast<int64_t>(std::ceil(wire_bytes * 8e12 / bps));
+}
+
+void require(bool ok, const char* key, const std::string& what) {
+  if (!ok) throw std::invalid_argument(std::string(key) + ": " + what);
+}
+
+}  // namespace
+
+void validate(const PacketParams& p) {
+  require(p.mtu_bytes > 0 && p.mtu_bytes <= (int64_t{1} << 20), "network.mtu",
+          "got " + std::to_string(p.mtu_bytes) + " bytes, expected 1 B .. 1 MiB");
+  require(p.header_bytes >= 0 && p.header_bytes <= 4096, "network.header_bytes",
+          "expected 0 .. 4096 bytes");
+  require(p.switch_buffer_bytes > 0, "cluster.fabric.switch_buffer", "expected a positive size");
+  require(p.buffer_alpha > 0.0, "network.buffer_alpha", "expected a positive factor");
+  require(p.data_priority >= 0 && p.data_priority < kPriorities, "network.priority",
+          "expected 0 (lossy) or 1 (lossless)");
+  require(p.pfc.xoff_bytes >= 0 && p.pfc.xon_bytes >= 0, "network.pfc.xoff",
+          "expected non-negative thresholds");
+  require(p.pfc.xon_bytes <= p.pfc.xoff_bytes || p.pfc.xoff_bytes == 0, "network.pfc.xon",
+          "expected XON <= XOFF");
+  require(p.pfc.watchdog >= sim::Duration::zero(), "network.pfc.watchdog",
+          "expected a non-negative duration");
+  require(p.ecn.kmin_bytes >= 0 && p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
+          "expected 0 <= kmin <= kmax");
+  require(p.ecn.pmax >= 0.0 && p.ecn.pmax <= 1.0, "network.ecn.pmax", "expected 0 .. 1");
+  require(p.dcqcn.g > 0.0 && p.dcqcn.g <= 1.0, "network.dcqcn.g", "expected 0 < g <= 1");
+  require(p.dcqcn.increase_period > sim::Duration::zero() &&
+              p.dcqcn.alpha_period > sim::Duration::zero(),
+          "network.dcqcn.timer", "expected positive periods");
+  require(p.dcqcn.min_rate_bps > 0.0, "network.dcqcn.min_rate", "expected a positive rate");
+}
+
+// ---------------------------------------------------------------------------- small parts
+
+void PacketNetwork::Ring::push(int64_t at, uint32_t v) {
+  if (size == buf.size()) {
+    std::vector<Entry> grown(std::max<size_t>(8, buf.size() * 2));
+    for (size_t i = 0; i < size; ++i) grown[i] = buf[(head + i) % buf.size()];
+    buf.swap(grown);
+    head = 0;
+  }
+  buf[(head + size) % buf.size()] = Entry{at, v};
+  ++size;
+}
+
+PacketNetwork::Ring::Entry PacketNetwork::Ring::pop() {
+  const Entry e = buf[head];
+  head = (head + 1) % buf.size();
+  --size;
+  return e;
+}
+
+PacketNetwork::Port::Port(sim::EventHandler* h, uint32_t id)
+    : ser(h, event_tag(kSer, id)),
+      pipe_timer(h, event_tag(kPipe, id)),
+      ctrl_timer(h, event_tag(kCtrl, id)),
+      watchdog(h, event_tag(kWatchdog, id)) {}
+
+PacketNetwork::Flow::Flow(sim::EventHandler* h, uint32_t id)
+    : cnp_timer(h, event_tag(kCnp, id)), increase_timer(h, event_tag(kIncrease, id)) {}
+
+PacketNetwork::Group::Group(sim::EventHandler* h, uint32_t id) : done(h, event_tag(kDone, id)) {}
+
+// ---------------------------------------------------------------------------- construction
+
+PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params,
+                             PacketParams packet)
+    : sim_(sim), cluster_(cluster), params_(params), packet_(packet), rng_(sim.rng(packet.rng_stream)) {
+  network::validate(params_);
+  network::validate(packet_);
+  const topology::Topology& topo = cluster_.topology();
+  const int links = cluster_.link_dir_count();
+  const int resources = cluster_.resource_count();
+  switch_used_.assign(static_cast<size_t>(topo.switch_count()), 0);
+  const double cable_m = packet_.pfc.cable_m >= 0.0
+                             ? packet_.pfc.cable_m
+                             : cluster_.spec().fabric.link_latency.seconds() / 5e-9;
+  const int64_t max_frame = wire_bytes(packet_.mtu_bytes);
+  auto* self = static_cast<sim::EventHandler*>(this);
+  for (int r = 0; r < resources; ++r) {
+    Port& p = ports_.emplace_back(self, static_cast<uint32_t>(r));
+    p.bps = cluster_.resource_capacity_bps(r);
+    if (r < links) {
+      const topology::VertexId src = topo.source(r);
+      p.latency_ps = topo.latency(r).count_ps();
+      p.ctrl_latency_ps = topo.latency(topology::Topology::reverse(r)).count_ps();
+      if (topo.is_switch(src)) {
+        p.kind = Kind::fabric_switch;
+        p.sw = src - topo.nic_count();
+      } else {
+        p.kind = Kind::inject;
+      }
+      const double gbps = topo.nominal_capacity(r).gbps_value();
+      const auto formula = static_cast<int64_t>(
+          std::ceil((301.0 + 2.16 * cable_m) * gbps + 2.72 * static_cast<double>(packet_.mtu_bytes)));
+      p.xoff = packet_.pfc.xoff_bytes > 0 ? packet_.pfc.xoff_bytes : formula;
+      p.xon = packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame);
+    } else {
+      const int k = (r - links) % 4;
+      if (k == 0) {
+        p.kind = Kind::inject;
+        p.latency_ps = cluster_.node().nvlink_latency.count_ps();
+      }
+    }
+  }
+}
+
+int64_t PacketNetwork::wire_bytes(int64_t payload) const {
+  const auto padded = static_cast<int64_t>(
+      std::ceil(static_cast<double>(payload) / params_.protocol_efficiency - 1e-9));
+  return std::max(payload + packet_.header_bytes, padded);
+}
+
+int64_t PacketNetwork::xoff_bytes(int32_t d) const { return ports_[static_cast<size_t>(d)].xoff; }
+int64_t PacketNetwork::xon_bytes(int32_t d) const { return ports_[static_cast<size_t>(d)].xon; }
+
+// ---------------------------------------------------------------------------- transfers
+
+uint32_t PacketNetwork::new_group(DeliveryHandler& handler, uint64_t tag) {
+  uint32_t id;
+  if (!free_groups_.empty()) {
+    id = free_groups_.back();
+    free_groups_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back(static_cast<sim::EventHandler*>(this), id);
+  }
+  Group& g = groups_[id];
+  g.handler = &handler;
+  g.tag = tag;
+  g.legs = 0;
+  g.extra_ps = 0;
+  return id;
+}
+
+void PacketNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+                         uint64_t tag) {
+  send_on(src_gpu, dst_gpu, bytes, handler, tag, packet_.data_priority);
+}
+
+void PacketNetwork::send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+                            uint64_t tag, int priority) {
+  if (priority < 0 || priority >= kPriorities) {
+    throw std::invalid_argument("network.priority: got " + std::to_string(priority) +
+                                ", expected 0 (lossy) or 1 (lossless)");
+  }
+  cluster_.check_gpu(src_gpu, "network send source");
+  cluster_.check_gpu(dst_gpu, "network send destination");
+  const uint32_t g = new_group(handler, tag);
+  if (src_gpu == dst_gpu || bytes.n <= 0) {
+    const sim::Duration lat = src_gpu == dst_gpu ? sim::Duration::zero() : path_latency(src_gpu, dst_gpu);
+    sim_.schedule(groups_[g].done, sim_.now() + lat);
+    return;
+  }
+  groups_[g].legs = 1;
+  start_flow(g, src_gpu, dst_gpu, bytes.n, tag, priority);
+}
+
+void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                                   sim::Duration fixed_latency, DeliveryHandler& handler,
+                                   uint64_t tag) {
+  for (const Leg& l : legs) {
+    cluster_.check_gpu(l.src_gpu, "network send source");
+    cluster_.check_gpu(l.dst_gpu, "network send destination");
+  }
+  const uint32_t g = new_group(handler, tag);
+  sim::Duration longest = sim::Duration::zero();
+  int real = 0;
+  if (bytes_per_leg.n > 0) {
+    for (const Leg& l : legs) {
+      if (l.src_gpu == l.dst_gpu) continue;
+      ++real;
+      longest = std::max(longest, path_latency(l.src_gpu, l.dst_gpu));
+    }
+  }
+  Group& grp = groups_[g];
+  grp.extra_ps = std::max(sim::Duration::zero(), fixed_latency - longest).count_ps();
+  grp.legs = real;
+  if (real == 0) {
+    sim_.schedule(grp.done, sim_.now() + fixed_latency);
+    return;
+  }
+  for (const Leg& l : legs) {
+    if (l.src_gpu == l.dst_gpu) continue;
+    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, tag, packet_.data_priority);
+  }
+}
+
+void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes,
+                               uint64_t flow_id, int priority) {
+  uint32_t id;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back(static_cast<sim::EventHandler*>(this), id);
+  }
+  Flow& f = flows_[id];
+  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+  f.path.clear();
+  double cap = std::numeric_limits<double>::infinity();
+  if (cluster_.node_of(src_gpu) != cluster_.node_of(dst_gpu)) {
+    cap = ports_[static_cast<size_t>(path_.front())].bps;  // PCIe tx: a rate cap, not a port
+    f.path.assign(path_.begin() + 1, path_.end());
+  } else {
+    f.path.assign(path_.begin(), path_.end());
+  }
+  f.group = group;
+  f.priority = static_cast<uint8_t>(priority);
+  f.listed = false;
+  f.total = f.unsent = bytes;
+  f.retx = f.received = 0;
+  f.next_send_ps = sim_.now().ps();
+  f.cnp_sent = false;
+  f.last_cnp_ps = 0;
+  f.line_bps = std::min(cap, ports_[static_cast<size_t>(f.path.front())].bps);
+  f.rate_bps = f.line_bps;
+  f.reverse_latency_ps = latency.count_ps();
+  f.cc.reset(f.line_bps, sim_.now().ps(), packet_.dcqcn);
+  list_flow(id);
+  try_start(static_cast<uint32_t>(f.path.front()));
+}
+
+void PacketNetwork::list_flow(uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (f.listed) return;
+  f.listed = true;
+  ports_[static_cast<size_t>(f.path.front())].flows.push_back(flow);
+}
+
+void PacketNetwork::leg_done(uint32_t group) {
+  Group& g = groups_[group];
+  if (--g.legs > 0) return;
+  sim_.schedule(g.done, sim_.now() + sim::Duration::ps(g.extra_ps));
+}
+
+// ---------------------------------------------------------------------------- ports
+
+uint32_t PacketNetwork::alloc_packet() {
+  if (!free_packets_.empty()) {
+    const uint32_t id = free_packets_.back();
+    free_packets_.pop_back();
+    return id;
+  }
+  packets_.push_back(Packet{});
+  return static_cast<uint32_t>(packets_.size() - 1);
+}
+
+void PacketNetwork::try_start(uint32_t port) {
+  Port& p = ports_[port];
+  if (p.busy || !(p.bps > 0.0)) return;
+  if (p.kind == Kind::inject) {
+    try_inject(port);
+    return;
+  }
+  for (int prio = kPriorities - 1; prio >= 0; --prio) {
+    Fifo& q = p.q[prio];
+    if (q.head == kNone || (p.paused[prio] && !p.ignore_pause[prio])) continue;
+    const uint32_t pkt = q.head;
+    q.head = packets_[pkt].next;
+    if (q.head == kNone) q.tail = kNone;
+    start_tx(p, pkt);
+    return;
+  }
+}
+
+void PacketNetwork::try_inject(uint32_t port) {
+  Port& p = ports_[port];
+  const int64_t now = sim_.now().ps();
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  const size_t n = p.flows.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t idx = (p.rr + k) % n;
+    const uint32_t fid = p.flows[idx];
+    Flow& f = flows_[fid];
+    if (p.paused[f.priority] && !p.ignore_pause[f.priority]) continue;
+    if (f.next_send_ps > now) {
+      earliest = std::min(earliest, f.next_send_ps);
+      continue;
+    }
+    // Segment one packet.
+    const bool resend = f.retx > 0;
+    int64_t& left = resend ? f.retx : f.unsent;
+    const int64_t payload = std::min(left, packet_.mtu_bytes);
+    left -= payload;
+    const int64_t wire = wire_bytes(payload);
+    const uint32_t pkt = alloc_packet();
+    packets_[pkt] = Packet{fid, kNone, static_cast<uint32_t>(payload), static_cast<uint32_t>(wire),
+                           0, f.priority, 0};
+    ++packets_sent_;
+    if (resend) ++retransmitted_;
+    f.next_send_ps = now + ceil_ps(static_cast<double>(wire), f.rate_bps);
+    if (packet_.congestion_control == CongestionControl::dcqcn &&
+        f.cc.on_bytes(wire, packet_.dcqcn)) {
+      f.rate_bps = f.cc.rate();
+      if (f.cc.at_line_rate()) sim_.cancel(f.increase_timer);
+    }
+    if (f.unsent == 0 && f.retx == 0) {  // all handed to the wire: leave the list
+      f.listed = false;
+      p.flows[idx] = p.flows.back();
+      p.flows.pop_back();
+      p.rr = p.flows.empty() ? 0 : idx % p.flows.size();
+    } else {
+      p.rr = (idx + 1) % n;
+    }
+    p.q_bytes[f.priority] += wire;
+    p.max_q = std::max(p.max_q, p.q_bytes[0] + p.q_bytes[1]);
+    start_tx(p, pkt);
+    return;
+  }
+  if (earliest != std::numeric_limits<int64_t>::max()) {
+    sim_.schedule(p.ser, sim::Time::from_ps(earliest));  // rate-limiter wake-up
+  }
+}
+
+void PacketNetwork::start_tx(Port& p, uint32_t pkt) {
+  const Packet& k = packets_[pkt];
+  p.busy = true;
+  p.tx = pkt;
+  const int64_t dur = ceil_ps(static_cast<double>(k.wire), p.bps);
+  p.busy_ps += dur;
+  p.tx_bytes += k.wire;
+  ++p.tx_packets;
+  sim_.schedule(p.ser, sim_.now() + sim::Duration::ps(dur));
+}
+
+void PacketNetwork::tx_complete(uint32_t port) {
+  Port& p = ports_[port];
+  const uint32_t pkt = p.tx;
+  p.busy = false;
+  p.tx = kNone;
+  Packet& k = packets_[pkt];
+  const int prio = k.priority;
+  p.q_bytes[prio] -= k.wire;
+  if (p.kind == Kind::fabric_switch) {
+    switch_used_[static_cast<size_t>(p.sw)] -= k.wire;
+    const Flow& f = flows_[k.flow];
+    const auto in = static_cast<uint32_t>(f.path[k.hop - 1U]);
+    Port& ip = ports_[in];
+    ip.in_bytes[prio] -= k.wire;
+    if (ip.xoff_sent[prio] && ip.in_bytes[prio] <= ip.xon) send_pause(in, prio, false);
+  }
+  if (p.latency_ps == 0) {
+    arrive(pkt);
+  } else {
+    const int64_t at = sim_.now().ps() + p.latency_ps;
+    p.pipe.push(at, pkt);
+    if (p.pipe.size == 1) sim_.schedule(p.pipe_timer, sim::Time::from_ps(at));
+  }
+  try_start(port);
+}
+
+void PacketNetwork::arrive(uint32_t pkt) {
+  Packet& k = packets_[pkt];
+  ++k.hop;
+  const Flow& f = flows_[k.flow];
+  if (k.hop == f.path.size()) {
+    receive(pkt);
+  } else {
+    enqueue(static_cast<uint32_t>(f.path[k.hop]), pkt);
+  }
+}
+
+bool PacketNetwork::ecn_mark(int64_t q) {
+  const EcnParams& e = packet_.ecn;
+  if (q < e.kmin_bytes) return false;
+  if (q >= e.kmax_bytes) return true;
+  const double p = e.pmax * static_cast<double>(q - e.kmin_bytes) /
+                   static_cast<double>(e.kmax_bytes - e.kmin_bytes);
+  return rng_.uniform01() < p;
+}
+
+void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
+  Port& p = ports_[port];
+  Packet& k = packets_[pkt];
+  const int prio = k.priority;
+  const int64_t w = k.wire;
+  if (p.kind == Kind::fabric_switch) {
+    int64_t& used = switch_used_[static_cast<size_t>(p.sw)];
+    const int64_t buffer = packet_.switch_buffer_bytes;
+    const bool lossless = packet_.pfc.enabled && prio == kLosslessPriority;
+    if (!lossless) {
+      const double limit = packet_.buffer_alpha * static_cast<double>(buffer - used);
+      if (used + w > buffer || static_cast<double>(p.q_bytes[prio] + w) > limit) {
+        drop(p, pkt);
+        return;
+      }
+    } else if (used + w > buffer) {
+      ++overflow_;
+    }
+    if (packet_.ecn.enabled && ecn_mark(p.q_bytes[prio])) {
+      k.ce = 1;
+      ++p.marks;
+    }
+    used += w;
+    const auto in = static_cast<uint32_t>(flows_[k.flow].path[k.hop - 1U]);
+    Port& ip = ports_[in];
+    ip.in_bytes[prio] += w;
+    if (lossless && !ip.xoff_sent[prio] && ip.in_bytes[prio] >= ip.xoff) send_pause(in, prio, true);
+  }
+  p.q_bytes[prio] += w;
+  p.max_q = std::max(p.max_q, p.q_bytes[0] + p.q_bytes[1]);
+  Fifo& q = p.q[prio];
+  k.next = kNone;
+  if (q.tail == kNone) {
+    q.head = pkt;
+  } else {
+    packets_[q.tail].next = pkt;
+  }
+  q.tail = pkt;
+  if (!p.busy) try_start(port);
+}
+
+void PacketNetwork::drop(Port& p, uint32_t pkt) {
+  ++p.drops;
+  ++drops_;
+  const Packet& k = packets_[pkt];
+  const uint32_t fid = k.flow;
+  flows_[fid].retx += k.payload;
+  free_packets_.push_back(pkt);
+  list_flow(fid);
+  try_start(static_cast<uint32_t>(flows_[fid].path.front()));
+}
+
+void PacketNetwork::receive(uint32_t pkt) {
+  const Packet k = packets_[pkt];
+  free_packets_.push_back(pkt);
+  ++packets_delivered_;
+  Flow& f = flows_[k.flow];
+  const int64_t now = sim_.now().ps();
+  if (k.ce) {
+    ++ce_delivered_;
+    if (packet_.congestion_control == CongestionControl::dcqcn &&
+        (!f.cnp_sent || now - f.last_cnp_ps >= packet_.dcqcn.cnp_interval.count_ps()) &&
+        !f.cnp_timer.pending()) {
+      f.cnp_sent = true;
+      f.last_cnp_ps = now;
+      ++cnps_;
+      sim_.schedule(f.cnp_timer, sim::Time::from_ps(now + f.reverse_latency_ps));
+    }
+  }
+  f.received += k.payload;
+  if (f.received < f.total) return;
+  sim_.cancel(f.cnp_timer);
+  sim_.cancel(f.increase_timer);
+  const uint32_t group = f.group;
+  free_flows_.push_back(k.flow);
+  leg_done(group);
+}
+
+// ---------------------------------------------------------------------------- PFC
+
+void PacketNetwork::send_pause(uint32_t port, int priority, bool xoff) {
+  Port& p = ports_[port];
+  p.xoff_sent[priority] = xoff;
+  if (xoff) {
+    ++pause_frames_;
+    ++p.pause_on;
+  } else {
+    ++resume_frames_;
+  }
+  const int64_t at = sim_.now().ps() + p.ctrl_latency_ps;
+  p.ctrl.push(at, static_cast<uint32_t>(priority) | (xoff ? 0x100U : 0U));
+  if (p.ctrl.size == 1) sim_.schedule(p.ctrl_timer, sim::Time::from_ps(at));
+}
+
+void PacketNetwork::set_paused(uint32_t port, int priority, bool on) {
+  Port& p = ports_[port];
+  const int64_t now = sim_.now().ps();
+  if (on) {
+    if (p.ignore_pause[priority] || p.paused[priority]) return;
+    p.paused[priority] = true;
+    p.paused_since_ps[priority] = now;
+    if (p.kind == Kind::fabric_switch && priority == kLosslessPriority &&
+        packet_.pfc.watchdog > sim::Duration::zero()) {
+      sim_.schedule(p.watchdog, sim::Time::from_ps(now) + packet_.pfc.watchdog);
+    }
+    return;
+  }
+  if (!p.paused[priority]) return;
+  p.paused[priority] = false;
+  p.paused_ps[priority] += now - p.paused_since_ps[priority];
+  if (priority == kLosslessPriority) sim_.cancel(p.watchdog);
+  try_start(port);
+}
+
+void PacketNetwork::on_watchdog(uint32_t port) {
+  Port& p = ports_[port];
+  const int prio = kLosslessPriority;
+  if (!p.paused[prio]) return;
+  storms_.push_back(PfcStorm{static_cast<int32_t>(port), cluster_.resource_name(static_cast<int32_t>(port)),
+                             prio, static_cast<double>(p.paused_since_ps[prio]) * 1e-12,
+                             sim_.now().seconds()});
+  set_paused(port, prio, false);
+  p.ignore_pause[prio] = true;
+}
+
+void PacketNetwork::inject_pause_storm(int nic_id, sim::Time at) {
+  const topology::Topology& topo = cluster_.topology();
+  if (nic_id < 0 || nic_id >= topo.nic_count()) {
+    throw std::out_of_range("faults.pause_storm: NIC " + std::to_string(nic_id) + " is not in [0, " +
+                            std::to_string(topo.nic_count()) + ")");
+  }
+  const auto index = static_cast<uint32_t>(storm_nics_.size());
+  storm_nics_.push_back(nic_id);
+  sim_.schedule_at(at, *this, event_tag(kStorm, index));
+}
+
+// ---------------------------------------------------------------------------- DCQCN
+
+void PacketNetwork::on_cnp(uint32_t flow) {
+  Flow& f = flows_[flow];
+  f.cc.on_cnp(sim_.now().ps(), packet_.dcqcn);
+  f.rate_bps = f.cc.rate();
+  sim_.schedule(f.increase_timer, sim_.now() + packet_.dcqcn.increase_period);
+}
+
+void PacketNetwork::on_increase(uint32_t flow) {
+  Flow& f = flows_[flow];
+  const bool more = f.cc.on_timer(packet_.dcqcn);
+  f.rate_bps = f.cc.rate();
+  if (more) sim_.schedule(f.increase_timer, sim_.now() + packet_.dcqcn.increase_period);
+}
+
+// ---------------------------------------------------------------------------- events
+
+void PacketNetwork::on_event(uint64_t tag) {
+  const auto kind = static_cast<EventKind>(tag >> 56);
+  const auto index = static_cast<uint32_t>(tag & ((uint64_t{1} << 56) - 1));
+  switch (kind) {
+    case kSer:
+      if (ports_[index].busy) {
+        tx_complete(index);
+      } else {
+        try_start(index);
+      }
+      return;
+    case kPipe: {
+      Port& p = ports_[index];
+      const Ring::Entry e = p.pipe.pop();
+      if (p.pipe.size > 0) sim_.schedule(p.pipe_timer, sim::Time::from_ps(p.pipe.front().at_ps));
+      arrive(e.value);
+      return;
+    }
+    case kCtrl: {
+      Port& p = ports_[index];
+      const Ring::Entry e = p.ctrl.pop();
+      if (p.ctrl.size > 0) sim_.schedule(p.ctrl_timer, sim::Time::from_ps(p.ctrl.front().at_ps));
+      set_paused(index, static_cast<int>(e.value & 0xffU), (e.value & 0x100U) != 0);
+      return;
+    }
+    case kWatchdog:
+      on_watchdog(index);
+      return;
+    case kCnp:
+      on_cnp(index);
+      return;
+    case kIncrease:
+      on_increase(index);
+      return;
+    case kDone: {
+      Group& g = groups_[index];
+      DeliveryHandler* handler = g.handler;
+      const uint64_t user_tag = g.tag;
+      free_groups_.push_back(index);
+      handler->on_delivered(user_tag);
+      return;
+    }
+    case kStorm: {
+      const topology::Topology& topo = cluster_.topology();
+      const int nic = storm_nics_[index];
+      for (const topology::LinkDir up : topo.out_links(nic)) {
+        const auto d = static_cast<uint32_t>(topology::Topology::reverse(up));
+        send_pause(d, kLosslessPriority, true);  // never followed by an XON
+      }
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------- statistics
+
+sim::Duration PacketNetwork::path_latency(int src_gpu, int dst_gpu) const {
+  return cluster_.path(src_gpu, dst_gpu, 0, path_);
+}
+
+sim::Bandwidth PacketNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
+  cluster_.path(src_gpu, dst_gpu, 0, path_);
+  double best = std::numeric_limits<double>::infinity();
+  for (const int32_t r : path_) best = std::min(best, ports_[static_cast<size_t>(r)].bps);
+  return sim::Bandwidth::bits_per_s(best);
+}
+
+void PacketNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
+  if (resource < 0 || resource >= cluster_.resource_count()) {
+    throw std::out_of_range("network resource " + std::to_string(resource) + " out of range");
+  }
+  ports_[static_cast<size_t>(resource)].bps = capacity.bps();
+  try_start(static_cast<uint32_t>(resource));
+}
+
+LinkStats PacketNetwork::link_stats(int32_t resource) const {
+  const Port& p = ports_[static_cast<size_t>(resource)];
+  LinkStats s;
+  s.resource = resource;
+  s.name = cluster_.resource_name(resource);
+  s.bytes = p.tx_bytes;
+  s.busy_s = static_cast<double>(p.busy_ps) * 1e-12;
+  const double now = sim_.now().seconds();
+  const double cap = cluster_.resource_capacity_bps(resource);
+  s.utilization = now > 0.0 && cap > 0.0 ? std::min(1.0, p.tx_bytes * 8.0 / cap / now) : 0.0;
+  return s;
+}
+
+std::vector<LinkStats> PacketNetwork::top_links(size_t k) const {
+  std::vector<LinkStats> all;
+  for (int32_t r = 0; r < cluster_.resource_count(); ++r) {
+    if (ports_[static_cast<size_t>(r)].tx_packets > 0) all.push_back(link_stats(r));
+  }
+  std::sort(all.begin(), all.end(), [](const LinkStats& a, const LinkStats& b) {
+    return a.utilization != b.utilization ? a.utilization > b.utilization : a.resource < b.resource;
+  });
+  if (all.size() > k) all.resize(k);
+  return all;
+}
+
+double PacketNetwork::max_link_utilization() const {
+  double best = 0.0;
+  for (int32_t r = 0; r < cluster_.resource_count(); ++r) {
+    if (ports_[static_cast<size_t>(r)].tx_packets > 0) best = std::max(best, link_stats(r).utilization);
+  }
+  return best;
+}
+
+PacketStats PacketNetwork::packet_stats() const {
+  PacketStats s;
+  s.packets_sent = packets_sent_;
+  s.packets_delivered = packets_delivered_;
+  s.retransmitted_packets = retransmitted_;
+  s.ecn_marked_packets = ce_delivered_;
+  s.ecn_marked_fraction =
+      packets_delivered_ > 0 ? static_cast<double>(ce_delivered_) / static_cast<double>(packets_delivered_) : 0.0;
+  s.cnps = cnps_;
+  s.pfc_pause_frames = pause_frames_;
+  s.pfc_resume_frames = resume_frames_;
+  s.dropped_packets = drops_;
+  s.lossless_overflow_packets = overflow_;
+  s.pfc_storms = storms_;
+  const int64_t now = sim_.now().ps();
+  const int links = cluster_.link_dir_count();
+  for (int32_t r = 0; r < cluster_.resource_count(); ++r) {
+    const Port& p = ports_[static_cast<size_t>(r)];
+    int64_t paused = 0;
+    for (int prio = 0; prio < kPriorities; ++prio) {
+      paused += p.paused_ps[prio] + (p.paused[prio] ? now - p.paused_since_ps[prio] : 0);
+    }
+    s.pfc_paused_time_s += static_cast<double>(paused) * 1e-12;
+    s.max_queue_bytes = std::max(s.max_queue_bytes, p.max_q);
+    const uint64_t sent =
+        r < links ? ports_[static_cast<size_t>(topology::Topology::reverse(r))].pause_on : 0;
+    if (p.tx_packets == 0 && p.pause_on == 0 && sent == 0) continue;
+    PortPacketStats ps;
+    ps.resource = r;
+    ps.name = cluster_.resource_name(r);
+    ps.max_queue_bytes = p.max_q;
+    ps.tx_packets = p.tx_packets;
+    ps.pause_frames_sent = sent;
+    ps.pause_frames_received = p.pause_on;
+    ps.paused_time_s = static_cast<double>(paused) * 1e-12;
+    ps.dropped_packets = p.drops;
+    ps.ecn_marked_packets = p.marks;
+    s.ports.push_back(std::move(ps));
+  }
+  return s;
+}
+
+}  // namespace ct::network

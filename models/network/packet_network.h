@@ -1,0 +1,296 @@
+// Packet-level network: MTU packets through NIC and switch egress ports with shared switch
+// buffers, PFC per ingress port and priority, RED-like ECN marking, DCQCN at the NICs and a
+// PFC watchdog. The rules and their approximations are stated in packet_network.cpp.
+//
+// For traffic studies (incast, ECN/PFC tuning, PFC storms) on up to ~1K GPUs; step replay
+// keeps using the flow backend. On an uncongested transfer it agrees with the flow backend:
+// every data packet occupies max(payload + header_bytes, ceil(payload / protocol_efficiency))
+// bytes on the wire, so the wire overhead is at least the RoCEv2 headers and at least the
+// protocol overhead the other backends charge.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/network/packet_dcqcn.h"
+#include "sim/rng.h"
+#include "sim/simulation.h"
+
+namespace ct::network {
+
+// Priorities (traffic classes). Strict priority at every egress: higher index first.
+inline constexpr int kLossyPriority = 0;
+inline constexpr int kLosslessPriority = 1;  // RDMA; PFC applies to it
+inline constexpr int kPriorities = 2;
+
+enum class CongestionControl : uint8_t { none, dcqcn };
+
+struct PfcParams {
+  bool enabled = true;  // false: the lossless priority is dropped like the lossy one
+  // Per ingress port and lossless priority: XOFF when the bytes buffered in the switch that
+  // entered through the port reach xoff_bytes, XON when they fall to xon_bytes.
+  // 0 = mlx5 headroom formula (301 + 2.16 cable_m) speed_Gbps + 2.72 mtu, and XON = XOFF
+  // minus one max-size frame.
+  int64_t xoff_bytes = 0;
+  int64_t xon_bytes = 0;
+  // Cable length for the formula; < 0 = fabric link_latency at 5 ns/m (500 ns -> 100 m).
+  double cable_m = -1.0;
+  // PFC watchdog on switch egress queues: paused continuously for longer than this = storm;
+  // the queue then ignores pause frames for that priority. Zero disables it.
+  sim::Duration watchdog = sim::Duration::ms(200);
+};
+
+struct EcnParams {
+  bool enabled = true;
+  int64_t kmin_bytes = 100'000;
+  int64_t kmax_bytes = 400'000;
+  double pmax = 0.2;
+};
+
+struct PacketParams {
+  int64_t mtu_bytes = 4096;       // payload per packet (network.mtu)
+  int64_t header_bytes = 58;      // RoCEv2: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+  int64_t switch_buffer_bytes = int64_t{64} << 20;  // cluster.fabric.switch_buffer
+  double buffer_alpha = 1.0;      // dynamic threshold: queue <= alpha x free shared buffer
+  int data_priority = kLosslessPriority;  // priority of send() / send_pipelined()
+  PfcParams pfc;
+  EcnParams ecn;
+  CongestionControl congestion_control = CongestionControl::dcqcn;
+  DcqcnParams dcqcn;
+  uint64_t rng_stream = 0x7061636b6574ULL;  // ECN marking draws
+};
+
+// Throws std::invalid_argument naming the scenario key of the first bad value.
+void validate(const PacketParams& params);
+
+struct PfcStorm {
+  int32_t resource = -1;  // the stormed egress direction (switch -> victim)
+  std::string port;       // its name, "leaf0->node3.nic0"
+  int priority = kLosslessPriority;
+  double start_s = 0.0;     // when the queue was paused
+  double detected_s = 0.0;  // when the watchdog declared the storm
+};
+
+// One port, named by its egress direction d = (a -> b): the port of vertex a on that cable.
+struct PortPacketStats {
+  int32_t resource = -1;
+  std::string name;
+  int64_t max_queue_bytes = 0;         // egress queue (all priorities), wire bytes
+  uint64_t tx_packets = 0;
+  uint64_t pause_frames_sent = 0;      // by a, about traffic b -> a (XOFF frames)
+  uint64_t pause_frames_received = 0;  // by a, about its egress d
+  double paused_time_s = 0.0;          // egress d stopped by pause, all priorities
+  uint64_t dropped_packets = 0;        // dropped on admission to this egress queue
+  uint64_t ecn_marked_packets = 0;     // marked at this egress queue
+};
+
+struct PacketStats {
+  uint64_t packets_sent = 0;            // data packets injected, retransmissions included
+  uint64_t packets_delivered = 0;
+  uint64_t retransmitted_packets = 0;
+  uint64_t ecn_marked_packets = 0;      // delivered with CE set
+  double ecn_marked_fraction = 0.0;     // of delivered packets
+  uint64_t cnps = 0;
+  uint64_t pfc_pause_frames = 0;        // XOFF frames (storming NICs included)
+  uint64_t pfc_resume_frames = 0;       // XON frames
+  double pfc_paused_time_s = 0.0;       // summed over egress queues and priorities
+  uint64_t dropped_packets = 0;
+  uint64_t lossless_overflow_packets = 0;  // lossless packets admitted beyond the buffer size
+  int64_t max_queue_bytes = 0;          // deepest egress queue seen
+  std::vector<PfcStorm> pfc_storms;     // in detection order
+  std::vector<PortPacketStats> ports;   // ports that carried a packet or saw a pause frame
+};
+
+class PacketNetwork final : public Network, private sim::EventHandler {
+ public:
+  PacketNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {},
+                PacketParams packet = {});
+
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+            uint64_t tag) override;
+  // Approximation: every leg is an independent packet transfer of bytes_per_leg (no common
+  // rate); delivered when the last leg's last packet arrives plus
+  // max(0, fixed_latency - longest leg path latency).
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                      sim::Duration fixed_latency, DeliveryHandler& handler,
+                      uint64_t tag) override;
+  [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
+  [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
+  // New serializations use the new rate; a packet on the wire finishes at the old one.
+  void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
+  [[nodiscard]] LinkStats link_stats(int32_t resource) const override;
+  [[nodiscard]] std::vector<LinkStats> top_links(size_t k) const override;
+  [[nodiscard]] double max_link_utilization() const override;
+  [[nodiscard]] const NetworkParams& params() const override { return params_; }
+  [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
+
+  // send() on an explicit priority (kLossyPriority or kLosslessPriority).
+  void send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
+               uint64_t tag, int priority);
+  // From `at`, NIC nic_id pauses the lossless priority of every link into it, for ever
+  // (explicit XOFF, never an XON): its leaf's egress stops, and pauses spread upstream.
+  void inject_pause_storm(int nic_id, sim::Time at);
+
+  [[nodiscard]] const PacketParams& packet_params() const { return packet_; }
+  [[nodiscard]] PacketStats packet_stats() const;
+  // PFC thresholds of the ingress port at the end of link direction d (bytes).
+  [[nodiscard]] int64_t xoff_bytes(int32_t d) const;
+  [[nodiscard]] int64_t xon_bytes(int32_t d) const;
+  // Wire bytes of a packet carrying `payload` bytes.
+  [[nodiscard]] int64_t wire_bytes(int64_t payload) const;
+  [[nodiscard]] uint64_t packets_sent() const { return packets_sent_; }
+
+ private:
+  enum class Kind : uint8_t { host, inject, fabric_switch };
+  enum EventKind : uint8_t { kSer, kPipe, kCtrl, kWatchdog, kCnp, kIncrease, kDone, kStorm };
+  static constexpr uint32_t kNone = 0xffffffffU;
+
+  static uint64_t event_tag(EventKind k, uint64_t index) { return uint64_t{k} << 56 | index; }
+
+  struct Packet {
+    uint32_t flow;
+    uint32_t next;
+    uint32_t payload;
+    uint32_t wire;
+    uint16_t hop;  // index in the flow's port path of the port holding the packet
+    uint8_t priority;
+    uint8_t ce;
+  };
+  struct Fifo {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+  };
+  // A ring of (time, value) in arrival order: the propagation pipe of a port.
+  struct Ring {
+    struct Entry {
+      int64_t at_ps;
+      uint32_t value;
+    };
+    std::vector<Entry> buf;
+    size_t head = 0;
+    size_t size = 0;
+    void push(int64_t at, uint32_t v);
+    Entry pop();
+    [[nodiscard]] const Entry& front() const { return buf[head]; }
+  };
+  struct Port {
+    Port(sim::EventHandler* h, uint32_t id);
+    sim::Timer ser;       // transmission complete (busy) or rate-limiter wake-up (inject)
+    sim::Timer pipe_timer;
+    sim::Timer ctrl_timer;
+    sim::Timer watchdog;
+    Kind kind = Kind::host;
+    int32_t sw = -1;  // switch index of the port's vertex (fabric_switch only)
+    double bps = 0.0;
+    int64_t latency_ps = 0;
+    int64_t ctrl_latency_ps = 0;  // pause frames to this port's transmitter
+    bool busy = false;
+    uint32_t tx = kNone;
+    Fifo q[kPriorities];
+    int64_t q_bytes[kPriorities] = {0, 0};
+    bool paused[kPriorities] = {false, false};
+    bool ignore_pause[kPriorities] = {false, false};
+    int64_t paused_since_ps[kPriorities] = {0, 0};
+    int64_t paused_ps[kPriorities] = {0, 0};
+    // As an ingress port of the switch it enters.
+    int64_t in_bytes[kPriorities] = {0, 0};
+    bool xoff_sent[kPriorities] = {false, false};
+    int64_t xoff = 0;
+    int64_t xon = 0;
+    Ring pipe;
+    Ring ctrl;
+    std::vector<uint32_t> flows;  // inject: flows with bytes to send
+    size_t rr = 0;
+    // Statistics.
+    int64_t max_q = 0;
+    uint64_t tx_packets = 0;
+    double tx_bytes = 0.0;
+    int64_t busy_ps = 0;
+    uint64_t pause_on = 0;  // XOFF frames about this direction
+    uint64_t drops = 0;
+    uint64_t marks = 0;
+  };
+  struct Flow {
+    Flow(sim::EventHandler* h, uint32_t id);
+    sim::Timer cnp_timer;
+    sim::Timer increase_timer;
+    std::vector<int32_t> path;  // ports: injection ... last
+    uint32_t group = 0;
+    uint8_t priority = kLosslessPriority;
+    bool listed = false;  // in its injection port's flow list
+    int64_t total = 0;
+    int64_t unsent = 0;
+    int64_t retx = 0;
+    int64_t received = 0;
+    int64_t next_send_ps = 0;
+    int64_t last_cnp_ps = 0;
+    bool cnp_sent = false;
+    double line_bps = 0.0;
+    double rate_bps = 0.0;
+    int64_t reverse_latency_ps = 0;
+    Dcqcn cc;
+  };
+  struct Group {
+    Group(sim::EventHandler* h, uint32_t id);
+    sim::Timer done;
+    DeliveryHandler* handler = nullptr;
+    uint64_t tag = 0;
+    int legs = 0;
+    int64_t extra_ps = 0;
+  };
+
+  void on_event(uint64_t tag) override;
+  uint32_t new_group(DeliveryHandler& handler, uint64_t tag);
+  void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id,
+                  int priority);
+  void leg_done(uint32_t group);
+
+  uint32_t alloc_packet();
+  void try_start(uint32_t port);
+  void try_inject(uint32_t port);
+  void start_tx(Port& p, uint32_t pkt);
+  void tx_complete(uint32_t port);
+  void arrive(uint32_t pkt);
+  void enqueue(uint32_t port, uint32_t pkt);
+  void drop(Port& p, uint32_t pkt);
+  void receive(uint32_t pkt);
+  void send_pause(uint32_t port, int priority, bool xoff);
+  void set_paused(uint32_t port, int priority, bool on);
+  void on_watchdog(uint32_t port);
+  void on_cnp(uint32_t flow);
+  void on_increase(uint32_t flow);
+  void list_flow(uint32_t flow);
+  [[nodiscard]] bool ecn_mark(int64_t queue_bytes);
+
+  sim::Simulation& sim_;
+  const Cluster& cluster_;
+  NetworkParams params_;
+  PacketParams packet_;
+  sim::Rng rng_;
+  std::deque<Port> ports_;
+  std::vector<int64_t> switch_used_;
+  std::vector<Packet> packets_;
+  std::vector<uint32_t> free_packets_;
+  std::deque<Flow> flows_;
+  std::vector<uint32_t> free_flows_;
+  std::deque<Group> groups_;
+  std::vector<uint32_t> free_groups_;
+  std::vector<int> storm_nics_;
+  mutable std::vector<int32_t> path_;
+  std::vector<PfcStorm> storms_;
+  uint64_t packets_sent_ = 0;
+  uint64_t packets_delivered_ = 0;
+  uint64_t retransmitted_ = 0;
+  uint64_t ce_delivered_ = 0;
+  uint64_t cnps_ = 0;
+  uint64_t pause_frames_ = 0;
+  uint64_t resume_frames_ = 0;
+  uint64_t drops_ = 0;
+  uint64_t overflow_ = 0;
+};
+
+}  // namespace ct::network
