@@ -17,6 +17,7 @@
 #include "models/hardware/power.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
+#include "models/network/packet_network.h"
 #include "models/replay/executor.h"
 #include "models/replay/step_program.h"
 #include "models/workload/model_spec.h"
@@ -28,6 +29,7 @@ struct StepInput {
   network::ClusterSpec cluster;
   std::string network_mode = "flow";
   network::NetworkParams network;
+  network::PacketParams packet;  // used when network_mode == "packet"
   collective::CollectiveParams collectives;
   ProgramOptions program;
   bool tp_comm_overlap = false;

@@ -14,12 +14,15 @@
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
 #include "models/workload/flops.h"
+#include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
 #include "sim/trace_writer.h"
 
 namespace ct::scenario {
 namespace {
+
+constexpr int64_t kPacketStepGpus = 1024;  // packet-mode step replay: a slice of the cluster
 
 using nlohmann::json;
 
@@ -61,6 +64,7 @@ replay::StepInput step_input(const Config& c) {
   in.cluster = cluster_spec(c);
   in.network_mode = c.network.mode;
   in.network = network_params(c);
+  if (c.network.mode == "packet") in.packet = packet_params(c);
   in.collectives = collective_params(c);
   const auto& rt = c.training_job.runtime;
   in.program.steps = c.training_job.steps;
@@ -209,10 +213,10 @@ json run(const Config& c, const RunOptions& options) {
     report["memory"] = memory_report(memory);
     if (!memory.fits) {
       not_computed["step_time_s"] = "the layout does not fit in GPU memory (see memory); it is not simulated";
-    } else if (c.network.mode == "packet") {
-      not_computed["step_time_s"] =
-          "network.mode=packet is for traffic studies (up to about 1K GPUs); training steps replay on flow or "
-          "analytical";
+    } else if (c.network.mode == "packet" && workload::gpus_used(job.parallelism) > kPacketStepGpus) {
+      not_computed["step_time_s"] = "network.mode=packet replays training steps of slices up to " +
+                                    std::to_string(kPacketStepGpus) + " GPUs; use flow or analytical for " +
+                                    std::to_string(workload::gpus_used(job.parallelism));
     } else {
       step_report(c, options, report, not_computed);
       events = report["sim"]["events"].get<uint64_t>();
