@@ -105,7 +105,8 @@ def _grid(pairs: list[str]) -> dict:
 
 SWEEP_SHOWN = ["step_time_s", "mfu", "tflops_per_gpu", "tokens_per_s_per_gpu", "memory.fits",
                "network.max_link_utilization", "traffic.completion_time_s", "traffic.fct_p99_s",
-               "traffic.goodput_gbps"]
+               "traffic.goodput_gbps", "network.pfc_paused_time_s", "network.pfc_pause_frames",
+               "network.ecn_marked_fraction", "network.dropped_packets"]
 
 
 def cmd_sweep(args) -> int:
@@ -118,6 +119,15 @@ def cmd_sweep(args) -> int:
         raise ScenarioError("sweep: give at least one --grid KEY.PATH=VALUE,VALUE,...")
     df = sweep(load(args.scenario), grid, workers=args.workers, db=args.db, overrides=_overrides(args.set))
     failed = int(df["error"].notna().sum())
+    if args.minimize or args.maximize:
+        from .frames import pareto
+
+        minimize = [c for c in (args.minimize or "").split(",") if c]
+        maximize = [c for c in (args.maximize or "").split(",") if c]
+        missing = [c for c in minimize + maximize if c not in df.columns]
+        if missing:
+            raise ScenarioError(f"sweep --minimize/--maximize: no column {', '.join(missing)} in the results")
+        df["pareto"] = pareto(df, minimize, maximize)
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)
     elif args.csv:
@@ -125,7 +135,8 @@ def cmd_sweep(args) -> int:
         print(f"{len(df)} points -> {args.csv}", file=sys.stderr)
     else:
         cols = list(df.columns) if args.all else \
-            list(grid) + [c for c in SWEEP_SHOWN if c in df.columns and c not in grid] + ["wall_s"]
+            list(grid) + [c for c in SWEEP_SHOWN if c in df.columns and c not in grid] + \
+            (["pareto"] if "pareto" in df.columns else []) + ["wall_s"]
         shown = df[[c for c in cols if c != "error"]].copy()
         errors = df["error"].map(lambda e: "" if e is None or e != e else " ".join(e.split()))
         if failed:  # last, left-aligned: the messages are long
@@ -221,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key at every point")
     sw.add_argument("--csv", metavar="OUT", help="write every column as CSV (- for stdout) instead of printing the table")
     sw.add_argument("--all", action="store_true", help="print every column (default: grid keys and headline metrics)")
+    sw.add_argument("--minimize", metavar="COL,COL", help="mark the Pareto front: columns to minimise")
+    sw.add_argument("--maximize", metavar="COL,COL", help="mark the Pareto front: columns to maximise")
     sw.set_defaults(func=cmd_sweep)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")

@@ -97,3 +97,26 @@ def breakdown_long(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
     wide.insert(0, "label", point_labels(df, by))
     wide.insert(0, "point", range(len(df)))
     return wide.melt(id_vars=["point", "label"], var_name="component", value_name="seconds")
+
+
+def pareto(df: pd.DataFrame, minimize=(), maximize=()) -> pd.Series:
+    """True for the rows on the Pareto front: no other row is at least as good on every
+    objective and strictly better on one. Rows with a missing objective are never on it."""
+    cols = list(minimize) + list(maximize)
+    values = df[cols].astype(float).copy()
+    for c in maximize:
+        values[c] = -values[c]  # everything minimised from here on
+    ok = values.notna().all(axis=1)
+    v = values.to_numpy()
+    front = []
+    for i in range(len(v)):
+        if not ok.iloc[i]:
+            front.append(False)
+            continue
+        dominated = False
+        for j in range(len(v)):
+            if j != i and ok.iloc[j] and (v[j] <= v[i]).all() and (v[j] < v[i]).any():
+                dominated = True
+                break
+        front.append(not dominated)
+    return pd.Series(front, index=df.index, name="pareto")

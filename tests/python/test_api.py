@@ -126,3 +126,28 @@ def test_cli_nccl_tests_table():
     out = subprocess.run([ROOT_LAUNCHER, "nccl-tests", "scenarios/default.json", "--op", "all_gather", "--nodes", "2",
                           "--maxbytes", "1MiB"], capture_output=True, text=True, check=True)
     assert "busbw" in out.stdout and "Avg bus bandwidth" in out.stdout
+
+
+def test_ecn_tuning_sweep_marks_the_pareto_front():
+    from clustertwin.frames import pareto
+
+    df = ct.sweep(ct.load("scenarios/ecn-tuning-incast.yaml"),
+                  grid={"network.ecn.kmin": ["20KB", "400KB"], "network.ecn.pmax": [0.05, 1.0]}, workers=2)
+    assert len(df) == 4 and df["error"].isna().all()
+    assert (df["network.dropped_packets"] == 0).all()  # lossless class under PFC
+    front = pareto(df, minimize=["traffic.fct_p99_s", "network.pfc_paused_time_s"],
+                   maximize=["traffic.goodput_gbps"])
+    assert front.any()
+    # a dominated point: worse on every objective than some other point
+    toy = df.iloc[:2].copy()
+    toy["traffic.fct_p99_s"] = [1.0, 2.0]
+    toy["network.pfc_paused_time_s"] = [1.0, 2.0]
+    toy["traffic.goodput_gbps"] = [2.0, 1.0]
+    assert list(pareto(toy, ["traffic.fct_p99_s", "network.pfc_paused_time_s"], ["traffic.goodput_gbps"])) == [True, False]
+
+
+def test_pfc_storm_scenario_is_detected():
+    r = ct.run(ct.load("scenarios/pfc-storm.yaml")).report
+    storms = r["network"]["pfc_storms"]
+    assert len(storms) == 1 and storms[0]["port"] == "leaf0->node0.nic0"
+    assert abs(storms[0]["detected_s"] - storms[0]["start_s"] - 0.020) < 1e-6
