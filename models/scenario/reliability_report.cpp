@@ -57,6 +57,16 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
                       {"optimal_checkpoint_interval_s", finite_or_null(optimal)},
                       {"young_daly_interval_s", finite_or_null(reliability::daly_interval_s(save, mtbf))},
                       {"young_interval_s", finite_or_null(reliability::young_interval_s(save, mtbf))}};
+  // Goodput versus checkpoint interval (renewal-reward closed form), around the optimum.
+  const double recovery_s = c.recovery.detection.seconds() + c.recovery.restart.seconds() + timing.restore.seconds();
+  if (std::isfinite(optimal) && optimal > 0) {
+    nlohmann::json curve = nlohmann::json::array();
+    for (int k = -6; k <= 6; ++k) {
+      const double tau = optimal * std::pow(2.0, k / 2.0);
+      curve.push_back({{"interval_s", tau}, {"goodput", reliability::expected_goodput(tau, save, recovery_s, mtbf)}});
+    }
+    r["interval_curve"] = curve;
+  }
   if (std::isfinite(interval) && interval > 0) {
     reliability::CampaignSpec spec;
     spec.duration_s = c.campaign.duration.seconds();
