@@ -19,6 +19,7 @@
 #include "models/network/network.h"
 #include "models/network/path_uses.h"
 #include "sim/simulation.h"
+#include "sim/slot_pool.h"
 #include "sim/units.h"
 
 namespace ct::collective {
@@ -99,8 +100,7 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   int channels_;
   network::PathUses uses_;
   std::vector<double> capacity_;
-  std::vector<Pending> pending_;
-  std::vector<uint32_t> free_;
+  sim::SlotPool<Pending> pending_;
   Plan scratch_;
   std::vector<uint8_t> seen_;
   uint64_t serial_ = 0;

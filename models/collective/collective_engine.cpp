@@ -150,16 +150,7 @@ Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes
 }
 
 uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {
-  uint32_t slot;
-  if (!free_.empty()) {
-    slot = free_.back();
-    free_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(pending_.size());
-    pending_.emplace_back();
-  }
-  pending_[slot] = Pending{&h, tag};
-  return slot;
+  return pending_.acquire(Pending{&h, tag});
 }
 
 void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes,
@@ -188,8 +179,7 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
 void CollectiveEngine::on_delivered(uint64_t net_tag) { on_event(net_tag & 0xffffffffU); }
 
 void CollectiveEngine::on_event(uint64_t slot) {
-  const Pending p = pending_[slot];
-  free_.push_back(static_cast<uint32_t>(slot));
+  const Pending p = pending_.release(static_cast<uint32_t>(slot));
   p.handler->on_complete(p.tag);
 }
 

@@ -31,15 +31,7 @@ void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHa
                                uint64_t tag) {
   for (const PathUses::Use& u : uses_.uses()) stats_.add_work(u.resource, u.coefficient * wire_bits);
   if (delay == sim::Duration::max()) return;  // a zero-capacity path: never delivered
-  uint32_t slot;
-  if (!free_.empty()) {
-    slot = free_.back();
-    free_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(pending_.size());
-    pending_.emplace_back();
-  }
-  pending_[slot] = Pending{&handler, tag};
+  const uint32_t slot = pending_.acquire(Pending{&handler, tag});
   sim_.schedule_in(delay, *this, slot);
 }
 
@@ -65,8 +57,7 @@ void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes byt
 }
 
 void AnalyticalNetwork::on_event(uint64_t slot) {
-  const Pending p = pending_[slot];
-  free_.push_back(static_cast<uint32_t>(slot));
+  const Pending p = pending_.release(static_cast<uint32_t>(slot));
   p.handler->on_delivered(p.tag);
 }
 

@@ -15,6 +15,7 @@
 #include "models/network/cluster.h"
 #include "models/network/link_accounting.h"
 #include "models/network/network.h"
+#include "sim/slot_pool.h"
 #include "models/network/path_uses.h"
 #include "sim/simulation.h"
 
@@ -52,8 +53,7 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   LinkAccounting stats_;
   PathUses uses_;
   mutable std::vector<int32_t> path_;
-  std::vector<Pending> pending_;
-  std::vector<uint32_t> free_;
+  sim::SlotPool<Pending> pending_;
 };
 
 // Validates params (std::invalid_argument naming network.protocol_efficiency).
