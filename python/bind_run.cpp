@@ -3,6 +3,7 @@
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/planner.h"
+#include "models/scenario/rollout.h"
 #include "models/scenario/runner.h"
 #include "python/bindings.h"
 
@@ -37,6 +38,15 @@ void bind_run(py::module_& m) {
       py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
       py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB",
       "nccl-tests style tables (size, count, type, time, algbw, busbw) for each node count.");
+  m.def(
+      "rollout",
+      [](const std::string& document_json, const std::string& overrides_json) {
+        scenario::Config c = checked_config(document_json, overrides_json);
+        py::gil_scoped_release release;
+        return scenario::rollout(c).dump();
+      },
+      py::arg("document_json"), py::arg("overrides_json") = "{}",
+      "Staged rollout (one replica, rail group, pod, whole job): scaling linearity; JSON text.");
   m.def(
       "plan",
       [](double params, double tokens, double days, const std::string& gpu, int seq) {

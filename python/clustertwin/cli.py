@@ -172,6 +172,25 @@ def cmd_nccl_tests(args) -> int:
     return 0
 
 
+def cmd_rollout(args) -> int:
+    result = json.loads(_core.rollout(load(args.scenario).to_json(), json.dumps(_overrides(args.set))))
+    if args.json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{'GPUs':>7} {'nodes':>6} {'DP':>5} {'step s':>8} {'MFU':>6} {'tokens/s':>11} {'efficiency':>10} {'per 2x':>7}")
+    for st in result["stages"]:
+        if "error" in st:
+            print(f"{st['gpus']:>7} {st['nodes']:>6} {st['data_parallel']:>5}  not computed: {st['error']}")
+            continue
+        gain = f"{st['doubling_gain']:+.0%}" if "doubling_gain" in st else ""
+        print(f"{st['gpus']:>7} {st['nodes']:>6} {st['data_parallel']:>5} {st['step_time_s']:>8.3f} {st['mfu']:>6.1%}"
+              f" {st['tokens_per_s']:>11.4g} {st['scaling_efficiency']:>10.1%} {gain:>7}")
+    verdict = "meets" if result["linear_enough"] else "MISSES"
+    print(f"worst throughput added per doubling: {result['worst_doubling_gain']:.0%} ({verdict} the 85% bar)")
+    return 0
+
+
 def cmd_plan(args) -> int:
     result = json.loads(_core.plan(args.params, args.tokens, args.days, args.gpu, args.seq))
     if args.json:
@@ -215,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--maxbytes", default="8GiB")
     n.add_argument("--set", action="append", metavar="KEY=VALUE")
     n.set_defaults(func=cmd_nccl_tests)
+    ro = sub.add_parser("rollout", help="staged rollout: the job at one replica, rail group, pod, whole cluster")
+    ro.add_argument("scenario")
+    ro.add_argument("--set", action="append", metavar="KEY=VALUE")
+    ro.add_argument("--json", action="store_true")
+    ro.set_defaults(func=cmd_rollout)
     pl = sub.add_parser("plan", help="GPUs, HBM, NIC bandwidth and power for N parameters, D tokens, T days")
     pl.add_argument("--params", type=float, required=True)
     pl.add_argument("--tokens", type=float, required=True)

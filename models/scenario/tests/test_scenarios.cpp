@@ -6,6 +6,7 @@
 
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/rollout.h"
 #include "models/scenario/runner.h"
 
 using namespace ct::scenario;
@@ -109,4 +110,21 @@ TEST(Scenarios, PacketTrafficReportsPfcEcnAndStorms) {
   const auto& storm = report["network"]["pfc_storms"][0];
   EXPECT_NEAR(storm["detected_s"].get<double>() - storm["start_s"].get<double>(), 0.050, 1e-6);
   EXPECT_EQ(storm["port"], "leaf0->node3.nic0");
+}
+
+// Staged rollout: weak scaling from one replica to the whole job; the first stage is the
+// reference (efficiency 1) and each stage reports the throughput added per doubling.
+TEST(Scenarios, RolloutReportsScalingLinearity) {
+  Config c = to_config(read_document("scenarios/default.json", {"network.mode=analytical"}));
+  check_config(c);
+  const auto r = rollout(c);
+  const auto& stages = r["stages"];
+  ASSERT_GE(stages.size(), 3u);
+  EXPECT_EQ(stages[0]["data_parallel"], 1);
+  EXPECT_DOUBLE_EQ(stages[0]["scaling_efficiency"].get<double>(), 1.0);
+  EXPECT_EQ(stages.back()["gpus"], 9984);
+  for (size_t i = 1; i < stages.size(); ++i) {
+    EXPECT_LE(stages[i]["scaling_efficiency"].get<double>(), 1.0 + 1e-9);
+    EXPECT_GT(stages[i]["doubling_gain"].get<double>(), 0.5);
+  }
 }
