@@ -47,6 +47,22 @@
 // never XON. A switch egress queue paused continuously for PfcParams::watchdog is declared
 // stormed (PfcStorm: port, pause start, detection time) and ignores pause frames for that
 // priority from then on (action "forward"; it is not restored).
+//
+// Congestion-spreading analysis (PacketStats):
+//   pause tree: each XOFF frame carries (root, hop). When a switch ingress reaches XOFF, the
+//     cause is the switch's deepest egress queue of that priority (a scan of its ports, once
+//     per XOFF frame); if that queue is not paused it is the congestion root and hop = 1,
+//     otherwise root and hop + 1 are inherited from the pause holding it. A storming NIC's
+//     XOFF makes the stormed leaf egress a root at hop 0. One record per (paused port,
+//     priority): first pause time, hop, root, frame count, deepest hop.
+//   victims: every port keeps a paused clock per priority (total time paused so far); a packet
+//     stamps it when queued and adds the difference to its flow when dequeued (an injection
+//     port does the same per listed flow). A flow with paused time whose path crosses no
+//     congestion root (a root of any pause so far) is a victim.
+//   buffer dependency: the set of (d1, d2) consecutive fabric directions of lossless flows
+//     (PFC on) since the start; packet_stats() searches it for a cycle (packet_analysis.h).
+//   byte conservation per switch: bytes offered to its egress queues = bytes transmitted +
+//     bytes dropped + bytes queued; time-averaged egress queues since reset_queue_averages().
 #include "models/network/packet_network.h"
 
 #include <algorithm>
@@ -56,6 +72,7 @@
 #include <string>
 
 #include "models/network/analytical_network.h"
+#include "models/network/packet_analysis.h"
 
 namespace ct::network {
 namespace {
@@ -70,41 +87,107 @@ void require(bool ok, const char* key, const std::string& what) {
 
 }  // namespace
 
+static std::string num(double v) {
+  std::string t = std::to_string(v);
+  while (t.size() > 1 && t.back() == '0') t.pop_back();
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return t;
+}
+
 void validate(const PacketParams& p) {
-  require(p.mtu_bytes > 0 && p.mtu_bytes <= (int64_t{1} << 20), "network.mtu",
-          "got " + std::to_string(p.mtu_bytes) + " bytes, expected 1 B .. 1 MiB");
+  require(p.mtu_bytes > 0 && p.mtu_bytes <= kMaxMtuBytes, "network.mtu",
+          "got " + std::to_string(p.mtu_bytes) + " bytes, expected 1 .. " +
+              std::to_string(kMaxMtuBytes) + " bytes (the largest jumbo frame links carry)");
   require(p.header_bytes >= 0 && p.header_bytes <= 4096, "network.header_bytes",
-          "expected 0 .. 4096 bytes");
-  require(p.switch_buffer_bytes > 0, "cluster.fabric.switch_buffer", "expected a positive size");
-  require(p.buffer_alpha > 0.0, "network.buffer_alpha", "expected a positive factor");
+          "got " + std::to_string(p.header_bytes) + " bytes, expected 0 .. 4096 bytes");
+  require(p.switch_buffer_bytes > 0, "cluster.fabric.switch_buffer",
+          "got " + std::to_string(p.switch_buffer_bytes) + " bytes, expected a positive size");
+  require(p.buffer_alpha > 0.0, "network.buffer_alpha",
+          "got " + num(p.buffer_alpha) + ", expected a positive factor");
   require(p.data_priority >= 0 && p.data_priority < kPriorities, "network.priority",
-          "expected 0 (lossy) or 1 (lossless)");
-  require(p.pfc.xoff_bytes >= 0 && p.pfc.xon_bytes >= 0, "network.pfc.xoff",
-          "expected non-negative thresholds");
+          "got " + std::to_string(p.data_priority) + ", expected 0 (lossy) or 1 (lossless)");
+  require(p.pfc.xoff_bytes >= 0, "network.pfc.xoff",
+          "got " + std::to_string(p.pfc.xoff_bytes) + " bytes, expected >= 0 (0 = headroom formula)");
+  require(p.pfc.xon_bytes >= 0, "network.pfc.xon",
+          "got " + std::to_string(p.pfc.xon_bytes) + " bytes, expected >= 0 (0 = XOFF - one frame)");
   require(p.pfc.xon_bytes <= p.pfc.xoff_bytes || p.pfc.xoff_bytes == 0, "network.pfc.xon",
-          "expected XON <= XOFF");
+          "got " + std::to_string(p.pfc.xon_bytes) + " bytes, expected <= network.pfc.xoff = " +
+              std::to_string(p.pfc.xoff_bytes) + " bytes");
+  require(!p.pfc.enabled || p.pfc.xoff_bytes <= p.switch_buffer_bytes, "cluster.fabric.switch_buffer",
+          "got " + std::to_string(p.switch_buffer_bytes) +
+              " bytes, expected at least the PFC headroom network.pfc.xoff = " +
+              std::to_string(p.pfc.xoff_bytes) + " bytes");
   require(p.pfc.watchdog >= sim::Duration::zero(), "network.pfc.watchdog",
           "expected a non-negative duration");
-  require(p.ecn.kmin_bytes >= 0 && p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
-          "expected 0 <= kmin <= kmax");
-  require(p.ecn.pmax >= 0.0 && p.ecn.pmax <= 1.0, "network.ecn.pmax", "expected 0 .. 1");
-  require(p.dcqcn.g > 0.0 && p.dcqcn.g <= 1.0, "network.dcqcn.g", "expected 0 < g <= 1");
+  require(p.ecn.kmin_bytes >= 0, "network.ecn.kmin",
+          "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected >= 0");
+  require(p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
+          "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected <= network.ecn.kmax = " +
+              std::to_string(p.ecn.kmax_bytes) + " bytes");
+  // Pmax 0 marks nothing: accepted only with ECN off.
+  require((p.ecn.pmax > 0.0 || (!p.ecn.enabled && p.ecn.pmax == 0.0)) && p.ecn.pmax <= 1.0, "network.ecn.pmax",
+          "got " + num(p.ecn.pmax) + ", expected a probability in (0, 1]");
+  require(p.dcqcn.g > 0.0 && p.dcqcn.g <= 1.0, "network.dcqcn.g",
+          "got " + num(p.dcqcn.g) + ", expected 0 < g <= 1");
   require(p.dcqcn.increase_period > sim::Duration::zero() &&
               p.dcqcn.alpha_period > sim::Duration::zero(),
           "network.dcqcn.timer", "expected positive periods");
   require(p.dcqcn.min_rate_bps > 0.0, "network.dcqcn.min_rate", "expected a positive rate");
 }
 
+double PacketNetwork::memory_estimate(const Cluster& cluster, const PacketParams& params,
+                                      int64_t flows, int64_t bytes) {
+  const topology::Topology& topo = cluster.topology();
+  // Packets that can exist at once: every switch buffer full (lossless admission can exceed it
+  // by the XOFF headroom of its ports, counted as one more buffer), every link's
+  // bandwidth-delay product, one packet on every injection port; never more than the bytes.
+  double fabric = 2.0 * static_cast<double>(topo.switch_count()) *
+                  static_cast<double>(params.switch_buffer_bytes);
+  for (int d = 0; d < topo.link_dir_count(); ++d) {
+    fabric += topo.nominal_capacity(d).bps() / 8.0 * topo.latency(d).seconds();
+  }
+  const double full = static_cast<double>(params.mtu_bytes);
+  double packets = fabric / full + static_cast<double>(topo.link_dir_count());
+  // Small packets (tails) fill buffers with more packets: one tail per flow.
+  packets = std::min(packets + static_cast<double>(std::max<int64_t>(flows, 0)),
+                     static_cast<double>(std::max<int64_t>(bytes, 0)) / full +
+                         static_cast<double>(std::max<int64_t>(flows, 0)));
+  const double ports = static_cast<double>(cluster.resource_count()) *
+                       (static_cast<double>(sizeof(Port)) + 2.0 * sizeof(Ring::Entry) * 8.0);
+  const double flow_state = static_cast<double>(std::max<int64_t>(flows, 0)) *
+                            (static_cast<double>(sizeof(Flow)) + 8.0 * sizeof(int32_t) + 64.0);
+  // Pool slot + free-list slot per packet; the vector may hold up to twice its size.
+  const double pool = packets * 2.0 * (static_cast<double>(sizeof(Packet)) + sizeof(uint32_t));
+  return ports + flow_state + pool;
+}
+
+double estimate_packet_memory_bytes(const Cluster& cluster, const PacketParams& params, int64_t flows,
+                                    int64_t bytes) {
+  return PacketNetwork::memory_estimate(cluster, params, flows, bytes);
+}
+
+void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows,
+                         int64_t bytes, double limit_bytes) {
+  const double need = estimate_packet_memory_bytes(cluster, params, flows, bytes);
+  if (need > limit_bytes) {
+    throw std::invalid_argument(
+        "network.mode: packet mode would need about " + num(need / 1048576.0) + " MiB for " +
+        std::to_string(flows) + " flows of " + std::to_string(bytes) + " bytes in all, over the " +
+        num(limit_bytes / 1048576.0) + " MiB limit; use network.mode flow, fewer GPUs, or a larger " +
+        "network.mtu");
+  }
+}
+
 // ---------------------------------------------------------------------------- small parts
 
-void PacketNetwork::Ring::push(int64_t at, uint32_t v) {
+void PacketNetwork::Ring::push(int64_t at, uint32_t v, uint32_t aux) {
   if (size == buf.size()) {
     std::vector<Entry> grown(std::max<size_t>(8, buf.size() * 2));
     for (size_t i = 0; i < size; ++i) grown[i] = buf[(head + i) % buf.size()];
     buf.swap(grown);
     head = 0;
   }
-  buf[(head + size) % buf.size()] = Entry{at, v};
+  buf[(head + size) % buf.size()] = Entry{at, v, aux};
   ++size;
 }
 
@@ -137,6 +220,9 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
   const int links = cluster_.link_dir_count();
   const int resources = cluster_.resource_count();
   switch_used_.assign(static_cast<size_t>(topo.switch_count()), 0);
+  sw_in_.assign(switch_used_.size(), 0);
+  sw_out_.assign(switch_used_.size(), 0);
+  sw_drop_.assign(switch_used_.size(), 0);
   const double cable_m = packet_.pfc.cable_m >= 0.0
                              ? packet_.pfc.cable_m
                              : cluster_.spec().fabric.link_latency.seconds() / 5e-9;
@@ -160,6 +246,15 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
           std::ceil((301.0 + 2.16 * cable_m) * gbps + 2.72 * static_cast<double>(packet_.mtu_bytes)));
       p.xoff = packet_.pfc.xoff_bytes > 0 ? packet_.pfc.xoff_bytes : formula;
       p.xon = packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame);
+      if (packet_.pfc.enabled && topo.is_switch(topo.target(r))) {
+        require(p.xon <= p.xoff, "network.pfc.xon",
+                "got " + std::to_string(p.xon) + " bytes, expected <= the XOFF of " +
+                    cluster_.resource_name(r) + " = " + std::to_string(p.xoff) + " bytes");
+        require(p.xoff <= packet_.switch_buffer_bytes, "cluster.fabric.switch_buffer",
+                "got " + std::to_string(packet_.switch_buffer_bytes) +
+                    " bytes, expected at least the PFC headroom (XOFF) of " +
+                    cluster_.resource_name(r) + " = " + std::to_string(p.xoff) + " bytes");
+      }
     } else {
       const int k = (r - links) % 4;
       if (k == 0) {
@@ -283,6 +378,21 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
   f.rate_bps = f.line_bps;
   f.reverse_latency_ps = latency.count_ps();
   f.cc.reset(f.line_bps, sim_.now().ps(), packet_.dcqcn);
+  f.active = true;
+  f.src_gpu = src_gpu;
+  f.dst_gpu = dst_gpu;
+  f.tag = flow_id;
+  f.paused_ps = 0;
+  if (packet_.pfc.enabled && priority == kLosslessPriority) {
+    const int links = cluster_.link_dir_count();
+    for (size_t h = 1; h < f.path.size(); ++h) {
+      const int32_t a = f.path[h - 1];
+      const int32_t b = f.path[h];
+      if (a < links && b < links) {
+        dependencies_.insert(static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b));
+      }
+    }
+  }
   list_flow(id);
   try_start(static_cast<uint32_t>(f.path.front()));
 }
@@ -291,7 +401,9 @@ void PacketNetwork::list_flow(uint32_t flow) {
   Flow& f = flows_[flow];
   if (f.listed) return;
   f.listed = true;
-  ports_[static_cast<size_t>(f.path.front())].flows.push_back(flow);
+  Port& p = ports_[static_cast<size_t>(f.path.front())];
+  f.mark_ps = paused_clock(p, f.priority, sim_.now().ps());
+  p.flows.push_back(flow);
 }
 
 void PacketNetwork::leg_done(uint32_t group) {
@@ -323,8 +435,11 @@ void PacketNetwork::try_start(uint32_t port) {
     Fifo& q = p.q[prio];
     if (q.head == kNone || (p.paused[prio] && !p.ignore_pause[prio])) continue;
     const uint32_t pkt = q.head;
-    q.head = packets_[pkt].next;
+    const Packet& k = packets_[pkt];
+    q.head = k.next;
     if (q.head == kNone) q.tail = kNone;
+    const int64_t blocked = paused_clock(p, prio, sim_.now().ps()) - k.mark_ps;
+    if (blocked > 0) flows_[k.flow].paused_ps += blocked;
     start_tx(p, pkt);
     return;
   }
@@ -352,7 +467,10 @@ void PacketNetwork::try_inject(uint32_t port) {
     const int64_t wire = wire_bytes(payload);
     const uint32_t pkt = alloc_packet();
     packets_[pkt] = Packet{fid, kNone, static_cast<uint32_t>(payload), static_cast<uint32_t>(wire),
-                           0, f.priority, 0};
+                           0, f.priority, 0, 0};
+    const int64_t clock = paused_clock(p, f.priority, now);
+    f.paused_ps += clock - f.mark_ps;
+    f.mark_ps = clock;
     ++packets_sent_;
     if (resend) ++retransmitted_;
     f.next_send_ps = now + ceil_ps(static_cast<double>(wire), f.rate_bps);
@@ -369,7 +487,7 @@ void PacketNetwork::try_inject(uint32_t port) {
     } else {
       p.rr = (idx + 1) % n;
     }
-    p.q_bytes[f.priority] += wire;
+    queue_change(p, f.priority, wire);
     p.max_q = std::max(p.max_q, p.q_bytes[0] + p.q_bytes[1]);
     start_tx(p, pkt);
     return;
@@ -397,9 +515,10 @@ void PacketNetwork::tx_complete(uint32_t port) {
   p.tx = kNone;
   Packet& k = packets_[pkt];
   const int prio = k.priority;
-  p.q_bytes[prio] -= k.wire;
+  queue_change(p, prio, -int64_t{k.wire});
   if (p.kind == Kind::fabric_switch) {
     switch_used_[static_cast<size_t>(p.sw)] -= k.wire;
+    sw_out_[static_cast<size_t>(p.sw)] += k.wire;
     const Flow& f = flows_[k.flow];
     const auto in = static_cast<uint32_t>(f.path[k.hop - 1U]);
     Port& ip = ports_[in];
@@ -445,6 +564,7 @@ void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
     int64_t& used = switch_used_[static_cast<size_t>(p.sw)];
     const int64_t buffer = packet_.switch_buffer_bytes;
     const bool lossless = packet_.pfc.enabled && prio == kLosslessPriority;
+    sw_in_[static_cast<size_t>(p.sw)] += w;
     if (!lossless) {
       const double limit = packet_.buffer_alpha * static_cast<double>(buffer - used);
       if (used + w > buffer || static_cast<double>(p.q_bytes[prio] + w) > limit) {
@@ -462,9 +582,27 @@ void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
     const auto in = static_cast<uint32_t>(flows_[k.flow].path[k.hop - 1U]);
     Port& ip = ports_[in];
     ip.in_bytes[prio] += w;
-    if (lossless && !ip.xoff_sent[prio] && ip.in_bytes[prio] >= ip.xoff) send_pause(in, prio, true);
+    if (lossless && !ip.xoff_sent[prio] && ip.in_bytes[prio] >= ip.xoff) {
+      // Cause: the switch's deepest egress queue of this priority (a scan of the switch's
+      // ports, once per XOFF frame). It is the congestion root unless it is paused itself; then
+      // the root is that pause's root, one hop further.
+      const topology::Topology& topo = cluster_.topology();
+      uint32_t cause = port;
+      for (const topology::LinkDir d : topo.out_links(topo.target(static_cast<topology::LinkDir>(in)))) {
+        if (ports_[static_cast<size_t>(d)].q_bytes[prio] > ports_[cause].q_bytes[prio]) {
+          cause = static_cast<uint32_t>(d);
+        }
+      }
+      const Port& c = ports_[cause];
+      const bool held = c.paused[prio] && !c.ignore_pause[prio];
+      const uint32_t root = held ? c.pause_root[prio] : cause;
+      const uint32_t hop = held ? c.pause_hop[prio] + 1U : 1U;
+      ports_[root].is_root = true;
+      send_pause(in, prio, true, root, hop);
+    }
   }
-  p.q_bytes[prio] += w;
+  k.mark_ps = paused_clock(p, prio, sim_.now().ps());
+  queue_change(p, prio, w);
   p.max_q = std::max(p.max_q, p.q_bytes[0] + p.q_bytes[1]);
   Fifo& q = p.q[prio];
   k.next = kNone;
@@ -481,6 +619,7 @@ void PacketNetwork::drop(Port& p, uint32_t pkt) {
   ++p.drops;
   ++drops_;
   const Packet& k = packets_[pkt];
+  if (p.kind == Kind::fabric_switch) sw_drop_[static_cast<size_t>(p.sw)] += k.wire;
   const uint32_t fid = k.flow;
   flows_[fid].retx += k.payload;
   free_packets_.push_back(pkt);
@@ -509,6 +648,8 @@ void PacketNetwork::receive(uint32_t pkt) {
   if (f.received < f.total) return;
   sim_.cancel(f.cnp_timer);
   sim_.cancel(f.increase_timer);
+  flow_done_analysis(f);
+  f.active = false;
   const uint32_t group = f.group;
   free_flows_.push_back(k.flow);
   leg_done(group);
@@ -516,7 +657,7 @@ void PacketNetwork::receive(uint32_t pkt) {
 
 // ---------------------------------------------------------------------------- PFC
 
-void PacketNetwork::send_pause(uint32_t port, int priority, bool xoff) {
+void PacketNetwork::send_pause(uint32_t port, int priority, bool xoff, uint32_t root, uint32_t hop) {
   Port& p = ports_[port];
   p.xoff_sent[priority] = xoff;
   if (xoff) {
@@ -526,8 +667,27 @@ void PacketNetwork::send_pause(uint32_t port, int priority, bool xoff) {
     ++resume_frames_;
   }
   const int64_t at = sim_.now().ps() + p.ctrl_latency_ps;
-  p.ctrl.push(at, static_cast<uint32_t>(priority) | (xoff ? 0x100U : 0U));
+  p.ctrl.push(at, static_cast<uint32_t>(priority) | (xoff ? 0x100U : 0U) | std::min(hop, 0xffffU) << 16,
+              root);
   if (p.ctrl.size == 1) sim_.schedule(p.ctrl_timer, sim::Time::from_ps(at));
+}
+
+void PacketNetwork::pause_edge(uint32_t port, int priority, uint32_t root, uint32_t hop) {
+  Port& p = ports_[port];
+  if (root == kNone) root = port;
+  const auto h = static_cast<uint16_t>(std::min(hop, 0xffffU));
+  if (!p.paused[priority]) {
+    p.pause_root[priority] = root;
+    p.pause_hop[priority] = h;
+  }
+  max_hop_ = std::max(max_hop_, static_cast<int>(h));
+  if (p.edge[priority] == kNone) {
+    p.edge[priority] = static_cast<uint32_t>(edges_.size());
+    edges_.push_back(EdgeRecord{port, static_cast<uint8_t>(priority), h, h, root, sim_.now().ps(), 0});
+  }
+  EdgeRecord& e = edges_[p.edge[priority]];
+  ++e.frames;
+  e.max_hop = std::max(e.max_hop, h);
 }
 
 void PacketNetwork::set_paused(uint32_t port, int priority, bool on) {
@@ -548,6 +708,40 @@ void PacketNetwork::set_paused(uint32_t port, int priority, bool on) {
   p.paused_ps[priority] += now - p.paused_since_ps[priority];
   if (priority == kLosslessPriority) sim_.cancel(p.watchdog);
   try_start(port);
+}
+
+void PacketNetwork::queue_change(Port& p, int priority, int64_t delta) {
+  const int64_t now = sim_.now().ps();
+  p.q_area += static_cast<double>(p.q_bytes[0] + p.q_bytes[1]) * static_cast<double>(now - p.q_last_ps);
+  p.q_last_ps = now;
+  p.q_bytes[priority] += delta;
+}
+
+void PacketNetwork::reset_queue_averages() {
+  const int64_t now = sim_.now().ps();
+  q_avg_start_ps_ = now;
+  for (Port& p : ports_) {
+    p.q_area = 0.0;
+    p.q_last_ps = now;
+  }
+}
+
+bool PacketNetwork::is_victim(const Flow& f) const {
+  for (const int32_t r : f.path) {
+    if (ports_[static_cast<size_t>(r)].is_root) return false;
+  }
+  return true;
+}
+
+void PacketNetwork::flow_done_analysis(const Flow& f) {
+  if (f.paused_ps <= 0) return;
+  ++paused_flows_;
+  if (!is_victim(f)) return;
+  ++victims_;
+  victim_ps_ += f.paused_ps;
+  if (victim_list_.size() < packet_.max_victim_flows) {
+    victim_list_.push_back(VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(f.paused_ps) * 1e-12, true});
+  }
 }
 
 void PacketNetwork::on_watchdog(uint32_t port) {
@@ -612,7 +806,10 @@ void PacketNetwork::on_event(uint64_t tag) {
       Port& p = ports_[index];
       const Ring::Entry e = p.ctrl.pop();
       if (p.ctrl.size > 0) sim_.schedule(p.ctrl_timer, sim::Time::from_ps(p.ctrl.front().at_ps));
-      set_paused(index, static_cast<int>(e.value & 0xffU), (e.value & 0x100U) != 0);
+      const int prio = static_cast<int>(e.value & 0xffU);
+      const bool xoff = (e.value & 0x100U) != 0;
+      if (xoff) pause_edge(index, prio, e.aux, e.value >> 16);
+      set_paused(index, prio, xoff);
       return;
     }
     case kWatchdog:
@@ -637,7 +834,8 @@ void PacketNetwork::on_event(uint64_t tag) {
       const int nic = storm_nics_[index];
       for (const topology::LinkDir up : topo.out_links(nic)) {
         const auto d = static_cast<uint32_t>(topology::Topology::reverse(up));
-        send_pause(d, kLosslessPriority, true);  // never followed by an XON
+        ports_[d].is_root = true;
+        send_pause(d, kLosslessPriority, true, d, 0);  // never followed by an XON
       }
       return;
     }
@@ -735,7 +933,83 @@ PacketStats PacketNetwork::packet_stats() const {
     ps.paused_time_s = static_cast<double>(paused) * 1e-12;
     ps.dropped_packets = p.drops;
     ps.ecn_marked_packets = p.marks;
+    const int64_t span = now - q_avg_start_ps_;
+    if (span > 0) {
+      const double area =
+          p.q_area + static_cast<double>(p.q_bytes[0] + p.q_bytes[1]) * static_cast<double>(now - p.q_last_ps);
+      ps.mean_queue_bytes = area / static_cast<double>(span);
+    }
     s.ports.push_back(std::move(ps));
+  }
+
+  // Pause propagation tree.
+  s.max_pause_hops = max_hop_;
+  s.pause_tree.reserve(edges_.size());
+  for (const EdgeRecord& e : edges_) {
+    PauseEdge pe;
+    pe.paused = static_cast<int32_t>(e.paused);
+    pe.paused_name = cluster_.resource_name(pe.paused);
+    pe.pausing_name = e.paused < static_cast<uint32_t>(links)
+                          ? cluster_.resource_name(topology::Topology::reverse(pe.paused))
+                          : pe.paused_name;
+    pe.priority = e.priority;
+    pe.first_s = static_cast<double>(e.first_ps) * 1e-12;
+    pe.hop = e.hop;
+    pe.max_hop = e.max_hop;
+    pe.root = static_cast<int32_t>(e.root);
+    pe.root_name = cluster_.resource_name(pe.root);
+    pe.frames = e.frames;
+    s.pause_tree.push_back(std::move(pe));
+  }
+
+  // Victims: the completed ones, then the flows in flight.
+  s.paused_flows = paused_flows_;
+  s.victim_flow_count = victims_;
+  s.victim_paused_time_s = static_cast<double>(victim_ps_) * 1e-12;
+  s.victim_flows = victim_list_;
+  for (const Flow& f : flows_) {
+    if (!f.active) continue;
+    int64_t paused = f.paused_ps;
+    if (f.listed) {
+      paused += paused_clock(ports_[static_cast<size_t>(f.path.front())], f.priority, now) - f.mark_ps;
+    }
+    if (paused <= 0) continue;
+    ++s.paused_flows;
+    if (!is_victim(f)) continue;
+    ++s.victim_flow_count;
+    s.victim_paused_time_s += static_cast<double>(paused) * 1e-12;
+    if (s.victim_flows.size() < packet_.max_victim_flows) {
+      s.victim_flows.push_back(VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(paused) * 1e-12, false});
+    }
+  }
+
+  // Channel dependency graph of the lossless routes.
+  std::vector<std::pair<int32_t, int32_t>> deps;
+  deps.reserve(dependencies_.size());
+  for (const uint64_t e : dependencies_) {
+    deps.emplace_back(static_cast<int32_t>(e >> 32), static_cast<int32_t>(e & 0xffffffffU));
+  }
+  std::sort(deps.begin(), deps.end());  // deterministic cycle choice
+  s.dependency_edges = deps.size();
+  const std::vector<int32_t> cycle = find_cycle(links, deps);
+  s.buffer_dependency_cycle = !cycle.empty();
+  for (const int32_t d : cycle) s.dependency_cycle.push_back(cluster_.resource_name(d));
+
+  // Byte conservation per switch.
+  std::vector<int64_t> queued(switch_used_.size(), 0);
+  for (const Port& p : ports_) {
+    if (p.kind == Kind::fabric_switch) queued[static_cast<size_t>(p.sw)] += p.q_bytes[0] + p.q_bytes[1];
+  }
+  const topology::Topology& topo = cluster_.topology();
+  for (size_t w = 0; w < switch_used_.size(); ++w) {
+    if (sw_in_[w] == 0) continue;
+    SwitchPacketStats ss;
+    ss.name = topo.vertex(topo.nic_count() + static_cast<int>(w)).name;
+    ss.bytes_in = sw_in_[w];
+    ss.bytes_out = sw_out_[w];
+    ss.bytes_dropped = sw_drop_[w];
+    ss.bytes_queued = queued[w];
+    s.switches.push_back(std::move(ss));
   }
   return s;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -62,10 +63,64 @@ struct PacketParams {
   CongestionControl congestion_control = CongestionControl::dcqcn;
   DcqcnParams dcqcn;
   uint64_t rng_stream = 0x7061636b6574ULL;  // ECN marking draws
+  // Analysis: at most this many victim flows are listed (all are counted).
+  size_t max_victim_flows = 1000;
 };
 
-// Throws std::invalid_argument naming the scenario key of the first bad value.
+// Largest MTU (payload) a packet may have: jumbo frames of 9216 B, the usual switch maximum.
+inline constexpr int64_t kMaxMtuBytes = 9216;
+
+// Throws std::invalid_argument naming the scenario key of the first bad value and its bound.
 void validate(const PacketParams& params);
+
+// Upper estimate of the memory a packet run takes: ports, flows, and the packets that can be
+// in flight at once (bounded by the bytes to send and by what the fabric can hold: switch
+// buffers plus the links' bandwidth-delay products, one MTU packet per injection port).
+// `flows` and `bytes` are the transfers of the run that can be active together.
+[[nodiscard]] double estimate_packet_memory_bytes(const Cluster& cluster, const PacketParams& params,
+                                                  int64_t flows, int64_t bytes);
+// Throws std::invalid_argument naming network.mode when that estimate exceeds limit_bytes,
+// suggesting the flow backend.
+void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows,
+                         int64_t bytes, double limit_bytes);
+
+// One edge of the pause propagation tree: the port `pausing_name` (vertex b's end of the cable
+// a -> b) sent XOFF frames to the upstream egress `paused` (a -> b). Kept once per (paused
+// port, priority): the first pause and the frame count (memory bounded by the port count).
+struct PauseEdge {
+  int32_t paused = -1;       // resource of the paused upstream egress a -> b
+  std::string paused_name;   // "spine0.pod0->leaf1"
+  std::string pausing_name;  // b's port, named by its egress direction "leaf1->spine0.pod0"
+  int priority = kLosslessPriority;
+  double first_s = 0.0;      // the first XOFF took effect at the paused port
+  // Pause hops from the congestion root at the first pause: 1 = paused because the root egress
+  // queue (not itself paused) backed up; k + 1 = because an egress paused at hop k backed up;
+  // 0 = the root itself, paused by a storming NIC.
+  int hop = 0;
+  int max_hop = 0;           // over all XOFF frames on this edge
+  int32_t root = -1;         // the congestion root egress (resource) of the first pause
+  std::string root_name;
+  uint64_t frames = 0;       // XOFF frames received on this edge
+};
+
+// A flow that waited behind a paused egress (its injection port or a switch queue) although
+// its path does not cross any congestion root (a root of some pause edge): collateral damage.
+struct VictimFlow {
+  int src_gpu = -1;
+  int dst_gpu = -1;
+  uint64_t tag = 0;
+  double paused_s = 0.0;   // summed over its packets: time queued while the port was paused
+  bool completed = false;  // false: still in flight when the statistics were taken
+};
+
+// Byte conservation of one switch: bytes_in = bytes_out + bytes_dropped + bytes_queued.
+struct SwitchPacketStats {
+  std::string name;
+  int64_t bytes_in = 0;       // wire bytes offered to its egress queues (dropped ones too)
+  int64_t bytes_out = 0;      // transmissions completed
+  int64_t bytes_dropped = 0;
+  int64_t bytes_queued = 0;   // in its egress queues now (being transmitted included)
+};
 
 struct PfcStorm {
   int32_t resource = -1;  // the stormed egress direction (switch -> victim)
@@ -86,6 +141,9 @@ struct PortPacketStats {
   double paused_time_s = 0.0;          // egress d stopped by pause, all priorities
   uint64_t dropped_packets = 0;        // dropped on admission to this egress queue
   uint64_t ecn_marked_packets = 0;     // marked at this egress queue
+  // Time-averaged egress queue (all priorities, wire bytes) since the construction or the
+  // last PacketNetwork::reset_queue_averages().
+  double mean_queue_bytes = 0.0;
 };
 
 struct PacketStats {
@@ -103,6 +161,19 @@ struct PacketStats {
   int64_t max_queue_bytes = 0;          // deepest egress queue seen
   std::vector<PfcStorm> pfc_storms;     // in detection order
   std::vector<PortPacketStats> ports;   // ports that carried a packet or saw a pause frame
+  // Congestion spreading.
+  std::vector<PauseEdge> pause_tree;    // in order of first pause
+  int max_pause_hops = 0;               // deepest hop of any pause frame
+  uint64_t paused_flows = 0;            // flows that waited behind a pause (done or not)
+  uint64_t victim_flow_count = 0;       // of those, victims (see VictimFlow)
+  double victim_paused_time_s = 0.0;    // summed over victims
+  std::vector<VictimFlow> victim_flows; // the first PacketParams::max_victim_flows victims
+  // Cyclic buffer dependency: channel dependency graph of the fabric link directions used
+  // consecutively by lossless flows (PFC on) since the start. A cycle can deadlock PFC.
+  uint64_t dependency_edges = 0;
+  bool buffer_dependency_cycle = false;
+  std::vector<std::string> dependency_cycle;  // link directions of one cycle, in order
+  std::vector<SwitchPacketStats> switches;    // switches that saw a packet
 };
 
 class PacketNetwork final : public Network, private sim::EventHandler {
@@ -143,6 +214,14 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   // Wire bytes of a packet carrying `payload` bytes.
   [[nodiscard]] int64_t wire_bytes(int64_t payload) const;
   [[nodiscard]] uint64_t packets_sent() const { return packets_sent_; }
+  // Most packets alive at once so far (the size of the packet pool).
+  [[nodiscard]] size_t peak_packets() const { return packets_.size(); }
+  // Restarts the time averages of the egress queues (PortPacketStats::mean_queue_bytes) now,
+  // e.g. once congestion control has converged.
+  void reset_queue_averages();
+  // Memory of the packet pool and per-port / per-flow state (bytes).
+  [[nodiscard]] static double memory_estimate(const Cluster& cluster, const PacketParams& params,
+                                              int64_t flows, int64_t bytes);
 
  private:
   enum class Kind : uint8_t { host, inject, fabric_switch };
@@ -159,6 +238,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     uint16_t hop;  // index in the flow's port path of the port holding the packet
     uint8_t priority;
     uint8_t ce;
+    int64_t mark_ps;  // the holding port's paused clock when the packet was queued
   };
   struct Fifo {
     uint32_t head = kNone;
@@ -169,11 +249,12 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     struct Entry {
       int64_t at_ps;
       uint32_t value;
+      uint32_t aux;
     };
     std::vector<Entry> buf;
     size_t head = 0;
     size_t size = 0;
-    void push(int64_t at, uint32_t v);
+    void push(int64_t at, uint32_t v, uint32_t aux = 0);
     Entry pop();
     [[nodiscard]] const Entry& front() const { return buf[head]; }
   };
@@ -196,6 +277,11 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     bool ignore_pause[kPriorities] = {false, false};
     int64_t paused_since_ps[kPriorities] = {0, 0};
     int64_t paused_ps[kPriorities] = {0, 0};
+    // Congestion root and hop of the pause in force (valid while paused).
+    uint32_t pause_root[kPriorities] = {kNone, kNone};
+    uint16_t pause_hop[kPriorities] = {0, 0};
+    uint32_t edge[kPriorities] = {kNone, kNone};  // index in edges_ of (this port, priority)
+    bool is_root = false;  // a congestion root of some pause
     // As an ingress port of the switch it enters.
     int64_t in_bytes[kPriorities] = {0, 0};
     bool xoff_sent[kPriorities] = {false, false};
@@ -213,6 +299,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     uint64_t pause_on = 0;  // XOFF frames about this direction
     uint64_t drops = 0;
     uint64_t marks = 0;
+    double q_area = 0.0;   // integral of the queue (bytes x ps) since q_avg_start_ps_
+    int64_t q_last_ps = 0;
   };
   struct Flow {
     Flow(sim::EventHandler* h, uint32_t id);
@@ -233,6 +321,21 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     double rate_bps = 0.0;
     int64_t reverse_latency_ps = 0;
     Dcqcn cc;
+    bool active = false;
+    int src_gpu = -1;
+    int dst_gpu = -1;
+    uint64_t tag = 0;
+    int64_t paused_ps = 0;  // time its packets waited behind paused egresses
+    int64_t mark_ps = 0;    // injection port's paused clock when last accounted
+  };
+  struct EdgeRecord {
+    uint32_t paused;
+    uint8_t priority;
+    uint16_t hop;
+    uint16_t max_hop;
+    uint32_t root;
+    int64_t first_ps;
+    uint64_t frames;
   };
   struct Group {
     Group(sim::EventHandler* h, uint32_t id);
@@ -258,7 +361,14 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   void enqueue(uint32_t port, uint32_t pkt);
   void drop(Port& p, uint32_t pkt);
   void receive(uint32_t pkt);
-  void send_pause(uint32_t port, int priority, bool xoff);
+  void send_pause(uint32_t port, int priority, bool xoff, uint32_t root = kNone, uint32_t hop = 0);
+  void pause_edge(uint32_t port, int priority, uint32_t root, uint32_t hop);
+  [[nodiscard]] int64_t paused_clock(const Port& p, int priority, int64_t now) const {
+    return p.paused_ps[priority] + (p.paused[priority] ? now - p.paused_since_ps[priority] : 0);
+  }
+  void queue_change(Port& p, int priority, int64_t delta);
+  void flow_done_analysis(const Flow& f);
+  [[nodiscard]] bool is_victim(const Flow& f) const;
   void set_paused(uint32_t port, int priority, bool on);
   void on_watchdog(uint32_t port);
   void on_cnp(uint32_t flow);
@@ -291,6 +401,18 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   uint64_t resume_frames_ = 0;
   uint64_t drops_ = 0;
   uint64_t overflow_ = 0;
+  // Analysis.
+  std::vector<EdgeRecord> edges_;
+  int max_hop_ = 0;
+  uint64_t paused_flows_ = 0;
+  uint64_t victims_ = 0;
+  int64_t victim_ps_ = 0;
+  std::vector<VictimFlow> victim_list_;
+  std::unordered_set<uint64_t> dependencies_;  // (from link direction << 32) | to
+  int64_t q_avg_start_ps_ = 0;
+  std::vector<int64_t> sw_in_;
+  std::vector<int64_t> sw_out_;
+  std::vector<int64_t> sw_drop_;
 };
 
 }  // namespace ct::network

@@ -1,6 +1,7 @@
 #include "models/scenario/traffic_run.h"
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -22,6 +23,17 @@ struct Recorder final : network::DeliveryHandler, collective::CompletionHandler 
   void on_complete(uint64_t) override { done_s.push_back(sim->now().seconds()); }
 };
 
+// MemAvailable of this machine in bytes (a large bound when it cannot be read).
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 1e18;
+}
+
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
@@ -32,10 +44,31 @@ nlohmann::json packet_report(const network::PacketStats& p) {
   for (const auto& s : p.pfc_storms) {
     storms.push_back({{"port", s.port}, {"start_s", s.start_s}, {"detected_s", s.detected_s}});
   }
-  return {{"ecn_marked_fraction", p.ecn_marked_fraction}, {"pfc_pause_frames", p.pfc_pause_frames},
-          {"pfc_paused_time_s", p.pfc_paused_time_s},     {"dropped_packets", p.dropped_packets},
-          {"pfc_storms", storms},                         {"cnps", p.cnps},
-          {"max_queue_bytes", p.max_queue_bytes},         {"packets_delivered", p.packets_delivered}};
+  nlohmann::json tree = nlohmann::json::array();
+  for (const auto& e : p.pause_tree) {
+    if (tree.size() >= 200) break;
+    tree.push_back({{"paused", e.paused_name}, {"by", e.pausing_name}, {"first_s", e.first_s}, {"hop", e.hop},
+                    {"root", e.root_name}, {"frames", e.frames}});
+  }
+  nlohmann::json victims = nlohmann::json::array();
+  for (const auto& v : p.victim_flows) {
+    if (victims.size() >= 100) break;
+    victims.push_back({{"src_gpu", v.src_gpu}, {"dst_gpu", v.dst_gpu}, {"paused_s", v.paused_s}});
+  }
+  return {{"ecn_marked_fraction", p.ecn_marked_fraction},
+          {"pfc_pause_frames", p.pfc_pause_frames},
+          {"pfc_paused_time_s", p.pfc_paused_time_s},
+          {"dropped_packets", p.dropped_packets},
+          {"pfc_storms", storms},
+          {"cnps", p.cnps},
+          {"max_queue_bytes", p.max_queue_bytes},
+          {"packets_delivered", p.packets_delivered},
+          {"pause_tree", tree},
+          {"max_pause_hops", p.max_pause_hops},
+          {"victim_flows", p.victim_flow_count},
+          {"victim_paused_time_s", p.victim_paused_time_s},
+          {"victims", victims},
+          {"buffer_dependency_cycle", p.buffer_dependency_cycle}};
 }
 
 }  // namespace
@@ -46,6 +79,15 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
   std::unique_ptr<network::Network> net;
   network::PacketNetwork* packet = nullptr;
   if (c.network.mode == "packet") {
+    const auto& t = c.traffic;
+    const int64_t n = static_cast<int64_t>(t.nodes > 0 ? t.nodes : c.cluster.nodes) * c.cluster.gpus_per_node;
+    const int64_t flows = t.pattern == "incast" ? t.fan_in : t.pattern == "all_to_all" ? n * (n - 1) : n;
+    try {
+      network::check_packet_memory(cluster, packet_params(c), flows, flows * std::max<int64_t>(1, t.size.n),
+                                   0.8 * available_memory_bytes());
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError({e.what()});
+    }
     auto p = std::make_unique<network::PacketNetwork>(sim, cluster, network_params(c), packet_params(c));
     packet = p.get();
     for (const auto& f : c.faults) {
