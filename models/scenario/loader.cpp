@@ -22,6 +22,13 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
+// List items are declared as "faults[].field"; messages name them "faults[3].field", so the
+// declared prefix is dropped (and the caller prepends the item's own).
+constexpr std::string_view kListItemPrefix = "faults[].";
+std::string item_relative(const std::string& path) {
+  return path.rfind(kListItemPrefix, 0) == 0 ? path.substr(kListItemPrefix.size()) : path;
+}
+
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
@@ -208,7 +215,7 @@ class TableWalker {
             const std::string& shown_prefix) const {
     for (const auto& [key, value] : obj.items()) {
       const std::string path = prefix.empty() ? key : prefix + "." + key;
-      const std::string display = shown_prefix + path.substr(path.find(']') == std::string::npos ? 0 : path.find(']') + 2);
+      const std::string display = shown_prefix + item_relative(path);
       const auto it = index_.find(path);
       if (it != index_.end()) {
         const auto& p = table_[it->second];
@@ -253,7 +260,7 @@ class TableWalker {
     for (const auto& p : table_) {
       if (!p.fallback.empty() || !section_present(p.path)) continue;
       if (std::find(given.begin(), given.end(), p.path) == given.end()) {
-        const std::string display = shown_prefix + p.path.substr(p.path.find(']') == std::string::npos ? 0 : p.path.find(']') + 2);
+        const std::string display = shown_prefix + item_relative(p.path);
         problems.push_back(display + ": missing; expected " + std::string(kind_name(p.kind)) + " (" + p.doc + ")");
       }
     }
@@ -272,7 +279,7 @@ class TableWalker {
     };
     for (const auto& p : table_) consider(p.path);
     for (const auto& g : groups_) consider(g);
-    return best.empty() ? "" : " (did you mean '" + best.substr(best.find(']') == std::string::npos ? 0 : best.find(']') + 2) + "'?)";
+    return best.empty() ? "" : " (did you mean '" + item_relative(best) + "'?)";
   }
 
   const std::vector<ParamSpec<Target>>& table_;

@@ -139,7 +139,7 @@ void check_config(Config& c) {
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
     if (problems.empty() && par.virtual_pipeline > 1) {
       guard("training_job", [&] {
-        workload::pipeline_schedule(0, par.pipeline_parallel, par.virtual_pipeline, workload::microbatches(job_spec(c)));
+        workload::check_interleaving(par.pipeline_parallel, par.virtual_pipeline, workload::microbatches(job_spec(c)));
       });
     }
     const auto& ck = c.training_job.checkpoint;
@@ -153,7 +153,8 @@ void check_config(Config& c) {
                          std::to_string(c.cluster.nodes));
     }
   }
-  if (c.has("trace") && !std::filesystem::exists(c.trace.path)) {
+  std::error_code no_throw;
+  if (c.has("trace") && !std::filesystem::exists(c.trace.path, no_throw)) {
     problems.push_back("trace.path: '" + c.trace.path + "' does not exist");
   }
   for (size_t i = 0; i < c.faults.size(); ++i) {

@@ -92,30 +92,30 @@ std::vector<Param> build_table() {
   t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
 
   // training_job
-  t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1));
-  t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1));
-  t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1));
-  t.push_back(P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads)."));
-  t.push_back(P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu)."));
+  t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1).at_most(1e5));
+  t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1).at_most(1e6));
+  t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1).at_most(1e5));
+  t.push_back(P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads).").at_most(1e5));
+  t.push_back(P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu).").at_most(1e7));
   t.push_back(P(training_job.model.activation, text, "\"gelu\"", "MLP activation; selects GPT (gelu) or Llama (swiglu) layers.").one_of({"gelu", "swiglu"}));
-  t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1));
-  t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1));
+  t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1).at_most(1e7));
+  t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1).at_most(1e8));
   t.push_back(P(training_job.model.tied_embeddings, boolean, "true", "Input embedding and output layer share weights."));
-  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense)."));
-  t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1));
-  t.push_back(P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden)."));
-  t.push_back(P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts."));
+  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense).").at_most(1e5));
+  t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1).at_most(1e4));
+  t.push_back(P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden).").at_most(1e7));
+  t.push_back(P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
   t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0", "Expert capacity factor: GEMMs padded to this x balanced load.").at_least(1).at_most(16));
-  t.push_back(P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1));
-  t.push_back(P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1));
+  t.push_back(P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
+  t.push_back(P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).").at_least(1).at_most(100));
-  t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.").at_least(1));
-  t.push_back(P(training_job.parallelism.pipeline_parallel, count, "1", "Pipeline-parallel size p.").at_least(1));
-  t.push_back(P(training_job.parallelism.data_parallel, count, "0", "Data-parallel size d (0 = every GPU left after hot spares).") );
-  t.push_back(P(training_job.parallelism.virtual_pipeline, count, "1", "Virtual stages per pipeline rank (interleaved 1F1B when > 1).").at_least(1));
+  t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.").at_least(1).at_most(1024));
+  t.push_back(P(training_job.parallelism.pipeline_parallel, count, "1", "Pipeline-parallel size p.").at_least(1).at_most(1024));
+  t.push_back(P(training_job.parallelism.data_parallel, count, "0", "Data-parallel size d (0 = every GPU left after hot spares).").at_most(1e6));
+  t.push_back(P(training_job.parallelism.virtual_pipeline, count, "1", "Virtual stages per pipeline rank (interleaved 1F1B when > 1).").at_least(1).at_most(1024));
   t.push_back(P(training_job.parallelism.sequence_parallel, boolean, "true", "Megatron sequence parallelism with TP."));
-  t.push_back(P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).").at_least(1));
-  t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.").at_least(1));
+  t.push_back(P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).").at_least(1).at_most(1024));
+  t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.").at_least(1).at_most(1e5));
   t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
@@ -125,19 +125,19 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));
   t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"", "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
   t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.").one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
-  t.push_back(P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval)."));
+  t.push_back(P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval).").at_most(1e9));
   t.push_back(P(training_job.checkpoint.interval, duration, "\"0s\"", "Time between checkpoints (replaces interval_steps)."));
   t.push_back(P(training_job.checkpoint.async_save, boolean, "true", "Snapshot to host memory, flush in the background."));
-  t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1));
+  t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "Place ranks to keep TP in a node and PP/DP on rails."));
 
   // traffic
   t.push_back(P(traffic.pattern, text, "", "Traffic pattern.").one_of({"incast", "permutation", "all_to_all", "collective"}));
-  t.push_back(P(traffic.fan_in, count, "8", "Senders per receiver (incast).").at_least(1));
+  t.push_back(P(traffic.fan_in, count, "8", "Senders per receiver (incast).").at_least(1).at_most(1e6));
   t.push_back(P(traffic.size, bytes, "\"1MiB\"", "Bytes per flow, or per rank for collectives."));
   t.push_back(P(traffic.op, text, "\"all_reduce\"", "Collective operation (pattern collective).")
                   .one_of({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}));
-  t.push_back(P(traffic.nodes, count, "0", "Nodes taking part (0 = all)."));
+  t.push_back(P(traffic.nodes, count, "0", "Nodes taking part (0 = all).").at_most(1e6));
 
   // trace
   t.push_back(P(trace.format, text, "", "Trace format.").one_of({"chakra", "kineto"}));
@@ -155,7 +155,7 @@ std::vector<Param> build_table() {
   t.push_back(P(recovery.hot_spares, fraction, "0.02", "Share of nodes kept as hot spares."));
   t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
   t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign."));
-  t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1));
+  t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1).at_most(1e6));
   return t;
 }
 

@@ -6,17 +6,22 @@
 
 namespace ct::workload {
 
+void check_interleaving(int stages, int chunks, int64_t microbatches) {
+  if (chunks > 1 && microbatches % stages != 0) {
+    throw std::invalid_argument(
+        "training_job.parallelism.virtual_pipeline = " + std::to_string(chunks) +
+        " (interleaved schedule) needs the micro-batches per step (global_batch_size / (micro_batch_size x "
+        "data_parallel) = " + std::to_string(microbatches) + ") to be a multiple of pipeline_parallel = " +
+        std::to_string(stages));
+  }
+}
+
 std::vector<PipelinePass> pipeline_schedule(int stage, int stages, int chunks, int64_t microbatches) {
   const int64_t p = stages, v = chunks, m = microbatches;
   if (p < 1 || v < 1 || m < 1 || stage < 0 || stage >= stages) {
     throw std::invalid_argument("pipeline_schedule: bad stage/stages/chunks/microbatches");
   }
-  if (v > 1 && m % p != 0) {
-    throw std::invalid_argument(
-        "training_job.parallelism.virtual_pipeline = " + std::to_string(v) +
-        " (interleaved schedule) needs the micro-batches per step (global_batch_size / (micro_batch_size x "
-        "data_parallel) = " + std::to_string(m) + ") to be a multiple of pipeline_parallel = " + std::to_string(p));
-  }
+  check_interleaving(stages, chunks, microbatches);
   const int64_t total = m * v;
   auto pass = [&](int64_t k, bool forward) {
     PipelinePass out;

@@ -26,6 +26,9 @@ struct PipelinePass {
 };
 
 // Throws std::invalid_argument naming the keys if v > 1 and m is not a multiple of p.
+void check_interleaving(int stages, int chunks, int64_t microbatches);
+
+// Throws as check_interleaving does.
 std::vector<PipelinePass> pipeline_schedule(int stage, int stages, int chunks, int64_t microbatches);
 
 }  // namespace ct::workload

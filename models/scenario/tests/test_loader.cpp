@@ -214,3 +214,14 @@ TEST(Loader, InvalidUtf8IsAScenarioError) {
   EXPECT_THROW(parse_document("{\"name\": \"\xc3\"}", Format::json), ScenarioError);
   EXPECT_NO_THROW(parse_document("name: caf\xc3\xa9\ncluster: {nodes: 2}\n", Format::yaml));
 }
+
+// Found by the fuzzer: a top-level key containing ']' broke the list-item path display.
+TEST(Loader, KeysWithBracketsAreUnknownKeysNotCrashes) {
+  const std::string yaml = "cluster: {nodes: 2}\nfaults]: 1\ntraffic: {pattern: incast}\n";
+  try {
+    to_config(parse_document(yaml, Format::yaml));
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("faults]: unknown key"), std::string::npos) << e.what();
+  }
+}
