@@ -25,6 +25,7 @@ class CommAdapter final : public Communicator,
     handler_ = &handler;
     const collective::Op op = kind == CollectiveKind::all_reduce       ? collective::Op::all_reduce
                               : kind == CollectiveKind::reduce_scatter ? collective::Op::reduce_scatter
+                              : kind == CollectiveKind::all_to_all     ? collective::Op::all_to_all
                                                                        : collective::Op::all_gather;
     engine_.start(op, gpus, bytes, *this, tag);
   }

@@ -39,6 +39,7 @@ const char* instr_name(const Instr& i) {
     case Category::dp:
       return i.collective == CollectiveKind::all_gather       ? "dp_all_gather"
              : i.collective == CollectiveKind::reduce_scatter ? "dp_reduce_scatter"
+             : i.collective == CollectiveKind::all_to_all     ? "all_to_all"
                                                                : "dp_all_reduce";
   }
   return "?";

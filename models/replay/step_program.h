@@ -36,7 +36,7 @@ namespace ct::replay {
 enum class InstrKind : uint8_t { compute, send, recv, collective };
 enum class Stream : uint8_t { compute = 0, p2p = 1, dp = 2, none = 3 };
 enum class Category : uint8_t { forward, backward, optimizer, step_end, pp, dp };
-enum class CollectiveKind : uint8_t { all_reduce, reduce_scatter, all_gather };
+enum class CollectiveKind : uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all };
 
 struct Instr {
   InstrKind kind = InstrKind::compute;

@@ -1,0 +1,40 @@
+// Runs an imported trace program: one Simulation, the chosen network backend on the cluster,
+// the NCCL-like collective engine and replay::CommAdapter, as replay::simulate_step does.
+// Compute slowdown while communication runs: channels / SM count (at most 0.5), as there.
+#include <algorithm>
+#include <memory>
+
+#include "models/collective/collective.h"
+#include "models/replay/comm_adapter.h"
+#include "models/trace/trace_import.h"
+#include "sim/simulation.h"
+
+namespace ct::trace {
+
+TraceRunResult run_trace_program(const replay::StepProgram& program, const network::ClusterSpec& cluster_spec,
+                                 const std::string& network_mode, const TraceRunOptions& options) {
+  const network::Cluster cluster(cluster_spec);
+  int needed = 0;
+  for (const auto& r : program.ranks) needed = std::max(needed, r.gpu + 1);
+  if (needed > cluster.gpu_count()) {
+    throw TraceError("trace.path: the trace has " + std::to_string(needed) + " ranks but the cluster has " +
+                     std::to_string(cluster.gpu_count()) + " GPUs");
+  }
+  sim::Simulation sim(options.seed);
+  std::unique_ptr<network::Network> net = network::make_network(network_mode, sim, cluster, options.network);
+  collective::CollectiveEngine engine(sim, *net, cluster, options.collectives);
+  replay::CommAdapter comm(*net, engine);
+  replay::ExecutorOptions exec;
+  exec.comm_slowdown =
+      std::min(0.5, static_cast<double>(engine.channels()) / std::max(1, cluster.node().gpu.sm_count));
+  exec.trace = options.trace;
+  exec.trace_ranks = options.trace_ranks;
+  TraceRunResult out;
+  out.execution = replay::execute(program, sim, comm, exec);
+  for (const auto& r : out.execution.ranks) {
+    if (!r.step_end_s.empty()) out.step_time_s = std::max(out.step_time_s, r.step_end_s.back());
+  }
+  return out;
+}
+
+}  // namespace ct::trace

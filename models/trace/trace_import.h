@@ -1,0 +1,98 @@
+// Trace import: recorded steps -> replay::StepProgram, and a runner that replays one on a
+// cluster. Parsers live in chakra.cpp (Chakra protobuf) and kineto.cpp (PyTorch profiler JSON);
+// each states its rules at its top. Every error is a TraceError whose message starts with
+// "trace.path: " (or "trace.execution_trace: ") and names the file.
+//
+// The programs use the executor's vocabulary only (compute/send/recv/collective, three
+// streams, `after`/`after2`), with two conventions the executor has no words for yet:
+//   * join: a zero-second compute instruction with Category::step_end on the compute stream,
+//     used to wait for more than two instructions (chained two at a time);
+//   * idle: a compute instruction with Category::step_end and seconds > 0 stands for time the
+//     GPU sat idle in the trace (CPU-bound gaps). The executor adds nothing for it to compute_s
+//     (step_end is not attributed), so it lands in "other" in step_model-style accounting, but it
+//     is counted as busy in ExecutionResult::busy_gpus and it scales with rank_speed.
+// Every rank ends with one zero-second Category::step_end instruction after all others, so
+// RankResult::step_end_s[0] is the rank's replayed step time. steps == 1.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "models/collective/collective.h"
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+#include "models/replay/executor.h"
+#include "models/replay/step_program.h"
+#include "sim/trace_writer.h"
+
+namespace ct::trace {
+
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---- Chakra (ASTRA-sim execution traces) -------------------------------------------------
+
+struct ChakraStats {
+  int ranks = 0;
+  int nodes = 0;            // Chakra nodes over all ranks
+  int collectives = 0;      // collective instances (groups of matching nodes)
+  int all_to_all = 0;       // of which all-to-all, decomposed into sends
+  int point_to_point = 0;   // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
+  std::string name;         // the <name> of <name>.<rank>.et
+};
+
+// Reads every <name>.<rank>.et in `directory` (ranks 0..N-1, one name). Throws TraceError.
+replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats = nullptr);
+
+// ---- Kineto (PyTorch profiler) ------------------------------------------------------------
+
+struct KinetoOptions {
+  // Keep the time the GPU idles between kernels (CPU-bound launch gaps) as idle instructions;
+  // false replays GPU-busy time only.
+  bool keep_idle_gaps = true;
+  int device = -1;  // GPU to import; -1 = the only one in the trace (error if several)
+  // PyTorch execution trace of the same step: checked to be readable JSON with "nodes", not
+  // used for dependencies (see kineto.cpp). Empty = none.
+  std::string execution_trace;
+};
+
+struct KinetoStats {
+  int kernels = 0, memsets = 0, memcpys = 0, nccl_kernels = 0;
+  int forward = 0, backward = 0, optimizer = 0;  // GPU events by category
+  int streams = 0;
+  double gpu_busy_s = 0;   // sum of GPU event durations
+  double span_s = 0;       // first GPU event start to last GPU event end
+  double idle_s = 0;       // time inside the span with no GPU event running
+  double overlap_s = 0;    // time two GPU events overlapped (other streams), serialized in replay
+  int et_nodes = 0;        // nodes of the execution trace, when given
+};
+
+// One-rank program (GPU 0) from the GPU events of the profiled step. Throws TraceError.
+replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options = {},
+                                  KinetoStats* stats = nullptr);
+
+// ---- Running -----------------------------------------------------------------------------
+
+struct TraceRunOptions {
+  network::NetworkParams network;
+  collective::CollectiveParams collectives;
+  sim::TraceWriter* trace = nullptr;  // Chrome trace of the first trace_ranks ranks
+  int trace_ranks = 16;
+  uint64_t seed = 1;
+};
+
+struct TraceRunResult {
+  replay::ExecutionResult execution;
+  double step_time_s = 0;  // latest rank's end of the step
+};
+
+// Replays an imported program on a cluster (rank r on GPU program.ranks[r].gpu) with the
+// given network mode ("analytical", "flow", "packet") and NCCL-like collectives. Throws
+// TraceError when the program needs more GPUs than the cluster has.
+TraceRunResult run_trace_program(const replay::StepProgram& program, const network::ClusterSpec& cluster,
+                                 const std::string& network_mode, const TraceRunOptions& options = {});
+
+}  // namespace ct::trace
