@@ -10,6 +10,7 @@
 #include "models/collective/collective.h"
 #include "models/replay/step_model.h"
 #include "models/scenario/loader.h"
+#include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
@@ -45,18 +46,6 @@ json memory_report(const workload::MemoryBreakdown& m) {
           {"activations_bytes", m.activations},
           {"temporary_bytes", m.temporary},
           {"in_flight_microbatches", m.in_flight_microbatches}};
-}
-
-// MemAvailable of this machine, in bytes (0 when unknown).
-double available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024.0;
-  }
-  return 0.0;
 }
 
 replay::StepInput step_input(const Config& c) {
@@ -103,7 +92,7 @@ const char* kind_name(replay::CollectiveKind k) {
 void step_report(const Config& c, const RunOptions& options, json& report, json& not_computed) {
   replay::StepInput in = step_input(c);
   const double need = replay::estimate_program_bytes(in.job, in.program);
-  const double have = available_memory();
+  const double have = available_memory_bytes();
   if (have > 0 && need > 0.8 * have) {
     throw ScenarioError({"training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
                          " GiB; this machine has " + std::to_string(have / 1073741824.0) +

@@ -1,7 +1,6 @@
 #include "models/scenario/traffic_run.h"
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/scenario/loader.h"
+#include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
 #include "sim/simulation.h"
 
@@ -22,17 +22,6 @@ struct Recorder final : network::DeliveryHandler, collective::CompletionHandler 
   void on_delivered(uint64_t) override { done_s.push_back(sim->now().seconds()); }
   void on_complete(uint64_t) override { done_s.push_back(sim->now().seconds()); }
 };
-
-// MemAvailable of this machine in bytes (a large bound when it cannot be read).
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  double kib = 0;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024.0;
-  }
-  return 1e18;
-}
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -83,8 +72,9 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
     const int64_t n = static_cast<int64_t>(t.nodes > 0 ? t.nodes : c.cluster.nodes) * c.cluster.gpus_per_node;
     const int64_t flows = t.pattern == "incast" ? t.fan_in : t.pattern == "all_to_all" ? n * (n - 1) : n;
     try {
+      const double have = available_memory_bytes();
       network::check_packet_memory(cluster, packet_params(c), flows, flows * std::max<int64_t>(1, t.size.n),
-                                   0.8 * available_memory_bytes());
+                                   have > 0 ? 0.8 * have : 1e18);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError({e.what()});
     }
