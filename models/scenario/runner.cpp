@@ -169,6 +169,22 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
                      {"slow_ranks", slow},
                      {"simulated", r.simulated_ranks},
                      {"folded", r.folded}};
+  // Keep the slow GPUs or swap in spares: the step without them, and how many steps the
+  // swap (a restart: detection is moot, the node is drained) takes to pay for itself:
+  //   break-even steps = restart cost / (step with slow GPUs - step without).
+  if (!in.gpu_speed.empty()) {
+    replay::StepInput healthy = in;
+    healthy.gpu_speed.clear();
+    healthy.program.fold = healthy.network_mode == "analytical";
+    healthy.trace = nullptr;
+    const double without = replay::simulate_step(healthy).step_time_s;
+    const double swap_cost = c.recovery.restart.seconds();
+    const double saved = r.step_time_s - without;
+    report["ranks"]["keep_vs_swap"] = {{"step_time_with_slow_s", r.step_time_s},
+                                       {"step_time_without_slow_s", without},
+                                       {"swap_cost_s", swap_cost},
+                                       {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
+  }
   // Power: the last step's series, thinned to at most 2,000 points for the table.
   json power_rows = json::array();
   const size_t stride = std::max<size_t>(1, r.power_series_w.size() / 2000);

@@ -86,6 +86,9 @@ def test_throttled_gpu_is_flagged_slow():
     })
     report = ct.run(sc).report
     assert report["ranks"]["slow_ranks"] == [17]
+    kvs = report["ranks"]["keep_vs_swap"]
+    assert kvs["step_time_with_slow_s"] > kvs["step_time_without_slow_s"]
+    assert kvs["break_even_steps"] > 0
 
 
 def test_cli_run_json_and_errors(tmp_path):
