@@ -95,6 +95,34 @@ class Result:
     def ranks(self):
         return self._table("ranks")
 
+    @property
+    def collectives(self):
+        """Collectives of one step (``frames.collectives_frame``): op, group_size, bytes, count, time_s, busbw_gbps."""
+        from .frames import collectives_frame
+
+        return collectives_frame(self.report)
+
+    @property
+    def breakdown(self):
+        """Step-time breakdown (``frames.breakdown_frame``): component, seconds, fraction."""
+        from .frames import breakdown_frame
+
+        return breakdown_frame(self.report)
+
+    def to_chrome_trace(self, path: str | os.PathLike) -> str:
+        """Copies the Chrome/Perfetto trace written by ``run(..., trace=...)`` to ``path``; returns ``path``.
+
+        Nothing is rerun: a Result made without ``trace=`` has no trace and raises ValueError.
+        """
+        import shutil
+
+        if not self.trace_path or not os.path.exists(self.trace_path):
+            raise ValueError("to_chrome_trace: this run wrote no trace; run it with trace='file.json'")
+        path = os.fspath(path)
+        if os.path.abspath(path) != os.path.abspath(self.trace_path):
+            shutil.copyfile(self.trace_path, path)
+        return path
+
 
 def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None,
         trace: str | None = None) -> Result:

@@ -2,6 +2,9 @@
 
     fig = plots.breakdown_bars(df)               # stacked step-time breakdown per sweep point
     fig = plots.mfu_vs(df, "training_job.micro_batch_size")   # one line per other grid value
+    fig = plots.heatmap(df, "training_job.parallelism.tensor_parallel",
+                        "training_job.parallelism.pipeline_parallel")  # MFU grid, OOM cells marked
+    fig = plots.pareto_scatter(df, "traffic.fct_p99_s", "network.pfc_paused_time_s", front=on_front)
     fig.savefig("mfu.png")                       # or pass path="mfu.png"
 
 Each function returns the Figure (Jupyter shows it inline) and writes a PNG when ``path`` is
@@ -115,4 +118,100 @@ def mfu_vs(df: pd.DataFrame, x: str, y: str = "mfu", hue: list[str] | str | None
     return _finish(fig, path)
 
 
-__all__ = ["breakdown_bars", "mfu_vs", "point_labels"]
+def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "mfu", facet: str | None = None,
+            fits: str | None = "memory.fits", path: str | os.PathLike | None = None,
+            title: str | None = None, figsize=None) -> Figure:
+    """``value`` (MFU in %) over two grid keys, one panel per value of ``facet``.
+
+    Cells whose ``fits`` column is False are hatched and marked "OOM" (the layout does not fit
+    in memory, so it has no value); cells with an ``error`` are marked "invalid"; the best
+    cell of each panel is outlined.
+    """
+    import numpy as np
+    from matplotlib.patches import Rectangle
+
+    scale = 100.0 if value in ("mfu", "hfu") else 1.0
+    facets = list(dict.fromkeys(df[facet].tolist())) if facet else [None]
+    def axis(col):  # numbers ascending, anything else ("50KB", "100KB") in grid order
+        values = list(dict.fromkeys(df[col].tolist()))
+        return sorted(values) if pd.api.types.is_numeric_dtype(df[col]) else values
+
+    xs, ys = axis(x), axis(y)
+    vals = pd.to_numeric(df[value], errors="coerce") * scale
+    vmin, vmax = (float(np.nanmin(vals)), float(np.nanmax(vals))) if vals.notna().any() else (0.0, 1.0)
+    fig = _figure(figsize or (3.6 * len(facets) + 1.2, 3.4))
+    axes = fig.subplots(1, len(facets), squeeze=False)[0]
+    image = None
+    for ax, fv in zip(axes, facets):
+        part = df if facet is None else df[df[facet] == fv]
+        grid = np.full((len(ys), len(xs)), np.nan)
+        marks = {}
+        for idx, row in part.iterrows():
+            i, j = ys.index(row[y]), xs.index(row[x])
+            err = row.get("error") if "error" in part.columns else None
+            if isinstance(err, str) and err:
+                marks[(i, j)] = "invalid"
+            elif fits and fits in part.columns and row[fits] is not None and not bool(row[fits]):
+                marks[(i, j)] = "OOM"
+            else:
+                grid[i, j] = vals.loc[idx]
+        image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap="viridis", vmin=vmin, vmax=vmax,
+                          aspect="auto")
+        for i in range(len(ys)):
+            for j in range(len(xs)):
+                if (i, j) in marks:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5",
+                                           hatch="//", lw=0.5))
+                    ax.text(j, i, marks[(i, j)], ha="center", va="center", fontsize="small", color="0.2")
+                elif not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize="small",
+                            color="white" if grid[i, j] < (vmin + vmax) / 2 else "black")
+        if np.isfinite(grid).any():
+            bi, bj = np.unravel_index(np.nanargmax(grid), grid.shape)
+            ax.add_patch(Rectangle((bj - 0.5, bi - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+        ax.set_xlabel(x.rsplit(".", 1)[-1])
+        ax.set_ylabel(y.rsplit(".", 1)[-1])
+        if facet is not None:
+            ax.set_title(f"{facet.rsplit('.', 1)[-1]}={fv}", fontsize="medium")
+    if image is not None:
+        fig.colorbar(image, ax=list(axes), label=f"{value.upper()} (%)" if scale == 100.0 else value)
+    fig.suptitle(title or f"{value} by {x.rsplit('.', 1)[-1]} x {y.rsplit('.', 1)[-1]}")
+    return _finish(fig, path)
+
+
+def pareto_scatter(df: pd.DataFrame, x: str, y: str, front: pd.Series | str = "pareto",
+                   label_by: list[str] | None = None, xscale: float = 1.0, yscale: float = 1.0,
+                   xlabel: str | None = None, ylabel: str | None = None,
+                   path: str | os.PathLike | None = None, title: str | None = None, figsize=(6.5, 4.5)) -> Figure:
+    """Scatter of two objectives with the Pareto front highlighted and joined.
+
+    front     a boolean Series (``frames.pareto``) or the name of such a column.
+    label_by  grid columns whose values label the front's points (default: the sweep's grid).
+    xscale, yscale multiply the plotted values (e.g. 1e3 for milliseconds).
+    """
+    df = _ok(df)
+    on = (df[front] if isinstance(front, str) else front.reindex(df.index)).fillna(False).astype(bool)
+    fig = _figure(figsize)
+    ax = fig.subplots()
+    rest = df[~on]
+    ax.scatter((rest[x] * xscale).tolist(), (rest[y] * yscale).tolist(), color="0.6", label="dominated")
+    best = df[on].sort_values(x, kind="stable")
+    ax.plot((best[x] * xscale).tolist(), (best[y] * yscale).tolist(), color="C3", marker="o", ms=7,
+            label="Pareto front")
+    keys = list(label_by if label_by is not None else df.attrs.get("grid", []))
+    if keys:
+        labels = point_labels(best, keys, names=False)
+        for (_, row), text in zip(best.iterrows(), labels):
+            ax.annotate(text, (row[x] * xscale, row[y] * yscale), textcoords="offset points", xytext=(5, 5),
+                        fontsize="x-small", color="C3")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.set_title(title or "Pareto front")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return _finish(fig, path)
+
+
+__all__ = ["breakdown_bars", "heatmap", "mfu_vs", "pareto_scatter", "point_labels"]
