@@ -106,7 +106,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   };
 
   const double fwd_comm = tp_pass + ep_pass + cp_pass;
-  const double bwd_comm = (tp_pass + ep_pass + cp_pass) * (recompute == workload::Recompute::full ? 2.0 : 1.0);
+  const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
 
   const workload::LayerOps embed = workload::embedding_ops(job);
   const workload::LayerOps output = workload::output_layer_ops(job);

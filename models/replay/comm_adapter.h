@@ -9,6 +9,16 @@
 
 namespace ct::replay {
 
+inline collective::Op collective_op(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return collective::Op::all_reduce;
+    case CollectiveKind::reduce_scatter: return collective::Op::reduce_scatter;
+    case CollectiveKind::all_gather: return collective::Op::all_gather;
+    case CollectiveKind::all_to_all: return collective::Op::all_to_all;
+  }
+  return collective::Op::all_reduce;
+}
+
 class CommAdapter final : public Communicator,
                           private network::DeliveryHandler,
                           private collective::CompletionHandler {
@@ -23,11 +33,7 @@ class CommAdapter final : public Communicator,
   void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes, CommHandler& handler,
                   uint64_t tag) override {
     handler_ = &handler;
-    const collective::Op op = kind == CollectiveKind::all_reduce       ? collective::Op::all_reduce
-                              : kind == CollectiveKind::reduce_scatter ? collective::Op::reduce_scatter
-                              : kind == CollectiveKind::all_to_all     ? collective::Op::all_to_all
-                                                                       : collective::Op::all_gather;
-    engine_.start(op, gpus, bytes, *this, tag);
+    engine_.start(collective_op(kind), gpus, bytes, *this, tag);
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "models/collective/collective.h"
+#include "models/replay/comm_adapter.h"
 #include "models/replay/step_model.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/machine_memory.h"
@@ -134,10 +135,7 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
     const int n = std::get<1>(key);
     const double bytes = static_cast<double>(std::get<2>(key));
     const double time = value.second / value.first;
-    const collective::Op op = kind == replay::CollectiveKind::all_reduce       ? collective::Op::all_reduce
-                              : kind == replay::CollectiveKind::reduce_scatter ? collective::Op::reduce_scatter
-                              : kind == replay::CollectiveKind::all_to_all     ? collective::Op::all_to_all
-                                                                               : collective::Op::all_gather;
+    const collective::Op op = replay::collective_op(kind);
     collectives.push_back({{"op", kind_name(kind)},
                            {"group_size", n},
                            {"bytes", std::get<2>(key)},
