@@ -12,7 +12,8 @@ packages=(cmake ninja-build g++ clang libclang-rt-14-dev python3-dev pybind11-de
           libboost-graph-dev libtbb-dev nlohmann-json3-dev libyaml-cpp-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           python3-numpy python3-pandas python3-pytest python3-yaml
-          python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel)
+          python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel
+          python3-distributed)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
