@@ -44,6 +44,15 @@ struct StorageSection {
   Duration metadata_latency;
 };
 
+struct PowerSection {
+  double idle_fraction = 0.0;
+  double host_per_gpu = 0.0;
+  Power switch_power;
+  double pue = 1.0;
+  int nodes_per_rack = 0;
+  Power rack_limit;
+};
+
 struct ClusterSection {
   std::string gpu;
   GpuOverrides gpu_spec;
@@ -56,6 +65,7 @@ struct ClusterSection {
   Bandwidth pcie;
   FabricSection fabric;
   StorageSection storage;
+  PowerSection power;
 };
 
 struct EcnSection {
@@ -132,11 +142,20 @@ struct TraceSection {
 };
 
 struct FailuresSection {
+  std::string profile;
+  double rate_scale = 1.0;
   double node_failure_rate_per_day = 0.0;
   double gpu_failure_rate_per_day = 0.0;
+  double hbm_failure_rate_per_day = 0.0;
+  double nic_failure_rate_per_day = 0.0;
   double link_failure_rate_per_day = 0.0;
+  double switch_failure_rate_per_day = 0.0;
+  double software_failure_rate_per_day = 0.0;
+  double hang_failure_rate_per_day = 0.0;
   std::string distribution;
   double weibull_shape = 1.0;
+  double latent_defect_fraction = 0.0;
+  Duration latent_defect_mean;
 };
 
 struct RecoverySection {
@@ -144,11 +163,15 @@ struct RecoverySection {
   Duration restart;
   double hot_spares = 0.0;
   Duration repair;
+  Duration health_check;
+  double health_check_coverage = 0.0;
 };
 
 struct CampaignSection {
   Duration duration;
   int repeats = 0;
+  int threads = 0;
+  double train_tokens = 0.0;
 };
 
 struct FaultSpec {

@@ -1,5 +1,7 @@
 #include "models/scenario/model_configs.h"
 
+#include "models/scenario/reliability_report.h"
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -96,6 +98,14 @@ network::PacketParams packet_params(const Config& c) {
   return p;
 }
 
+hardware::PowerModel power_model(const Config& c) {
+  hardware::PowerModel m;
+  m.idle_fraction = c.cluster.power.idle_fraction;
+  m.host_per_gpu_fraction = c.cluster.power.host_per_gpu;
+  m.switch_watts = c.cluster.power.switch_power.watts;
+  return m;
+}
+
 int usable_nodes(const Config& c) {
   const auto spares = static_cast<int>(std::ceil(c.recovery.hot_spares * c.cluster.nodes - 1e-9));
   return std::max(1, c.cluster.nodes - spares);
@@ -128,6 +138,7 @@ void check_config(Config& c) {
   guard("cluster", [&] { node_spec(c).validate(); });
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
   if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });
+  guard("failures", [&] { failure_model(c); });
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;

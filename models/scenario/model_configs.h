@@ -6,6 +6,7 @@
 
 #include "models/collective/collective.h"
 #include "models/hardware/node.h"
+#include "models/hardware/power.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/network/packet_network.h"
@@ -23,6 +24,7 @@ network::ClusterSpec cluster_spec(const Config& c);
 network::NetworkParams network_params(const Config& c);
 collective::CollectiveParams collective_params(const Config& c);
 network::PacketParams packet_params(const Config& c);  // throws ScenarioError for unbuilt schemes
+hardware::PowerModel power_model(const Config& c);
 
 // Nodes the job may use: all but the hot-spare pool (recovery.hot_spares x nodes, rounded up).
 int usable_nodes(const Config& c);

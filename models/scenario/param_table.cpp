@@ -71,6 +71,12 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
   t.push_back(P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
   t.push_back(P(cluster.storage.metadata_latency, duration, "\"1ms\"", "Metadata operation latency of the storage system."));
+  t.push_back(P(cluster.power.idle_fraction, fraction, "0.15", "GPU power when not computing, as a share of its TDP."));
+  t.push_back(P(cluster.power.host_per_gpu, fraction, "0.5", "Host power (CPUs, memory, NICs, fans) per GPU, as a share of the GPU TDP (DGX H100: 10.2 kW for 8 x 700 W)."));
+  t.push_back(P(cluster.power.switch_power, power, "\"1500W\"", "Power of one fabric switch (51.2 Tb/s, 128 x 400G: about 1.5 kW)."));
+  t.push_back(P(cluster.power.pue, real, "1.2", "Power usage effectiveness: facility watts per IT watt.").at_least(1).at_most(5));
+  t.push_back(P(cluster.power.nodes_per_rack, count, "4", "Nodes per rack.").at_least(1).at_most(1024));
+  t.push_back(P(cluster.power.rack_limit, power, "\"40kW\"", "Power a rack may draw (its feed and cooling)."));
 
   // network
   t.push_back(P(network.mode, text, "\"flow\"", "Network fidelity.").one_of({"analytical", "flow", "packet"}));
@@ -145,17 +151,30 @@ std::vector<Param> build_table() {
   t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
 
   // reliability
-  t.push_back(P(failures.node_failure_rate_per_day, real, "0", "Node failures per node per day.").at_least(0));
-  t.push_back(P(failures.gpu_failure_rate_per_day, real, "0", "GPU failures per GPU per day.").at_least(0));
-  t.push_back(P(failures.link_failure_rate_per_day, real, "0", "Link failures per link per day.").at_least(0));
-  t.push_back(P(failures.distribution, text, "\"exponential\"", "Time between failures.").one_of({"exponential", "weibull"}));
+  t.push_back(P(failures.profile, text, "\"custom\"", "Failure rates: custom (the *_rate_per_day keys) or llama3 (Llama 3 405B's 54-day table, see models/reliability/failure_model.h).").one_of({"custom", "llama3"}));
+  t.push_back(P(failures.rate_scale, real, "1.0", "Multiplies every failure rate (profile what-ifs).").at_least(0).at_most(1e6));
+  t.push_back(P(failures.node_failure_rate_per_day, real, "0", "Host failures per node per day (CPU, memory, PSU, SSD, board, host maintenance).").at_least(0));
+  t.push_back(P(failures.gpu_failure_rate_per_day, real, "0", "GPU failures per GPU per day (the node goes to repair).").at_least(0));
+  t.push_back(P(failures.hbm_failure_rate_per_day, real, "0", "HBM failures per GPU per day (the node goes to repair).").at_least(0));
+  t.push_back(P(failures.nic_failure_rate_per_day, real, "0", "NIC failures per NIC per day (the node goes to repair).").at_least(0));
+  t.push_back(P(failures.link_failure_rate_per_day, real, "0", "Link (cable, optics, port) failures per link per day; the job restarts on the same nodes.").at_least(0));
+  t.push_back(P(failures.switch_failure_rate_per_day, real, "0", "Switch failures per switch per day; the job restarts on the same nodes.").at_least(0));
+  t.push_back(P(failures.software_failure_rate_per_day, real, "0", "Software crashes per node per day (detected by the heartbeat).").at_least(0));
+  t.push_back(P(failures.hang_failure_rate_per_day, real, "0", "Hangs per node per day (detected only by training_job.runtime.collective_timeout).").at_least(0));
+  t.push_back(P(failures.distribution, text, "\"exponential\"", "Node lifetimes.").one_of({"exponential", "weibull"}));
   t.push_back(P(failures.weibull_shape, real, "1.0", "Weibull shape k (k < 1: infant mortality).").at_least(0.05));
-  t.push_back(P(recovery.detection, duration, "\"60s\"", "Time to detect a failure (watchdog, heartbeat)."));
+  t.push_back(P(failures.latent_defect_fraction, fraction, "0", "Share of nodes joining the job (start, spares, back from repair) with a latent defect."));
+  t.push_back(P(failures.latent_defect_mean, duration, "\"2h\"", "Mean time for a latent defect to fail its node."));
+  t.push_back(P(recovery.detection, duration, "\"60s\"", "Time to detect a crash (heartbeat timeout: missed beats x interval)."));
   t.push_back(P(recovery.restart, duration, "\"600s\"", "Time to restart the job (reschedule, start processes, NCCL init); the checkpoint load comes from storage."));
   t.push_back(P(recovery.hot_spares, fraction, "0.02", "Share of nodes kept as hot spares."));
   t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
-  t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign."));
+  t.push_back(P(recovery.health_check, duration, "\"0s\"", "Health check of the nodes joining the job, before it (re)starts (0 = none)."));
+  t.push_back(P(recovery.health_check_coverage, fraction, "0.9", "Share of latent defects the health check catches."));
+  t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign (at most 106 days, the clock of durations)."));
   t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1).at_most(1e6));
+  t.push_back(P(campaign.threads, count, "0", "Threads running the replicas (0 = all cores); the result does not depend on it.").at_most(4096));
+  t.push_back(P(campaign.train_tokens, real, "0", "Tokens to train, for the time to train (0 = not reported).").at_least(0).at_most(1e18));
   return t;
 }
 

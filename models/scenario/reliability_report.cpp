@@ -1,15 +1,21 @@
 #include "models/scenario/reliability_report.h"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "models/reliability/campaign.h"
 #include "models/reliability/checkpoint_interval.h"
-#include "models/reliability/failure_model.h"
 #include "models/reliability/goodput.h"
+#include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/power_report.h"
 #include "models/storage/checkpoint.h"
 #include "models/storage/checkpoint_timing.h"
 #include "models/storage/data_loading.h"
+#include "models/topology/topology.h"
 
 namespace ct::scenario {
 namespace {
@@ -17,7 +23,76 @@ namespace {
 // JSON has no infinity: an interval or MTBF that is infinite (nothing fails) is null.
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// The reliability models throw std::invalid_argument naming the scenario key.
+template <typename Fn>
+auto keyed(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError({e.what()});
+  }
+}
+
+// Switches on the job's paths: the fabric's switches in proportion to the nodes it holds.
+int job_switches(const Config& c, int job_nodes) {
+  const int total = keyed([&] { return topology::switch_count(fabric_config(c)); });
+  return static_cast<int>(std::ceil(static_cast<double>(total) * job_nodes / c.cluster.nodes - 1e-9));
+}
+
+nlohmann::json by_class(const reliability::ClassMeans& means) {
+  nlohmann::json out = nlohmann::json::object();
+  for (int k = 0; k < reliability::kFailureClasses; ++k) {
+    out[reliability::failure_class_name(static_cast<reliability::FailureClass>(k))] = means[static_cast<size_t>(k)];
+  }
+  return out;
+}
+
 }  // namespace
+
+reliability::FailureModel failure_model(const Config& c) {
+  const FailuresSection& f = c.failures;
+  reliability::FailureModel m;
+  const std::vector<std::pair<const char*, double>> rates{
+      {"failures.node_failure_rate_per_day", f.node_failure_rate_per_day},
+      {"failures.gpu_failure_rate_per_day", f.gpu_failure_rate_per_day},
+      {"failures.hbm_failure_rate_per_day", f.hbm_failure_rate_per_day},
+      {"failures.nic_failure_rate_per_day", f.nic_failure_rate_per_day},
+      {"failures.link_failure_rate_per_day", f.link_failure_rate_per_day},
+      {"failures.switch_failure_rate_per_day", f.switch_failure_rate_per_day},
+      {"failures.software_failure_rate_per_day", f.software_failure_rate_per_day},
+      {"failures.hang_failure_rate_per_day", f.hang_failure_rate_per_day}};
+  if (f.profile == "llama3") {
+    std::vector<std::string> problems;
+    for (const auto& [key, value] : rates) {
+      if (value != 0.0) {
+        problems.push_back(std::string(key) + ": got " + std::to_string(value) +
+                           ", expected 0 with failures.profile = llama3 (the profile sets every rate; scale them "
+                           "with failures.rate_scale or use profile custom)");
+      }
+    }
+    if (!problems.empty()) throw ScenarioError(std::move(problems));
+    m = reliability::llama3_profile();
+  } else {
+    m.node_failure_rate_per_day = f.node_failure_rate_per_day;
+    m.gpu_failure_rate_per_day = f.gpu_failure_rate_per_day;
+    m.hbm_failure_rate_per_day = f.hbm_failure_rate_per_day;
+    m.nic_failure_rate_per_day = f.nic_failure_rate_per_day;
+    m.link_failure_rate_per_day = f.link_failure_rate_per_day;
+    m.switch_failure_rate_per_day = f.switch_failure_rate_per_day;
+    m.software_failure_rate_per_day = f.software_failure_rate_per_day;
+    m.hang_failure_rate_per_day = f.hang_failure_rate_per_day;
+  }
+  for (double* rate : {&m.node_failure_rate_per_day, &m.gpu_failure_rate_per_day, &m.hbm_failure_rate_per_day,
+                       &m.nic_failure_rate_per_day, &m.link_failure_rate_per_day, &m.switch_failure_rate_per_day,
+                       &m.software_failure_rate_per_day, &m.hang_failure_rate_per_day}) {
+    *rate *= f.rate_scale;
+  }
+  m.distribution = keyed([&] { return reliability::parse_failure_distribution(f.distribution); });
+  m.weibull_shape = f.weibull_shape;
+  m.latent_defect_fraction = f.latent_defect_fraction;
+  m.latent_defect_mean_s = f.latent_defect_mean.seconds();
+  return m;
+}
 
 void reliability_report(const Config& c, double step_time_s, nlohmann::json& report) {
   const workload::JobSpec job = job_spec(c);
@@ -39,12 +114,10 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
                        {"loader_stall_s", loading.stall_per_step.seconds()},
                        {"loader_keeps_up", loading.keeps_up}};
 
-  const reliability::FailureModel failures{c.failures.node_failure_rate_per_day, c.failures.gpu_failure_rate_per_day,
-                                           c.failures.link_failure_rate_per_day,
-                                           reliability::parse_failure_distribution(c.failures.distribution),
-                                           c.failures.weibull_shape};
-  const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node, size.nodes * c.cluster.nics_per_node};
-  reliability::validate(failures, footprint);
+  const reliability::FailureModel failures = failure_model(c);
+  const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node, size.nodes * c.cluster.nics_per_node,
+                                            c.cluster.nics_per_node, job_switches(c, size.nodes)};
+  keyed([&] { reliability::validate(failures, footprint); });
   const double mtbf = reliability::job_mtbf_s(failures, footprint);
   const double save = timing.blocking.seconds();
   const double optimal = reliability::optimal_interval_s(save, mtbf);
@@ -56,38 +129,75 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
                       {"checkpoint_interval_s", finite_or_null(interval)},
                       {"optimal_checkpoint_interval_s", finite_or_null(optimal)},
                       {"young_daly_interval_s", finite_or_null(reliability::daly_interval_s(save, mtbf))},
-                      {"young_interval_s", finite_or_null(reliability::young_interval_s(save, mtbf))}};
-  // Goodput versus checkpoint interval (renewal-reward closed form), around the optimum.
-  const double recovery_s = c.recovery.detection.seconds() + c.recovery.restart.seconds() + timing.restore.seconds();
+                      {"young_interval_s", finite_or_null(reliability::young_interval_s(save, mtbf))},
+                      {"failure_profile", c.failures.profile},
+                      {"job_nodes", footprint.nodes},
+                      {"job_switches", footprint.switches}};
+  if (!(std::isfinite(interval) && interval > 0)) {
+    report["reliability"] = r;
+    return;
+  }
+  reliability::CampaignSpec spec;
+  spec.duration_s = c.campaign.duration.seconds();
+  spec.repeats = c.campaign.repeats;
+  spec.seed = static_cast<uint64_t>(c.seed);
+  spec.threads = c.campaign.threads;
+  spec.job = footprint;
+  spec.failures = failures;
+  // The spare pool is every node the job does not use.
+  spec.recovery.detection_s = c.recovery.detection.seconds();
+  spec.recovery.restart_s = c.recovery.restart.seconds();
+  spec.recovery.restore_s = timing.restore.seconds();
+  spec.recovery.hot_spares = c.cluster.nodes - size.nodes;
+  spec.recovery.repair_s = c.recovery.repair.seconds();
+  spec.recovery.hang_detection_s = c.training_job.runtime.collective_timeout.seconds();
+  spec.recovery.health_check_s = c.recovery.health_check.seconds();
+  spec.recovery.health_check_coverage = c.recovery.health_check_coverage;
+  spec.checkpoint = {interval, save, timing.flush.seconds()};
+  const reliability::CampaignResult campaign = keyed([&] { return reliability::run_campaign(spec); });
+  const double half_width = 1.96 * campaign.goodput_stddev / std::sqrt(static_cast<double>(spec.repeats));
+  const double gpus = static_cast<double>(size.nodes) * c.cluster.gpus_per_node;
+  r["goodput"] = campaign.goodput_mean;
+  r["goodput_p10"] = campaign.goodput_p10;
+  r["goodput_p90"] = campaign.goodput_p90;
+  r["goodput_ci95"] = {campaign.goodput_mean - half_width, campaign.goodput_mean + half_width};
+  r["interruptions"] = campaign.interruptions_mean;
+  r["failures"] = campaign.failures_mean;
+  r["interruptions_by_cause"] = by_class(campaign.interruptions_by_class);
+  r["failures_by_cause"] = by_class(campaign.failures_by_class);
+  r["defects_caught"] = campaign.defects_caught_mean;
+  r["rto_s"] = campaign.rto_mean_s;
+  r["lost_gpu_hours"] = (spec.duration_s - campaign.time_mean.useful_s) * gpus / 3600.0;
+  const auto& t = campaign.time_mean;
+  r["time_lost_s"] = {{"lost_work", t.lost_work_s},     {"checkpoint", t.checkpoint_s}, {"detection", t.detection_s},
+                      {"repair_wait", t.repair_wait_s}, {"restart", t.restart_s},       {"health_check", t.health_check_s}};
+  r["campaign"] = {{"duration_s", spec.duration_s}, {"repeats", spec.repeats}};
+  add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, report);
+  if (c.campaign.train_tokens > 0 && report.contains("tokens_per_s") && campaign.goodput_mean > 0) {
+    const double ideal = c.campaign.train_tokens / report["tokens_per_s"].get<double>();
+    r["time_to_train_s"] = ideal / campaign.goodput_mean;
+    r["time_to_train_ideal_s"] = ideal;
+  }
+  // Goodput versus checkpoint interval around the optimum: the renewal-reward closed form
+  // (goodput.h) and the simulated campaign at the same intervals.
   if (std::isfinite(optimal) && optimal > 0) {
-    nlohmann::json curve = nlohmann::json::array();
+    const double recovery_s = c.recovery.detection.seconds() + c.recovery.restart.seconds() + timing.restore.seconds();
+    std::vector<double> grid;
     for (int k = -6; k <= 6; ++k) {
       const double tau = optimal * std::pow(2.0, k / 2.0);
-      curve.push_back({{"interval_s", tau}, {"goodput", reliability::expected_goodput(tau, save, recovery_s, mtbf)}});
+      if (timing.flush > Duration::zero() || tau >= save) grid.push_back(tau);
+    }
+    const reliability::IntervalCurve sim = keyed([&] { return reliability::simulate_interval_curve(spec, grid); });
+    nlohmann::json curve = nlohmann::json::array();
+    for (const reliability::IntervalPoint& p : sim.points) {
+      curve.push_back({{"interval_s", p.interval_s},
+                       {"goodput", reliability::expected_goodput(p.interval_s, save, recovery_s, mtbf)},
+                       {"simulated_goodput", p.goodput_mean},
+                       {"simulated_stderr", p.goodput_stderr}});
     }
     r["interval_curve"] = curve;
-  }
-  if (std::isfinite(interval) && interval > 0) {
-    reliability::CampaignSpec spec;
-    spec.duration_s = c.campaign.duration.seconds();
-    spec.repeats = c.campaign.repeats;
-    spec.seed = static_cast<uint64_t>(c.seed);
-    spec.job = footprint;
-    spec.failures = failures;
-    // The spare pool is every node the job does not use.
-    spec.recovery = {c.recovery.detection.seconds(), c.recovery.restart.seconds(), timing.restore.seconds(),
-                     c.cluster.nodes - size.nodes, c.recovery.repair.seconds()};
-    spec.checkpoint = {interval, save, timing.flush.seconds()};
-    const reliability::CampaignResult campaign = reliability::run_campaign(spec);
-    r["goodput"] = campaign.goodput_mean;
-    r["goodput_p10"] = campaign.goodput_p10;
-    r["goodput_p90"] = campaign.goodput_p90;
-    r["interruptions"] = campaign.interruptions_mean;
-    r["rto_s"] = campaign.rto_mean_s;
-    const auto& t = campaign.time_mean;
-    r["time_lost_s"] = {{"lost_work", t.lost_work_s},     {"checkpoint", t.checkpoint_s}, {"detection", t.detection_s},
-                        {"repair_wait", t.repair_wait_s}, {"restart", t.restart_s}};
-    r["campaign"] = {{"duration_s", spec.duration_s}, {"repeats", spec.repeats}};
+    r["simulated_optimal_interval_s"] = sim.best_interval_s;
+    r["simulated_optimum_inside_grid"] = sim.best_inside;
   }
   report["reliability"] = r;
 }

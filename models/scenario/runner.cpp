@@ -13,6 +13,7 @@
 #include "models/scenario/loader.h"
 #include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/power_report.h"
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
 #include "models/trace/trace_import.h"
@@ -57,6 +58,7 @@ replay::StepInput step_input(const Config& c) {
   in.network = network_params(c);
   if (c.network.mode == "packet") in.packet = packet_params(c);
   in.collectives = collective_params(c);
+  in.power = power_model(c);
   const auto& rt = c.training_job.runtime;
   in.program.steps = c.training_job.steps;
   in.program.overlap_grad_reduce = rt.overlap_grad_reduce;
@@ -189,11 +191,7 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
   for (size_t k = 0; k < r.power_series_w.size(); k += stride) {
     power_rows.push_back({{"t_s", static_cast<double>(k) * r.power_bucket_s}, {"cluster_w", r.power_series_w[k]}});
   }
-  report["power"] = {{"cluster_peak_w", r.power_peak_w},
-                     {"cluster_mean_w", r.power_mean_w},
-                     {"cluster_min_w", r.power_min_w},
-                     {"swing_w", r.power_peak_w - r.power_min_w},
-                     {"resolution_s", r.power_bucket_s}};
+  report["power"] = power_report(c, r);
   report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}, {"power", power_rows}};
   report["sim"] = {{"events", r.events}};
 }

@@ -32,4 +32,15 @@ void check_fabric(const FabricConfig& config) {
   build_fabric(config);
 }
 
+int switch_count(const FabricConfig& config) {
+  const std::string& t = config.topology;
+  if (t == "rail_optimized" || t == "fat_tree" || t == "multi_plane") {
+    const detail::ClosShape s = detail::clos_shape(config);
+    const int spines = s.tiers == 3 ? s.spines * s.pods : s.spines;
+    const int cores = s.tiers == 3 ? s.cores_per_group * s.spines : 0;
+    return s.planes * (s.leaves + spines + cores);
+  }
+  return build_fabric(config).switch_count();
+}
+
 }  // namespace ct::topology

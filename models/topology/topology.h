@@ -190,4 +190,8 @@ Topology build_fabric(const FabricConfig& config);
 // std::invalid_argument naming the key path. An explicit graph is checked by building it.
 void check_fabric(const FabricConfig& config);
 
+// Switches of the fabric (all planes): leaves + spines + cores of a Clos, computed from its
+// shape without building it; an explicit graph is built and its switches counted.
+int switch_count(const FabricConfig& config);
+
 }  // namespace ct::topology

@@ -176,3 +176,25 @@ TEST(Generators, ErrorsNameTheKey) {
 
 }  // namespace
 }  // namespace ct::topology
+
+namespace ct::topology::testing {
+namespace {
+
+// switch_count (from the shape, without building) equals the built fabric's switch count.
+TEST(Generators, SwitchCountWithoutBuildingMatchesTheBuiltFabric) {
+  std::vector<FabricConfig> configs{default_cluster(), small("rail_optimized", 2, 64, 64, 8),
+                                    small("fat_tree", 2, 32, 100, 4), small("rail_optimized", 3, 32, 300, 8)};
+  FabricConfig planes = small("multi_plane", 2, 64, 64, 8);
+  planes.planes = 2;
+  configs.push_back(planes);
+  FabricConfig thin = default_cluster();
+  thin.oversubscription = 1.2;
+  configs.push_back(thin);
+  for (const FabricConfig& c : configs) {
+    EXPECT_EQ(switch_count(c), build_fabric(c).switch_count()) << c.topology << " tiers " << c.tiers;
+  }
+  EXPECT_EQ(switch_count(default_cluster()), 160 + 192 + 128);
+}
+
+}  // namespace
+}  // namespace ct::topology::testing

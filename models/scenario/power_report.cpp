@@ -1,0 +1,54 @@
+#include "models/scenario/power_report.h"
+
+#include <cmath>
+
+#include "models/hardware/power.h"
+#include "models/scenario/model_configs.h"
+#include "models/topology/topology.h"
+
+namespace ct::scenario {
+
+nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
+  const hardware::PowerModel model = power_model(c);
+  const hardware::GpuSpec gpu = gpu_spec(c);
+  const double gpus = static_cast<double>(c.cluster_gpus());
+  const double switches = topology::switch_count(fabric_config(c));
+  const double idle_w = hardware::cluster_power_w(gpu, model, gpus, 0.0, switches);
+  const double pue = c.cluster.power.pue;
+  const int per_rack = c.cluster.power.nodes_per_rack;
+  const int racks = (c.cluster.nodes + per_rack - 1) / per_rack;
+  const double node_peak_w = c.cluster.gpus_per_node * gpu.tdp_watts * (1.0 + model.host_per_gpu_fraction);
+  const double rack_peak_w = per_rack * node_peak_w;
+  const double rack_mean_w = per_rack * (r.power_mean_w - switches * model.switch_watts) / c.cluster.nodes;
+  const double limit_w = c.cluster.power.rack_limit.watts;
+  return {{"cluster_peak_w", r.power_peak_w},
+          {"cluster_mean_w", r.power_mean_w},
+          {"cluster_min_w", r.power_min_w},
+          {"swing_w", r.power_peak_w - r.power_min_w},
+          {"resolution_s", r.power_bucket_s},
+          {"idle_w", idle_w},
+          {"checkpoint_w", idle_w},
+          {"restart_w", idle_w},
+          {"stop_swing_w", r.power_mean_w - idle_w},
+          {"pue", pue},
+          {"facility_peak_w", r.power_peak_w * pue},
+          {"facility_mean_w", r.power_mean_w * pue},
+          {"racks", racks},
+          {"rack_peak_w", rack_peak_w},
+          {"rack_mean_w", rack_mean_w},
+          {"rack_limit_w", limit_w},
+          {"racks_over_limit", rack_peak_w > limit_w ? racks : 0}};
+}
+
+void add_campaign_power(double training_s, double duration_s, nlohmann::json& report) {
+  if (!report.contains("power") || !(duration_s > 0)) return;
+  nlohmann::json& p = report["power"];
+  const double mean = p["cluster_mean_w"].get<double>(), idle = p["idle_w"].get<double>();
+  const double campaign_w = (training_s * mean + (duration_s - training_s) * idle) / duration_s;
+  const double pue = p["pue"].get<double>();
+  p["campaign_mean_w"] = campaign_w;
+  p["facility_campaign_mean_w"] = campaign_w * pue;
+  p["campaign_energy_mwh"] = campaign_w * pue * duration_s / 3.6e9;
+}
+
+}  // namespace ct::scenario

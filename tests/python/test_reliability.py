@@ -1,0 +1,78 @@
+"""Campaign, failure classes, health checks and power in the report of a training scenario."""
+import pytest
+
+import clustertwin as ct
+
+FAST = {"network.mode": "analytical"}  # folds the identical replicas: milliseconds
+
+
+def run(overrides):
+    return ct.run(ct.load("scenarios/default.json"), overrides={**FAST, **overrides}).report
+
+
+def test_llama3_profile_reports_interruptions_by_cause_and_the_simulated_curve():
+    r = run({"campaign.repeats": 20, "campaign.train_tokens": 300e9})  # default.json: profile llama3
+    rel = r["reliability"]
+    causes = rel["interruptions_by_cause"]
+    assert set(causes) == {"gpu", "hbm", "nic", "host", "latent", "link", "switch", "software", "hang"}
+    # 1,248 job nodes at the Llama 3 rates: 419 / 110,592 node-days -> ~4.7 failures a day, 14 in 72 h.
+    assert 8 < rel["failures"] < 22
+    assert causes["gpu"] > causes["hbm"] > causes["hang"]
+    assert rel["mtbf_s"] == pytest.approx(86400 / (1248 * 419 / 110592), rel=1e-6)
+    lo, hi = rel["goodput_ci95"]
+    assert lo < rel["goodput"] < hi
+    assert rel["lost_gpu_hours"] > 0
+    curve = rel["interval_curve"]
+    assert len(curve) >= 9 and all("simulated_goodput" in p for p in curve)
+    assert rel["simulated_optimum_inside_grid"] is True
+    # 20 replicas of 72 h: the simulated optimum is noisy; it must still sit near Young/Daly.
+    assert 0.5 < rel["simulated_optimal_interval_s"] / rel["young_daly_interval_s"] < 2.0
+    assert rel["time_to_train_s"] == pytest.approx(rel["time_to_train_ideal_s"] / rel["goodput"])
+
+
+def test_campaign_is_identical_whatever_the_thread_count():
+    base = {"failures.latent_defect_fraction": 0.02,
+            "recovery.health_check": "5min", "campaign.repeats": 16}
+    one = run({**base, "campaign.threads": 1})
+    two = run({**base, "campaign.threads": 2})
+    assert one["reliability"] == two["reliability"]
+
+
+def test_hang_detection_waits_for_the_collective_timeout():
+    hangs = {"failures": {"hang_failure_rate_per_day": 0.005}, "campaign.repeats": 10}  # replaces the profile
+    short = run({**hangs, "training_job.runtime.collective_timeout": "300s"})["reliability"]
+    long = run({**hangs, "training_job.runtime.collective_timeout": "3600s"})["reliability"]
+    assert long["time_lost_s"]["detection"] > 5 * short["time_lost_s"]["detection"]
+    assert long["goodput"] < short["goodput"]
+
+
+def test_power_report_has_facility_rack_and_stop_figures():
+    r = run({})
+    p = r["power"]
+    assert p["facility_mean_w"] == pytest.approx(p["cluster_mean_w"] * p["pue"])
+    assert p["idle_w"] < p["cluster_mean_w"] <= p["cluster_peak_w"]
+    assert p["stop_swing_w"] == pytest.approx(p["cluster_mean_w"] - p["idle_w"])
+    # 4 DGX-class nodes of 8 x 700 W with 50% host overhead: 33.6 kW per rack.
+    assert p["rack_peak_w"] == pytest.approx(4 * 8 * 700 * 1.5)
+    assert p["racks"] == 320 and p["racks_over_limit"] == 0
+    assert p["idle_w"] < p["campaign_mean_w"] < p["cluster_mean_w"]
+    dense = run({"cluster.power.nodes_per_rack": 8})["power"]
+    assert dense["racks_over_limit"] == 160
+
+
+@pytest.mark.parametrize("overrides, key", [
+    ({"failures.gpu_failure_rate_per_day": 0.001}, "failures.gpu_failure_rate_per_day"),  # profile llama3 sets it
+    ({"recovery.health_check_coverage": 1.5}, "recovery.health_check_coverage"),
+    ({"failures.latent_defect_mean": "0s"}, "failures.latent_defect_mean"),
+    ({"campaign.duration": "200d"}, "campaign.duration"),
+    ({"failures.hbm_failure_rate_per_day": -1}, "failures.hbm_failure_rate_per_day"),
+    ({"cluster.power.pue": 0.8}, "cluster.power.pue"),
+])
+def test_bad_reliability_input_names_the_key(overrides, key):
+    with pytest.raises(ct.ScenarioError, match=key.replace(".", r"\.")):
+        run(overrides)
+
+
+def test_synchronous_save_longer_than_the_interval_is_an_error():
+    with pytest.raises(ct.ScenarioError, match=r"training_job\.checkpoint\.interval"):
+        run({"training_job.checkpoint": {"interval": "1s", "async_save": False}})  # the save takes 2.5 s
