@@ -11,6 +11,8 @@
 namespace ct::python {
 void bind_scenario(pybind11::module_& m);
 void bind_run(pybind11::module_& m);
+void bind_calibrate(pybind11::module_& m);
+void bind_export(pybind11::module_& m);
 // Document JSON + overrides (JSON object of "a.b.c" -> value) -> loaded and checked Config.
 scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json);
 }  // namespace ct::python

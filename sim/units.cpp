@@ -94,6 +94,10 @@ Duration parse_duration(std::string_view text) {
   return Duration::ps(to_int64_checked(parse_scaled(text, kDurationUnits, "duration", "1.5us"), text, "duration"));
 }
 
+double parse_duration_seconds(std::string_view text) {
+  return parse_scaled(text, kDurationUnits, "duration", "30d") * 1e-12;
+}
+
 Bytes parse_bytes(std::string_view text) {
   return Bytes{to_int64_checked(parse_scaled(text, kByteUnits, "byte size", "64MiB"), text, "byte size")};
 }

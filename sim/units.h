@@ -123,6 +123,8 @@ constexpr Bandwidth operator""_Gbps(unsigned long long v) { return Bandwidth::gb
 //   power      W kW MW
 // A bare number, an unknown unit, a negative value or an overflow throws UnitError.
 Duration parse_duration(std::string_view text);
+// The same units, as double seconds: spans longer than Duration holds (about 106 days).
+double parse_duration_seconds(std::string_view text);
 Bytes parse_bytes(std::string_view text);
 Bandwidth parse_rate(std::string_view text);
 Power parse_power(std::string_view text);

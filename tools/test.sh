@@ -44,4 +44,21 @@ if ! build-fuzz/models/scenario/fuzz_scenario -seed=1 -max_total_time=60 -timeou
   exit 1
 fi
 tail -n 12 "$log"
+
+echo "== trace importer fuzzing (libFuzzer + ASan, 20 s each: Chakra ET, Kineto JSON)"
+ninja -C build-fuzz -j"$jobs" fuzz_chakra fuzz_kineto
+for target in chakra kineto; do
+  corpus=build-fuzz/corpus-$target
+  mkdir -p "$corpus"
+  if [[ $target == chakra ]]; then seeds=(tests/fuzz/trace-seeds/*.et); else seeds=(tests/fuzz/trace-seeds/*.json); fi
+  cp "${seeds[@]}" "$corpus"/
+  log=build-fuzz/fuzz-$target.log
+  if ! build-fuzz/models/trace/fuzz_$target -seed=1 -max_total_time=20 -timeout=10 -rss_limit_mb=4096 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix=build-fuzz/ "$corpus" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz_$target found a failure; the input is build-fuzz/crash-* (or leak-*, timeout-*)" >&2
+    exit 1
+  fi
+  tail -n 12 "$log"
+done
 echo "== all tests passed"

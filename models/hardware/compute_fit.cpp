@@ -39,7 +39,7 @@ double gemm_objective(const ComputeModel& model, const KernelMeasurements& data)
   for (std::size_t i = 0; i < data.gemm.size(); ++i) {
     if (is_held_out(i)) continue;
     const GemmSample& g = data.gemm[i];
-    const double r = log_ratio(model.gemm_time(g.m, g.n, g.k).seconds(), g.seconds);
+    const double r = log_ratio(model.gemm_time(g.m, g.n, g.k, g.count).seconds(), g.seconds);
     sum += r * r;
     ++n;
   }
@@ -212,6 +212,16 @@ Calibration fit_calibration(const KernelMeasurements& data, const GpuSpec& measu
   return cal;
 }
 
+Calibration fit_calibration_from(const KernelMeasurements& data, const GpuSpec& measured_gpu,
+                                 const Calibration& start) {
+  validate(start);
+  Calibration cal = start;
+  if (!data.gemm.empty()) fit_gemm(cal, data, measured_gpu);
+  if (!data.attention.empty()) fit_attention(cal, data, measured_gpu);
+  if (!data.elementwise.empty()) fit_elementwise(cal, data, measured_gpu);
+  return cal;
+}
+
 FitObjectives fit_objectives(const ComputeModel& model, const KernelMeasurements& data) {
   return {gemm_objective(model, data), attention_objective(model, data),
           elementwise_objective(model, data)};
@@ -221,10 +231,10 @@ ErrorTable evaluate_errors(const ComputeModel& model, const KernelMeasurements& 
   Collector gemm, gemm_large, fwd, fwdbwd, elementwise;
   for (std::size_t i = 0; i < data.gemm.size(); ++i) {
     const GemmSample& g = data.gemm[i];
-    const double t = model.gemm_time(g.m, g.n, g.k).seconds();
+    const double t = model.gemm_time(g.m, g.n, g.k, g.count).seconds();
     gemm.add(i, t, g.seconds);
     const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                         static_cast<double>(g.k);
+                         static_cast<double>(g.k) * static_cast<double>(g.count);
     if (flops >= 1e11) gemm_large.add(i, t, g.seconds);
   }
   for (std::size_t i = 0; i < data.attention.size(); ++i) {

@@ -23,6 +23,11 @@ bool is_held_out(std::size_t index);
 
 Calibration fit_calibration(const KernelMeasurements& data, const GpuSpec& measured_gpu);
 
+// The same fit started from `start` instead of the generic initial guess; a family without
+// samples keeps start's parameters (fits to a few shapes, e.g. from one training trace).
+Calibration fit_calibration_from(const KernelMeasurements& data, const GpuSpec& measured_gpu,
+                                 const Calibration& start);
+
 // Mean squared log error on the fit set, per family (attention counts fwd and fwd+bwd).
 struct FitObjectives {
   double gemm = 0.0, attention = 0.0, elementwise = 0.0;

@@ -16,6 +16,7 @@ namespace ct::hardware {
 struct GemmSample {
   int64_t m = 0, n = 0, k = 0;
   double seconds = 0.0;
+  int64_t count = 1;  // same-shape problems in one launch (batched GEMM)
 };
 
 struct AttentionSample {

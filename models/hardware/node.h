@@ -1,6 +1,7 @@
 // One server: its GPUs, NICs, NVLink and PCIe. Plain data plus a validity check.
 #pragma once
 
+#include "models/hardware/compute_model.h"
 #include "models/hardware/gpu_catalog.h"
 #include "sim/units.h"
 
@@ -8,6 +9,9 @@ namespace ct::hardware {
 
 struct NodeSpec {
   GpuSpec gpu;
+  // Compute-model parameters of the GPU: the built-in H200 fit (scaled to other GPUs by
+  // their peaks), or a fit to a trace (scenario key cluster.gpu_file).
+  Calibration compute_calibration = Calibration::h200();
   int gpus_per_node = 8;
   int nics_per_node = 8;
   ct::sim::Bandwidth nic_rate;      // per NIC, per direction

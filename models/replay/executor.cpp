@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <deque>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
       s.weight = r < options.rank_weight.size() ? options.rank_weight[r] : 1.0;
       s.rate = s.speed;
+      s.jitter = sim::Rng(options.jitter_seed, kJitterStream + r);
       s.steps.resize(static_cast<size_t>(program.steps));
       s.step_end.assign(static_cast<size_t>(program.steps), 0.0);
       s.step_compute.assign(static_cast<size_t>(program.steps), 0.0);
@@ -124,6 +126,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     int32_t running = -1;  // compute instruction in flight
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
     double idle_since = 0.0;
+    sim::Rng jitter{0, 0};
     std::vector<TimeBreakdown> steps;
     std::vector<double> step_end, step_compute;
   };
@@ -199,10 +202,17 @@ class Executor final : public sim::EventHandler, public CommHandler {
       return;
     }
     s.running = i;
-    s.remaining = in.seconds;
+    s.remaining = in.seconds * jitter_factor(s, in);
     s.last = now();
     set_busy(busy_now_ + s.weight);
     sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / s.rate));
+  }
+
+  double jitter_factor(RankState& s, const Instr& in) {
+    const double c = options_.kernel_jitter_cv;
+    if (!(c > 0.0) || in.category == Category::step_end) return 1.0;
+    const double sigma = std::sqrt(std::log1p(c * c));
+    return std::exp(s.jitter.normal(-0.5 * sigma * sigma, sigma));
   }
 
   void finish_compute(int32_t r) {

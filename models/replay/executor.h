@@ -13,6 +13,12 @@
 //                    bubble = [t_w, min(t_s, t_a)],  exposed_pp_comm = [max(t_w, t_s), t_a]
 //   waiting on a DP collective -> exposed_dp_comm_s;   anything else -> other_s.
 // Step k of a rank ends when its step_end instruction completes.
+//
+// Kernel jitter (kernel_jitter_cv = c > 0): every compute block (not step_end markers) runs
+// for its time times a log-normal factor of mean 1 and coefficient of variation c,
+//   f = exp(mu + sigma Z),  sigma^2 = ln(1 + c^2),  mu = -sigma^2 / 2,
+// drawn from the rank's own stream sim::Rng(jitter_seed, kJitterStream + rank) in the rank's
+// instruction order, so it does not depend on event interleaving.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +26,7 @@
 #include <vector>
 
 #include "models/replay/step_program.h"
+#include "sim/rng.h"
 #include "sim/simulation.h"
 #include "sim/trace_writer.h"
 
@@ -63,7 +70,11 @@ struct ExecutorOptions {
   sim::TraceWriter* trace = nullptr;    // timeline of the first `trace_ranks` ranks
   int trace_ranks = 0;
   double busy_bucket_s = 100e-6;        // resolution of ExecutionResult::busy_gpus
+  double kernel_jitter_cv = 0.0;        // log-normal noise on every compute block (0 = none)
+  uint64_t jitter_seed = 1;
 };
+
+constexpr uint64_t kJitterStream = 0x4a495454ULL << 32;  // "JITT" << 32
 
 struct RankResult {
   int gpu = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <unordered_map>
 
 #include "models/replay/block_costs.h"
 #include "models/replay/comm_adapter.h"
@@ -11,16 +12,21 @@
 
 namespace ct::replay {
 
-StepResult simulate_step(const StepInput& in) {
+StepProgram build_program(const StepInput& in) {
   const auto& node = in.cluster.node;
-  const hardware::ComputeModel compute(node.gpu, hardware::Calibration::h200());
+  const hardware::ComputeModel compute(node.gpu, node.compute_calibration);
   CostParams cost_params;
   cost_params.protocol_efficiency = in.network.protocol_efficiency;
   cost_params.step_latency_s = in.collectives.step_latency.seconds();
   cost_params.nic_bytes_per_s = node.nic_rate.bytes_per_second() * node.nics_per_node / node.gpus_per_node;
   cost_params.tp_comm_overlap = in.tp_comm_overlap;
   const std::vector<StageCosts> costs = block_costs(in.job, compute, node, cost_params);
-  const StepProgram program = build_step_program(in.job, costs, in.program);
+  return build_step_program(in.job, costs, in.program);
+}
+
+StepResult simulate_step(const StepInput& in) {
+  const auto& node = in.cluster.node;
+  const StepProgram program = build_program(in);
 
   sim::Simulation sim(in.seed);
   const network::Cluster cluster(in.cluster);
@@ -34,11 +40,16 @@ StepResult simulate_step(const StepInput& in) {
   const int channels = engine.channels();
   exec.comm_slowdown = std::min(0.5, static_cast<double>(channels) / std::max(1, node.gpu.sm_count));
   exec.rank_speed.assign(program.ranks.size(), 1.0);
-  for (const auto& [gpu, factor] : in.gpu_speed) {
+  if (!in.gpu_speed.empty()) {
+    std::unordered_map<int, double> speed_of_gpu;  // the last entry for a GPU wins
+    for (const auto& [gpu, factor] : in.gpu_speed) speed_of_gpu[gpu] = factor;
     for (size_t r = 0; r < program.ranks.size(); ++r) {
-      if (program.ranks[r].gpu == gpu) exec.rank_speed[r] = factor;
+      const auto it = speed_of_gpu.find(program.ranks[r].gpu);
+      if (it != speed_of_gpu.end()) exec.rank_speed[r] = it->second;
     }
   }
+  exec.kernel_jitter_cv = in.kernel_jitter_cv;
+  exec.jitter_seed = in.seed;
   // A folded rank stands for every GPU of its equivalence class.
   const double gpus_used = static_cast<double>(workload::gpus_used(in.job.parallelism));
   exec.rank_weight.assign(program.ranks.size(), gpus_used / static_cast<double>(program.ranks.size()));

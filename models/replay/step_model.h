@@ -33,7 +33,8 @@ struct StepInput {
   collective::CollectiveParams collectives;
   ProgramOptions program;
   bool tp_comm_overlap = false;
-  std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor) from gpu_throttle faults
+  std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor): gpu_throttle faults, variability
+  double kernel_jitter_cv = 0.0;                   // ExecutorOptions::kernel_jitter_cv
   sim::TraceWriter* trace = nullptr;
   int trace_ranks = 16;
   uint64_t seed = 1;
@@ -67,5 +68,9 @@ struct StepResult {
 };
 
 StepResult simulate_step(const StepInput& input);
+
+// The step program simulate_step replays: block costs from the calibrated compute model,
+// then build_step_program with input.program (for exporting it, e.g. as Chakra traces).
+StepProgram build_program(const StepInput& input);
 
 }  // namespace ct::replay

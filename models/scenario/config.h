@@ -42,6 +42,10 @@ struct StorageSection {
   Bandwidth read;
   Bandwidth write;
   Duration metadata_latency;
+  Bandwidth per_node_read;
+  Bandwidth per_node_write;
+  Bytes capacity{0};
+  std::string network;
 };
 
 struct PowerSection {
@@ -53,8 +57,16 @@ struct PowerSection {
   Power rack_limit;
 };
 
+struct VariabilitySection {
+  double gpu_speed_cv = 0.0;
+  double throttled_fraction = 0.0;
+  double throttle_factor = 1.0;
+  double kernel_jitter_cv = 0.0;
+};
+
 struct ClusterSection {
   std::string gpu;
+  std::string gpu_file;
   GpuOverrides gpu_spec;
   int nodes = 0;
   int gpus_per_node = 0;
@@ -66,6 +78,7 @@ struct ClusterSection {
   FabricSection fabric;
   StorageSection storage;
   PowerSection power;
+  VariabilitySection variability;
 };
 
 struct EcnSection {
@@ -168,7 +181,7 @@ struct RecoverySection {
 };
 
 struct CampaignSection {
-  Duration duration;
+  double duration = 0.0;  // seconds (Kind::long_duration)
   int repeats = 0;
   int threads = 0;
   double train_tokens = 0.0;

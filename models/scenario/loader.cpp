@@ -162,11 +162,12 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
         }
         return "";
       case Kind::duration:
+      case Kind::long_duration:
       case Kind::bytes:
       case Kind::rate:
       case Kind::power: {
         if (!v.is_string()) {
-          const char* example = p.kind == Kind::duration ? "'500ns'" : p.kind == Kind::bytes ? "'64MiB'"
+          const char* example = p.kind == Kind::duration ? "'500ns'" : p.kind == Kind::long_duration ? "'30d'" : p.kind == Kind::bytes ? "'64MiB'"
                                 : p.kind == Kind::rate ? "'400Gbps'" : "'700W'";
           return expected(std::string("a ") + std::string(kind_name(p.kind)) + " with its unit as a string, like " + example);
         }
@@ -174,6 +175,8 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
         if (p.kind == Kind::duration) {
           out.duration = sim::parse_duration(s);
           out.d = out.duration.seconds();
+        } else if (p.kind == Kind::long_duration) {
+          out.d = sim::parse_duration_seconds(s);
         } else if (p.kind == Kind::bytes) {
           out.bytes = sim::parse_bytes(s);
           out.d = out.bytes.as_double();

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "models/scenario/loader.h"
+#include "models/trace/gpu_file.h"
+#include "models/trace/trace_import.h"
 #include "models/topology/topology.h"
 #include "models/workload/layout.h"
 #include "models/workload/schedule.h"
@@ -35,6 +37,19 @@ hardware::NodeSpec node_spec(const Config& c) {
   n.nvlink_rate = c.cluster.nvlink;
   n.nvlink_latency = c.cluster.nvlink_latency;
   n.pcie_rate = c.cluster.pcie;
+  if (!c.cluster.gpu_file.empty()) {
+    trace::GpuFile file;
+    try {
+      file = trace::read_gpu_file(c.cluster.gpu_file);
+    } catch (const trace::TraceError& e) {
+      throw ScenarioError({e.what()});
+    }
+    if (file.base_gpu != c.cluster.gpu) {
+      throw ScenarioError({"cluster.gpu_file: " + c.cluster.gpu_file + ": fitted on " + file.base_gpu +
+                           " but cluster.gpu is " + c.cluster.gpu + "; set cluster.gpu to " + file.base_gpu});
+    }
+    n.compute_calibration = file.calibration;
+  }
   return n;
 }
 

@@ -46,6 +46,7 @@ std::vector<Param> build_table() {
 
   // cluster
   t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200)."));
+  t.push_back(P(cluster.gpu_file, text, "\"\"", "GPU file written by 'clustertwin calibrate': its fitted compute-model parameters replace the built-in calibration (its base GPU must be cluster.gpu)."));
   t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0", "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).").at_least(0));
   t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0", "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).").at_least(0));
   t.push_back(P(cluster.gpu_spec.hbm, bytes, "\"0B\"", "Overrides the catalog's HBM capacity (0 = catalog)."));
@@ -71,6 +72,14 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
   t.push_back(P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
   t.push_back(P(cluster.storage.metadata_latency, duration, "\"1ms\"", "Metadata operation latency of the storage system."));
+  t.push_back(P(cluster.storage.per_node_read, rate, "\"0B/s\"", "Read bandwidth one node reaches (its storage NICs or client); 0 = only the aggregate limits."));
+  t.push_back(P(cluster.storage.per_node_write, rate, "\"0B/s\"", "Write bandwidth one node reaches; 0 = only the aggregate limits."));
+  t.push_back(P(cluster.storage.capacity, bytes, "\"0B\"", "Storage capacity for checkpoints (keep_last_n of them must fit); 0 = unlimited."));
+  t.push_back(P(cluster.storage.network, text, "\"frontend\"", "Network that carries storage traffic: a separate frontend, or the compute fabric (asynchronous checkpoint flushes then slow the training traffic).").one_of({"frontend", "compute"}));
+  t.push_back(P(cluster.variability.gpu_speed_cv, fraction, "0", "Spread of sustained GPU speed across the cluster (coefficient of variation of a log-normal of mean 1, drawn per GPU from the seed)."));
+  t.push_back(P(cluster.variability.throttled_fraction, fraction, "0", "Share of GPUs thermally throttled (chosen per GPU from the seed)."));
+  t.push_back(P(cluster.variability.throttle_factor, fraction, "0.85", "Clock factor of a throttled GPU.").at_least(0.01));
+  t.push_back(P(cluster.variability.kernel_jitter_cv, fraction, "0", "Run-to-run noise of every compute kernel (coefficient of variation of a log-normal of mean 1)."));
   t.push_back(P(cluster.power.idle_fraction, fraction, "0.15", "GPU power when not computing, as a share of its TDP."));
   t.push_back(P(cluster.power.host_per_gpu, fraction, "0.5", "Host power (CPUs, memory, NICs, fans) per GPU, as a share of the GPU TDP (DGX H100: 10.2 kW for 8 x 700 W)."));
   t.push_back(P(cluster.power.switch_power, power, "\"1500W\"", "Power of one fabric switch (51.2 Tb/s, 128 x 400G: about 1.5 kW)."));
@@ -171,7 +180,7 @@ std::vector<Param> build_table() {
   t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
   t.push_back(P(recovery.health_check, duration, "\"0s\"", "Health check of the nodes joining the job, before it (re)starts (0 = none)."));
   t.push_back(P(recovery.health_check_coverage, fraction, "0.9", "Share of latent defects the health check catches."));
-  t.push_back(P(campaign.duration, duration, "\"72h\"", "Length of a simulated training campaign (at most 106 days, the clock of durations)."));
+  t.push_back(P(campaign.duration, long_duration, "\"72h\"", "Length of a simulated training campaign (at most 100 years, 3.15576e9 s).").at_most(3.15576e9));
   t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1).at_most(1e6));
   t.push_back(P(campaign.threads, count, "0", "Threads running the replicas (0 = all cores); the result does not depend on it.").at_most(4096));
   t.push_back(P(campaign.train_tokens, real, "0", "Tokens to train, for the time to train (0 = not reported).").at_least(0).at_most(1e18));
@@ -204,7 +213,8 @@ std::string_view kind_name(Kind kind) {
     case Kind::fraction: return "fraction";
     case Kind::boolean: return "boolean";
     case Kind::text: return "string";
-    case Kind::duration: return "duration";
+    case Kind::duration:
+    case Kind::long_duration: return "duration";
     case Kind::bytes: return "bytes";
     case Kind::rate: return "rate";
     case Kind::power: return "power";

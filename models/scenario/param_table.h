@@ -13,7 +13,9 @@
 
 namespace ct::scenario {
 
-enum class Kind { count, integer, real, fraction, boolean, text, duration, bytes, rate, power };
+// long_duration: a duration held as double seconds (campaigns of months; `duration` is
+// int64 picoseconds, about 106 days).
+enum class Kind { count, integer, real, fraction, boolean, text, duration, long_duration, bytes, rate, power };
 
 std::string_view kind_name(Kind kind);
 

@@ -1,5 +1,6 @@
 #include "models/scenario/reliability_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,35 @@ auto keyed(Fn&& fn) {
 int job_switches(const Config& c, int job_nodes) {
   const int total = keyed([&] { return topology::switch_count(fabric_config(c)); });
   return static_cast<int>(std::ceil(static_cast<double>(total) * job_nodes / c.cluster.nodes - 1e-9));
+}
+
+// An asynchronous flush over the compute fabric (cluster.storage.network = compute) takes a
+// share of every writing node's NIC bandwidth while it lasts:
+//   share = (write rate / writing nodes) / (NICs per node x NIC rate), at most 0.9.
+// First order: the exposed inter-node communication of a step (data- and pipeline-parallel;
+// tensor parallelism stays on NVLink) stretches by 1 / (1 - share), so a step during the
+// flush is longer by  delta = (exposed_dp + exposed_pp) x share / (1 - share),  and each
+// checkpoint costs  flush_s x delta / (step + delta)  seconds of training on top of its
+// blocking part. The flush is not slowed in turn (its rate is the storage's).
+struct FlushContention {
+  double nic_share = 0.0;
+  double step_slowdown_s = 0.0;
+  double cost_s = 0.0;
+};
+
+FlushContention flush_contention(const Config& c, const storage::CheckpointSize& size,
+                                 const storage::CheckpointTiming& timing, double step_time_s,
+                                 const nlohmann::json& report) {
+  FlushContention out;
+  if (c.cluster.storage.network != "compute" || timing.flush <= Duration::zero() || size.writer_nodes < 1) return out;
+  const double nic_bytes_per_s = c.cluster.nics_per_node * c.cluster.nic.bytes_per_second();
+  if (!(nic_bytes_per_s > 0)) return out;
+  out.nic_share = std::min(0.9, timing.write_bytes_per_s / size.writer_nodes / nic_bytes_per_s);
+  const nlohmann::json b = report.value("breakdown", nlohmann::json::object());
+  const double exposed = b.value("exposed_dp_comm_s", 0.0) + b.value("exposed_pp_comm_s", 0.0);
+  out.step_slowdown_s = exposed * out.nic_share / (1.0 - out.nic_share);
+  out.cost_s = timing.flush.seconds() * out.step_slowdown_s / (step_time_s + out.step_slowdown_s);
+  return out;
 }
 
 nlohmann::json by_class(const reliability::ClassMeans& means) {
@@ -96,20 +126,30 @@ reliability::FailureModel failure_model(const Config& c) {
 
 void reliability_report(const Config& c, double step_time_s, nlohmann::json& report) {
   const workload::JobSpec job = job_spec(c);
-  const storage::StorageSpec st{c.cluster.storage.read, c.cluster.storage.write, c.cluster.storage.metadata_latency,
-                                {}, {}, 0};
+  const StorageSection& sc = c.cluster.storage;
+  const storage::StorageSpec st{sc.read, sc.write, sc.metadata_latency, sc.per_node_read, sc.per_node_write,
+                                sc.capacity.n};
   const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
   const storage::CheckpointSize size = storage::checkpoint_size(job, c.cluster.gpus_per_node);
-  const storage::CheckpointTiming timing = storage::checkpoint_timing(size, st, host, c.training_job.checkpoint.async_save);
-  storage::check_retention(size, c.training_job.checkpoint.keep_last_n, st);
+  const storage::CheckpointTiming timing =
+      keyed([&] { return storage::checkpoint_timing(size, st, host, c.training_job.checkpoint.async_save); });
+  keyed([&] { storage::check_retention(size, c.training_job.checkpoint.keep_last_n, st); });
   const storage::DataLoading loading =
       storage::data_loading(job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
                             size.nodes, st, sim::Duration::from_seconds(step_time_s));
+  const FlushContention flush = flush_contention(c, size, timing, step_time_s, report);
   report["storage"] = {{"checkpoint_bytes", size.total_bytes},
                        {"checkpoint_bytes_per_gpu", size.per_gpu_bytes},
                        {"checkpoint_save_s", timing.blocking.seconds()},
                        {"checkpoint_flush_s", timing.flush.seconds()},
                        {"checkpoint_restore_s", timing.restore.seconds()},
+                       {"checkpoint_retained_bytes", size.total_bytes_as_double() * c.training_job.checkpoint.keep_last_n},
+                       {"write_bytes_per_s", timing.write_bytes_per_s},
+                       {"read_bytes_per_s", timing.read_bytes_per_s},
+                       {"network", sc.network},
+                       {"flush_nic_share", flush.nic_share},
+                       {"step_time_during_flush_s", step_time_s + flush.step_slowdown_s},
+                       {"flush_cost_s", flush.cost_s},
                        {"data_bytes_per_step", loading.bytes_per_step},
                        {"loader_stall_s", loading.stall_per_step.seconds()},
                        {"loader_keeps_up", loading.keeps_up}};
@@ -119,7 +159,9 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
                                             c.cluster.nics_per_node, job_switches(c, size.nodes)};
   keyed([&] { reliability::validate(failures, footprint); });
   const double mtbf = reliability::job_mtbf_s(failures, footprint);
-  const double save = timing.blocking.seconds();
+  // The Young/Daly cost of a checkpoint: its blocking part plus the training it slows while
+  // its flush shares the compute fabric.
+  const double save = timing.blocking.seconds() + flush.cost_s;
   const double optimal = reliability::optimal_interval_s(save, mtbf);
   const auto& ck = c.training_job.checkpoint;
   const double interval = ck.interval > Duration::zero() ? ck.interval.seconds()
@@ -138,7 +180,7 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
     return;
   }
   reliability::CampaignSpec spec;
-  spec.duration_s = c.campaign.duration.seconds();
+  spec.duration_s = c.campaign.duration;
   spec.repeats = c.campaign.repeats;
   spec.seed = static_cast<uint64_t>(c.seed);
   spec.threads = c.campaign.threads;
@@ -181,7 +223,10 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
   // Goodput versus checkpoint interval around the optimum: the renewal-reward closed form
   // (goodput.h) and the simulated campaign at the same intervals.
   if (std::isfinite(optimal) && optimal > 0) {
-    const double recovery_s = c.recovery.detection.seconds() + c.recovery.restart.seconds() + timing.restore.seconds();
+    // Detection averaged over the classes by rate: hangs wait for the collective timeout.
+    const double hang_share = reliability::class_rate_per_s(failures, footprint, reliability::FailureClass::hang) * mtbf;
+    const double detection_s = (1.0 - hang_share) * spec.recovery.detection_s + hang_share * spec.recovery.hang_detection_s;
+    const double recovery_s = detection_s + c.recovery.restart.seconds() + timing.restore.seconds();
     std::vector<double> grid;
     for (int k = -6; k <= 6; ++k) {
       const double tau = optimal * std::pow(2.0, k / 2.0);

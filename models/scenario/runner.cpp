@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "models/collective/collective.h"
@@ -16,17 +18,20 @@
 #include "models/scenario/power_report.h"
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
+#include "models/trace/pytorch_et.h"
 #include "models/trace/trace_import.h"
 #include "models/workload/flops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
+#include "sim/rng.h"
 #include "sim/trace_writer.h"
 
 namespace ct::scenario {
 namespace {
 
 constexpr int64_t kPacketStepGpus = 1024;  // packet-mode step replay: a slice of the cluster
+constexpr uint64_t kVariabilityStream = 0x56415249ULL << 32;  // "VARI" << 32
 
 using nlohmann::json;
 
@@ -50,6 +55,37 @@ json memory_report(const workload::MemoryBreakdown& m) {
           {"in_flight_microbatches", m.in_flight_microbatches}};
 }
 
+}  // namespace
+
+// Per-GPU speed factors: cluster.variability (a log-normal spread of mean 1 and a share of
+// throttled GPUs, each GPU drawing from its own stream Rng(seed, kVariabilityStream + gpu),
+// so a GPU's factor does not depend on the cluster size) times every gpu_throttle fault.
+// Only GPUs whose factor differs from 1 are listed.
+std::vector<std::pair<int, double>> gpu_speeds(const Config& c) {
+  const VariabilitySection& v = c.cluster.variability;
+  std::vector<double> speed;
+  if (v.gpu_speed_cv > 0 || v.throttled_fraction > 0) {
+    const double sigma = std::sqrt(std::log1p(v.gpu_speed_cv * v.gpu_speed_cv));
+    speed.resize(static_cast<size_t>(c.cluster_gpus()), 1.0);
+    for (size_t g = 0; g < speed.size(); ++g) {
+      sim::Rng rng(static_cast<uint64_t>(c.seed), kVariabilityStream + g);
+      const double spread = sigma > 0 ? std::exp(rng.normal(-0.5 * sigma * sigma, sigma)) : 1.0;
+      const bool throttled = rng.uniform01() < v.throttled_fraction;
+      speed[g] = spread * (throttled ? v.throttle_factor : 1.0);
+    }
+  }
+  for (const auto& f : c.faults) {
+    if (f.kind != "gpu_throttle") continue;
+    if (speed.empty()) speed.resize(static_cast<size_t>(c.cluster_gpus()), 1.0);
+    speed[static_cast<size_t>(f.rank)] *= f.factor;
+  }
+  std::vector<std::pair<int, double>> out;
+  for (size_t g = 0; g < speed.size(); ++g) {
+    if (speed[g] != 1.0) out.emplace_back(static_cast<int>(g), speed[g]);
+  }
+  return out;
+}
+
 replay::StepInput step_input(const Config& c) {
   replay::StepInput in;
   in.job = job_spec(c);
@@ -67,13 +103,14 @@ replay::StepInput step_input(const Config& c) {
   in.program.bucket_params = static_cast<double>(rt.bucket_size.n) / 4.0;
   in.tp_comm_overlap = rt.tp_comm_overlap;
   in.seed = static_cast<uint64_t>(c.seed);
-  for (const auto& f : c.faults) {
-    if (f.kind == "gpu_throttle") in.gpu_speed.emplace_back(f.rank, f.factor);
-  }
+  in.gpu_speed = gpu_speeds(c);
+  in.kernel_jitter_cv = c.cluster.variability.kernel_jitter_cv;
   // Replicas are provably identical only without contention and without perturbation.
-  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty();
+  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0;
   return in;
 }
+
+namespace {
 
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0.0;
@@ -157,8 +194,10 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
   const double median = percentile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();
+  std::set<int> slow_gpus;
   for (size_t i = 0; i < r.rank_gpu.size(); ++i) {
     const bool is_slow = median > 0 && r.rank_compute_s[i] >= 1.1 * median;
+    if (is_slow) slow_gpus.insert(r.rank_gpu[i]);
     if (is_slow && slow.size() < 100) slow.push_back(r.rank_gpu[i]);
     rank_rows.push_back({{"gpu", r.rank_gpu[i]}, {"step_time_s", r.rank_step_s[i]}, {"compute_s", r.rank_compute_s[i]},
                          {"slow", is_slow}});
@@ -167,21 +206,28 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
                      {"step_time_max_s", percentile(r.rank_step_s, 1.0)},
                      {"compute_time_p50_s", median},
                      {"slow_ranks", slow},
+                     {"slow_rank_count", slow_gpus.size()},
                      {"simulated", r.simulated_ranks},
                      {"folded", r.folded}};
-  // Keep the slow GPUs or swap in spares: the step without them, and how many steps the
-  // swap (a restart: detection is moot, the node is drained) takes to pay for itself:
+  // Keep the slow GPUs or swap in spares: the step with the slow GPUs' nodes replaced by
+  // nominal ones (every other perturbation kept), and how many steps the swap (a restart:
+  // detection is moot, the node is drained) takes to pay for itself:
   //   break-even steps = restart cost / (step with slow GPUs - step without).
-  if (!in.gpu_speed.empty()) {
+  if (!slow_gpus.empty()) {
     replay::StepInput healthy = in;
     healthy.gpu_speed.clear();
-    healthy.program.fold = healthy.network_mode == "analytical";
+    for (const auto& entry : in.gpu_speed) {
+      if (!slow_gpus.count(entry.first)) healthy.gpu_speed.push_back(entry);
+    }
+    healthy.program.fold = healthy.network_mode == "analytical" && healthy.gpu_speed.empty() &&
+                           healthy.kernel_jitter_cv == 0;
     healthy.trace = nullptr;
     const double without = replay::simulate_step(healthy).step_time_s;
     const double swap_cost = c.recovery.restart.seconds();
     const double saved = r.step_time_s - without;
     report["ranks"]["keep_vs_swap"] = {{"step_time_with_slow_s", r.step_time_s},
                                        {"step_time_without_slow_s", without},
+                                       {"swapped_gpus", slow_gpus.size()},
                                        {"swap_cost_s", swap_cost},
                                        {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
   }
@@ -200,14 +246,24 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
 // scenario's cluster and network: step time, per-rank ends and the collectives.
 uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
   replay::StepProgram program;
+  json graph;  // Kineto + execution trace: the step graph's statistics
   try {
     if (c.trace.format == "chakra") {
       program = trace::import_chakra(c.trace.path);
+    } else if (!c.trace.execution_trace.empty()) {
+      const hardware::NodeSpec node = node_spec(c);
+      trace::EtImportOptions et;
+      et.gpu = node.gpu;
+      et.calibration = node.compute_calibration;
+      trace::EtImportStats stats;
+      program = trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, et, &stats);
+      graph = trace::to_json(stats);
+      graph["compute_model"] = c.cluster.gpu_file.empty() ? "built-in calibration" : c.cluster.gpu_file;
     } else {
-      trace::KinetoOptions k;
-      k.execution_trace = c.trace.execution_trace;
-      program = trace::import_kineto(c.trace.path, k);
+      program = trace::import_kineto(c.trace.path);
     }
+  } catch (const ScenarioError&) {
+    throw;
   } catch (const std::exception& e) {
     throw ScenarioError({e.what()});
   }
@@ -234,8 +290,11 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   std::vector<double> ends;
   json rank_rows = json::array();
   for (const auto& rank : r.execution.ranks) {
-    ends.push_back(rank.step_end_s.front());
-    rank_rows.push_back({{"gpu", rank.gpu}, {"step_time_s", rank.step_end_s.front()}});
+    // The last step (a ClusterTwin export carries several): its end minus the previous one's.
+    const size_t k = rank.step_end_s.size();
+    const double step = rank.step_end_s[k - 1] - (k >= 2 ? rank.step_end_s[k - 2] : 0.0);
+    ends.push_back(step);
+    rank_rows.push_back({{"gpu", rank.gpu}, {"step_time_s", step}});
   }
   report["ranks"] = {{"step_time_p50_s", percentile(ends, 0.5)}, {"step_time_max_s", percentile(ends, 1.0)},
                      {"simulated", ends.size()}};
@@ -247,6 +306,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   report["collectives"] = collectives;
   report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
                      {"instructions", program.instruction_count()}};
+  if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
   report["tables"] = {{"ranks", rank_rows}};
   return r.execution.events;
 }

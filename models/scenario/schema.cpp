@@ -10,7 +10,8 @@ namespace {
 
 const char* unit_pattern(Kind kind) {
   switch (kind) {
-    case Kind::duration: return R"(^\s*[0-9.eE+]+\s*(ps|ns|us|ms|s|min|h|d)\s*$)";
+    case Kind::duration:
+    case Kind::long_duration: return R"(^\s*[0-9.eE+]+\s*(ps|ns|us|ms|s|min|h|d)\s*$)";
     case Kind::bytes: return R"(^\s*[0-9.eE+]+\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$)";
     case Kind::rate: return R"(^\s*[0-9.eE+]+\s*([KMGT]?bps|[KMGT]?b/s|[KMGT]?B/s|[KMG]iB/s|[MG]Bps)\s*$)";
     case Kind::power: return R"(^\s*[0-9.eE+]+\s*(W|kW|MW)\s*$)";

@@ -2,9 +2,10 @@
 //
 // Files: every `<name>.<rank>.et` in the directory, one <name>, ranks 0..N-1; rank r runs on
 // GPU r. Each file is a sequence of varint-length-prefixed protobuf messages: one
-// GlobalMetadata (field 1 version), then Nodes. The wire format is decoded here (varint,
-// 64-bit, length-delimited, 32-bit; unknown fields skipped) from the Chakra schema's field
-// numbers:
+// GlobalMetadata (field 1 version, which must be "0.0.4", the schema whose field numbers are
+// decoded here), then Nodes. The wire format is decoded here (varint, 64-bit,
+// length-delimited, 32-bit; unknown fields skipped) from the Chakra schema's field numbers
+// (mlcommons/chakra schema/protobuf/et_def.proto):
 //   Node: 1 id, 2 name, 3 type, 4 ctrl_deps, 5 data_deps (repeated uint64, packed or not),
 //         7 duration_micros, 10 attr (AttributeProto).
 //   AttributeProto: 1 name; value 3 double, 5 float, 7 int32, 9 int64, 11 uint32, 13 uint64,
@@ -16,20 +17,39 @@
 //         7 REDUCE_SCATTER; others are an error.
 // Rules:
 //   * Dependencies are ctrl_deps and data_deps together; nodes are emitted in topological
-//     order (file order among ready nodes). Up to two become after/after2; more are joined
-//     through zero-second join instructions (see trace_import.h) on the compute stream.
+//     order (file order among ready nodes). Each stream runs in emission order, so a
+//     dependency on an instruction emitted earlier on the node's own stream is implied and
+//     dropped. Up to two remaining ones become after/after2; more are joined through
+//     zero-second join instructions (see trace_import.h) on the compute stream.
 //   * COMP: compute stream, duration_micros as measured (no roofline from num_ops).
 //   * COMM_COLL: dp stream, bytes = comm_size taken as the nccl-tests buffer per rank. The k-th
-//     collective of process group pg_name (attr; absent = all ranks) on each rank forms one
-//     group with the k-th of every other rank that has one; kind and size must agree.
-//     ALL_TO_ALL is the NCCL-like all-to-all of the collective engine.
+//     collective of process group pg_name (attr; absent or "0" = all ranks, as in ASTRA-sim)
+//     on each rank forms one group with the k-th of every other rank that has one; kind and
+//     size must agree. ALL_TO_ALL is the NCCL-like all-to-all of the collective engine.
 //   * COMM_SEND (comm_dst, comm_size, comm_tag) on the p2p stream; COMM_RECV (comm_src,
 //     comm_tag) belongs to no stream. The k-th send r->d with a tag matches the k-th receive on
-//     d from r with that tag; an unmatched one is an error. A receive's own dependencies are
-//     not modelled (it completes when the matching send is delivered).
+//     d from r with that tag (r = d is a local copy, delivered after zero delay); an unmatched
+//     one is an error. A receive's own dependencies are not modelled (it completes when the
+//     matching send is delivered).
+//   * ClusterTwin's own attributes (written by chakra_export.cpp, ignored by other readers):
+//     ct_duration_s (double) replaces duration_micros when it rounds to it (an edited
+//     duration_micros wins); ct_tp_s the exposed TP part of it; ct_category (forward,
+//     backward, optimizer, step_end) of a COMP node; ct_stream "compute" for a send that holds
+//     the compute stream; ct_step, ct_chunk, ct_microbatch. When every rank has step_end
+//     nodes the trace carries its own step ends: steps = 1 + the largest ct_step, every rank
+//     needs a step_end of each step, no final step_end is appended, and no join may be needed
+//     (a join is a step_end instruction and would move the step's end).
+//   * Limits: durations must be finite and non-negative and add up to at most an hour (3600 s)
+//     per rank -- a recorded step, not a run; the executor keeps GPU activity in 100 us
+//     buckets, so replayed time costs memory --; comm_size is 0..1 TiB; ct_step < 1024.
+//     Violations are errors naming the file and node.
+// Every error names the file and the byte offset (wire format) or the node id (content).
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -48,36 +68,57 @@ using replay::InstrKind;
 using replay::Stream;
 
 constexpr const char* kKey = "trace.path";
+constexpr const char* kVersion = "0.0.4";
+constexpr double kMaxRankSeconds = 3600;
+constexpr int64_t kMaxCommBytes = int64_t{1} << 40;
+constexpr int64_t kMaxSteps = 1024;
+
+std::string prefix(const std::string& file) { return std::string(kKey) + ": " + file + ": "; }
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 // ---- protobuf wire format ----------------------------------------------------------------
 
 class Reader {
  public:
-  Reader(const char* begin, const char* end, const std::string* where) : p_(begin), end_(end), where_(where) {}
+  Reader(const char* begin, const char* end, const char* base, const std::string* where)
+      : p_(begin), end_(end), base_(base), where_(where) {}
   [[nodiscard]] bool done() const { return p_ >= end_; }
-  [[nodiscard]] const char* pos() const { return p_; }
+  [[nodiscard]] size_t offset() const { return static_cast<size_t>(p_ - base_); }
 
   uint64_t varint() {
+    const char* start = p_;
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ >= end_) fail("truncated varint");
+      if (p_ >= end_) fail_at(start, "truncated varint");
       const auto b = static_cast<uint8_t>(*p_++);
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return v;
     }
-    fail("varint longer than 10 bytes");
+    fail_at(start, "varint longer than 10 bytes");
   }
   uint64_t fixed(int bytes) {
-    if (end_ - p_ < bytes) fail("truncated fixed-width field");
+    if (end_ - p_ < bytes) {
+      fail_at(p_, "truncated fixed-width field (" + std::to_string(bytes) + " bytes, " +
+                      std::to_string(end_ - p_) + " left)");
+    }
     uint64_t v = 0;
     for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
     p_ += bytes;
     return v;
   }
   Reader sub() {
+    const char* start = p_;
     const uint64_t n = varint();
-    if (n > static_cast<uint64_t>(end_ - p_)) fail("truncated length-delimited field");
-    Reader r(p_, p_ + n, where_);
+    if (n > static_cast<uint64_t>(end_ - p_)) {
+      fail_at(start, "length-delimited field of " + std::to_string(n) + " bytes runs past the end (" +
+                         std::to_string(end_ - p_) + " bytes left)");
+    }
+    Reader r(p_, p_ + n, base_, where_);
     p_ += n;
     return r;
   }
@@ -91,16 +132,17 @@ class Reader {
       case 1: fixed(8); break;
       case 2: sub(); break;
       case 5: fixed(4); break;
-      default: fail("unsupported wire type " + std::to_string(wire));
+      default: fail_at(p_, "unsupported wire type " + std::to_string(wire));
     }
   }
-  [[noreturn]] void fail(const std::string& what) const {
-    throw TraceError(std::string(kKey) + ": " + *where_ + ": corrupt protobuf: " + what);
+  [[noreturn]] void fail_at(const char* at, const std::string& what) const {
+    throw TraceError(prefix(*where_) + "corrupt protobuf at byte " + std::to_string(at - base_) + ": " + what);
   }
 
  private:
   const char* p_;
   const char* end_;
+  const char* base_;
   const std::string* where_;
 };
 
@@ -111,10 +153,12 @@ struct Attr {
   double d = 0;
   std::string s;
   bool is_number = false;
+  bool is_integer = false;  // an integer wire type, or a double holding an integral int64
 };
 
 struct Node {
   uint64_t id = 0;
+  size_t offset = 0;  // byte offset of the node's message in its file
   std::string name;
   uint32_t type = 0;
   std::vector<uint64_t> deps;
@@ -122,15 +166,34 @@ struct Node {
   std::map<std::string, Attr> attr;
 
   [[nodiscard]] bool has(const std::string& k) const { return attr.count(k) != 0; }
+  [[nodiscard]] std::string where(const std::string& file) const {
+    return prefix(file) + "node " + std::to_string(id) + " (" + (name.empty() ? "" : name + ", ") + "byte " +
+           std::to_string(offset) + ")";
+  }
   [[nodiscard]] int64_t integer(const std::string& k, const std::string& file) const {
     const auto it = attr.find(k);
-    if (it == attr.end() || !it->second.is_number) {
-      throw TraceError(std::string(kKey) + ": " + file + ": node " + std::to_string(id) + " (" + name +
-                       ") lacks integer attribute " + k);
-    }
+    if (it == attr.end() || !it->second.is_integer) throw TraceError(where(file) + " lacks integer attribute " + k);
     return it->second.i;
   }
+  [[nodiscard]] const Attr* find(const std::string& k) const {
+    const auto it = attr.find(k);
+    return it == attr.end() ? nullptr : &it->second;
+  }
 };
+
+void set_integer(Attr& a, int64_t v) {
+  a.i = v;
+  a.d = static_cast<double>(v);
+  a.is_number = a.is_integer = true;
+}
+
+void set_real(Attr& a, double v) {
+  a.d = v;
+  a.is_number = true;
+  // 2^63 is exact in double; integral values inside (-2^63, 2^63) convert without overflow.
+  a.is_integer = std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9223372036854775808.0;
+  a.i = a.is_integer ? static_cast<int64_t>(v) : 0;
+}
 
 Attr decode_attr(Reader r, std::string& name) {
   Attr a;
@@ -141,37 +204,31 @@ Attr decode_attr(Reader r, std::string& name) {
     if (field == 1 && wire == 2) {
       name = r.str();
     } else if (wire == 0 && (field == 7 || field == 9 || field == 11 || field == 13 || field == 27)) {
-      a.i = static_cast<int64_t>(r.varint());
-      if (field == 7) a.i = static_cast<int32_t>(a.i);
-      a.d = static_cast<double>(a.i);
-      a.is_number = true;
+      const uint64_t v = r.varint();
+      set_integer(a, field == 7    ? static_cast<int32_t>(v)
+                     : field == 11 ? static_cast<int64_t>(static_cast<uint32_t>(v))
+                                   : static_cast<int64_t>(v));
     } else if (wire == 0 && (field == 15 || field == 17)) {
       const uint64_t z = r.varint();
-      a.i = static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
-      a.d = static_cast<double>(a.i);
-      a.is_number = true;
+      set_integer(a, static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1));
     } else if (wire == 1 && (field == 3 || field == 21 || field == 25)) {
       const uint64_t v = r.fixed(8);
       if (field == 3) {
-        std::memcpy(&a.d, &v, sizeof(double));
-        a.i = static_cast<int64_t>(a.d);
+        double d = 0;
+        std::memcpy(&d, &v, sizeof(double));
+        set_real(a, d);
       } else {
-        a.i = static_cast<int64_t>(v);
-        a.d = static_cast<double>(a.i);
+        set_integer(a, static_cast<int64_t>(v));
       }
-      a.is_number = true;
     } else if (wire == 5 && (field == 5 || field == 19 || field == 23)) {
       const auto v = static_cast<uint32_t>(r.fixed(4));
       if (field == 5) {
         float f = 0;
         std::memcpy(&f, &v, sizeof(float));
-        a.d = f;
-        a.i = static_cast<int64_t>(f);
+        set_real(a, f);
       } else {
-        a.i = field == 23 ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
-        a.d = static_cast<double>(a.i);
+        set_integer(a, field == 23 ? static_cast<int32_t>(v) : static_cast<int64_t>(v));
       }
-      a.is_number = true;
     } else if (field == 29 && wire == 2) {
       a.s = r.str();
     } else {
@@ -194,6 +251,7 @@ void decode_deps(Reader& r, uint32_t wire, std::vector<uint64_t>& out) {
 
 Node decode_node(Reader r) {
   Node n;
+  n.offset = r.offset();
   while (!r.done()) {
     const uint64_t key = r.varint();
     const auto field = static_cast<uint32_t>(key >> 3);
@@ -219,13 +277,29 @@ Node decode_node(Reader r) {
   return n;
 }
 
-std::vector<Node> read_et(const std::string& path) {
-  const std::string data = detail::read_file(path, kKey);
-  if (data.empty()) throw TraceError(std::string(kKey) + ": " + path + ": empty file");
-  Reader r(data.data(), data.data() + data.size(), &path);
-  r.sub();  // GlobalMetadata
+std::vector<Node> decode_et(const std::string& data, const std::string& file) {
+  if (data.empty()) throw TraceError(prefix(file) + "empty file");
+  Reader r(data.data(), data.data() + data.size(), data.data(), &file);
+  Reader meta = r.sub();
+  std::string version;
+  while (!meta.done()) {
+    const uint64_t key = meta.varint();
+    if (key == ((1U << 3) | 2U)) {
+      version = meta.str();
+    } else {
+      meta.skip(static_cast<uint32_t>(key & 7));
+    }
+  }
+  if (version != kVersion) {
+    throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + version +
+                     "', this reader decodes " + kVersion);
+  }
   std::vector<Node> nodes;
-  while (!r.done()) nodes.push_back(decode_node(r.sub()));
+  while (!r.done()) {
+    const size_t at = r.offset();
+    nodes.push_back(decode_node(r.sub()));
+    nodes.back().offset = at;
+  }
   return nodes;
 }
 
@@ -234,20 +308,36 @@ std::vector<Node> read_et(const std::string& path) {
 struct RankBuild {
   std::vector<Instr> instrs;
   std::string file;
+  bool own_ends = false;        // the trace carries its step_end instructions
+  const Node* node = nullptr;   // the node being emitted
 };
 
-// An instruction index standing for "all of deps done" (-1 = none), adding joins as needed.
-int32_t join(RankBuild& rb, std::vector<int32_t> deps) {
+void unique_deps(std::vector<int32_t>& deps) {
   deps.erase(std::remove(deps.begin(), deps.end(), -1), deps.end());
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+}
+
+// A join is a step_end instruction: in a trace with its own step ends it would move them.
+void no_join(const RankBuild& rb, size_t deps, size_t limit) {
+  if (!rb.own_ends) return;
+  throw TraceError(rb.node->where(rb.file) + ": waits for " + std::to_string(deps) +
+                   " instructions beyond its stream's order; a trace that carries its own step ends "
+                   "(ct_category step_end) allows " + std::to_string(limit));
+}
+
+// An instruction index standing for "all of deps done" (-1 = none), adding joins as needed.
+int32_t join(RankBuild& rb, std::vector<int32_t> deps) {
+  unique_deps(deps);
   if (deps.empty()) return -1;
+  if (deps.size() > 1) no_join(rb, deps.size(), 1);
   int32_t acc = deps[0];
   for (size_t k = 1; k < deps.size(); ++k) {
     Instr j;
     j.kind = InstrKind::compute;
     j.stream = Stream::compute;
     j.category = Category::step_end;
+    j.step = 0;
     j.after = acc;
     j.after2 = deps[k];
     rb.instrs.push_back(j);
@@ -256,12 +346,16 @@ int32_t join(RankBuild& rb, std::vector<int32_t> deps) {
   return acc;
 }
 
-// Sets in.after/after2 from deps (joining when more than two).
+// Sets in.after/after2 from deps: those implied by in's stream dropped, joined beyond two.
 void depend(RankBuild& rb, Instr& in, std::vector<int32_t> deps) {
-  deps.erase(std::remove(deps.begin(), deps.end(), -1), deps.end());
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  unique_deps(deps);
+  if (in.stream != Stream::none) {
+    deps.erase(std::remove_if(deps.begin(), deps.end(),
+                              [&](int32_t d) { return rb.instrs[static_cast<size_t>(d)].stream == in.stream; }),
+               deps.end());
+  }
   if (deps.size() > 2) {
+    no_join(rb, deps.size(), 2);
     const int32_t last = deps.back();
     deps.pop_back();
     in.after = join(rb, deps);
@@ -275,19 +369,14 @@ void depend(RankBuild& rb, Instr& in, std::vector<int32_t> deps) {
 std::vector<size_t> topo_order(const std::vector<Node>& nodes, const std::string& file) {
   std::unordered_map<uint64_t, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!index.emplace(nodes[i].id, i).second) {
-      throw TraceError(std::string(kKey) + ": " + file + ": duplicate node id " + std::to_string(nodes[i].id));
-    }
+    if (!index.emplace(nodes[i].id, i).second) throw TraceError(nodes[i].where(file) + ": duplicate node id");
   }
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> users(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const uint64_t d : nodes[i].deps) {
       const auto it = index.find(d);
-      if (it == index.end()) {
-        throw TraceError(std::string(kKey) + ": " + file + ": node " + std::to_string(nodes[i].id) +
-                         " depends on unknown node " + std::to_string(d));
-      }
+      if (it == index.end()) throw TraceError(nodes[i].where(file) + " depends on unknown node " + std::to_string(d));
       ++pending[i];
       users[it->second].push_back(i);
     }
@@ -305,7 +394,11 @@ std::vector<size_t> topo_order(const std::vector<Node>& nodes, const std::string
       if (--pending[u] == 0) ready.push(u);
     }
   }
-  if (order.size() != nodes.size()) throw TraceError(std::string(kKey) + ": " + file + ": dependency cycle");
+  if (order.size() != nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (pending[i] > 0) throw TraceError(nodes[i].where(file) + " is on a dependency cycle");
+    }
+  }
   return order;
 }
 
@@ -319,14 +412,61 @@ struct P2pKey {
   bool operator<(const P2pKey& o) const { return std::tie(src, dst, tag) < std::tie(o.src, o.dst, o.tag); }
 };
 
+bool is_step_end(const Node& n) {
+  const Attr* c = n.find("ct_category");
+  return n.type == kComp && c != nullptr && c->s == "step_end";
+}
+
+// Node duration in seconds: ct_duration_s when it rounds to duration_micros, else the latter.
+double seconds_of(const Node& n, const std::string& file) {
+  const Attr* exact = n.find("ct_duration_s");
+  if (exact != nullptr && exact->is_number) {
+    if (!std::isfinite(exact->d) || exact->d < 0 || exact->d > kMaxRankSeconds) {
+      throw TraceError(n.where(file) + ": ct_duration_s " + num(exact->d) + " is not in 0.." + num(kMaxRankSeconds) +
+                       " s");
+    }
+    const auto micros = static_cast<long long>(std::min<uint64_t>(n.duration_us, uint64_t{1} << 62));
+    if (std::llround(exact->d * 1e6) == micros) return exact->d;
+  }
+  if (static_cast<double>(n.duration_us) > kMaxRankSeconds * 1e6) {
+    throw TraceError(n.where(file) + ": duration_micros " + std::to_string(n.duration_us) + " exceeds " +
+                     num(kMaxRankSeconds) + " s");
+  }
+  return static_cast<double>(n.duration_us) * 1e-6;
+}
+
+int64_t comm_bytes(const Node& n, const std::string& file) {
+  const int64_t size = n.integer("comm_size", file);
+  if (size < 0 || size > kMaxCommBytes) {
+    throw TraceError(n.where(file) + ": comm_size " + std::to_string(size) + " is not in 0..2^40 bytes");
+  }
+  return size;
+}
+
+// Optional integer ct_* attribute within [lo, hi].
+int64_t ct_int(const Node& n, const std::string& k, int64_t lo, int64_t hi, const std::string& file) {
+  if (!n.has(k)) return 0;
+  const int64_t v = n.integer(k, file);
+  if (v < lo || v > hi) {
+    throw TraceError(n.where(file) + ": " + k + " " + std::to_string(v) + " is not in " + std::to_string(lo) + ".." +
+                     std::to_string(hi));
+  }
+  return v;
+}
+
+std::string pg_of(const Node& n) {
+  const Attr* pg = n.find("pg_name");
+  return pg == nullptr || pg->s == "0" ? std::string() : pg->s;
+}
+
 }  // namespace
 
 replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(directory, ec)) throw TraceError(std::string(kKey) + ": " + directory + ": no such directory");
+  if (!fs::exists(directory, ec)) throw TraceError(prefix(directory) + "no such directory");
   if (!fs::is_directory(directory, ec)) {
-    throw TraceError(std::string(kKey) + ": " + directory + ": expected a directory of <name>.<rank>.et files");
+    throw TraceError(prefix(directory) + "expected a directory of <name>.<rank>.et files");
   }
   std::map<int, std::string> files;
   std::string name;
@@ -336,36 +476,71 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     const std::string stem = f.substr(0, f.size() - 3);
     const size_t dot = stem.rfind('.');
     const std::string rank_text = dot == std::string::npos ? "" : stem.substr(dot + 1);
-    if (rank_text.empty() || !std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        rank_text.size() > 7) {
-      throw TraceError(std::string(kKey) + ": " + entry.path().string() + ": expected <name>.<rank>.et");
+    const bool digits = std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (rank_text.empty() || !digits || rank_text.size() > 7) {
+      throw TraceError(prefix(entry.path().string()) + "expected <name>.<rank>.et");
     }
     const std::string base = stem.substr(0, dot);
     if (name.empty()) name = base;
-    if (base != name) {
-      throw TraceError(std::string(kKey) + ": " + directory + ": traces of two workloads (" + name + ", " + base + ")");
-    }
+    if (base != name) throw TraceError(prefix(directory) + "traces of two workloads (" + name + ", " + base + ")");
     files[std::stoi(rank_text)] = entry.path().string();
   }
-  if (files.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no <name>.<rank>.et files");
+  if (files.empty()) throw TraceError(prefix(directory) + "no <name>.<rank>.et files");
   const int n = static_cast<int>(files.size());
   for (int r = 0; r < n; ++r) {
     if (files.count(r) == 0) {
-      throw TraceError(std::string(kKey) + ": " + directory + ": rank " + std::to_string(r) + " missing (" +
-                       std::to_string(n) + " files, ranks must be 0.." + std::to_string(n - 1) + ")");
+      throw TraceError(prefix(directory) + "rank " + std::to_string(r) + " missing (" + std::to_string(n) +
+                       " files, ranks must be 0.." + std::to_string(n - 1) + ")");
     }
   }
+  std::vector<std::pair<std::string, std::string>> ranks;
+  for (int r = 0; r < n; ++r) ranks.emplace_back(files[r], detail::read_file(files[r], kKey));
+  replay::StepProgram program = import_chakra_bytes(directory, ranks, stats);
+  if (stats != nullptr) stats->name = name;
+  return program;
+}
 
+replay::StepProgram import_chakra_bytes(const std::string& where,
+                                        const std::vector<std::pair<std::string, std::string>>& rank_files,
+                                        ChakraStats* stats) {
+  const int n = static_cast<int>(rank_files.size());
+  if (n == 0) throw TraceError(prefix(where) + "no ranks");
+  std::vector<std::string> files;
+  for (const auto& f : rank_files) files.push_back(f.first);
   std::vector<std::vector<Node>> nodes(static_cast<size_t>(n));
   std::vector<std::vector<size_t>> order(static_cast<size_t>(n));
   ChakraStats st;
   st.ranks = n;
-  st.name = name;
+  int ranks_with_ends = 0;
+  int64_t steps = 1;
   for (int r = 0; r < n; ++r) {
-    nodes[static_cast<size_t>(r)] = read_et(files[r]);
-    order[static_cast<size_t>(r)] = topo_order(nodes[static_cast<size_t>(r)], files[r]);
-    st.nodes += static_cast<int>(nodes[static_cast<size_t>(r)].size());
+    const auto ru = static_cast<size_t>(r);
+    nodes[ru] = decode_et(rank_files[ru].second, files[ru]);
+    order[ru] = topo_order(nodes[ru], files[ru]);
+    st.nodes += static_cast<int>(nodes[ru].size());
+    bool has_end = false;
+    double total = 0;
+    for (const Node& nd : nodes[ru]) {
+      if (nd.type == kComp) {
+        total += seconds_of(nd, files[ru]);
+        if (total > kMaxRankSeconds) {
+          throw TraceError(nd.where(files[ru]) + ": durations on this rank add up to more than " +
+                           num(kMaxRankSeconds) + " s");
+        }
+      }
+      if (is_step_end(nd)) {
+        has_end = true;
+        steps = std::max(steps, 1 + ct_int(nd, "ct_step", 0, kMaxSteps - 1, files[ru]));
+      }
+    }
+    ranks_with_ends += has_end ? 1 : 0;
   }
+  const bool own_ends = ranks_with_ends == n;
+  if (ranks_with_ends > 0 && !own_ends) {
+    throw TraceError(prefix(where) + std::to_string(ranks_with_ends) + " of " + std::to_string(n) +
+                     " ranks carry step_end nodes (ct_category); all or none must");
+  }
+  if (!own_ends) steps = 1;
 
   // Collective instances: the k-th collective of a process group on each rank.
   std::map<std::pair<std::string, int>, CollInstance> instances;
@@ -375,8 +550,7 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     for (const size_t i : order[static_cast<size_t>(r)]) {
       const Node& nd = nodes[static_cast<size_t>(r)][i];
       if (nd.type != kColl) continue;
-      const auto it = nd.attr.find("pg_name");
-      const std::string pg = it == nd.attr.end() ? "" : it->second.s;
+      const std::string pg = pg_of(nd);
       const std::pair<std::string, int> key{pg, seq[pg]++};
       instances[key].members.emplace_back(r, i);
       instance_of[static_cast<size_t>(r)][i] = key;
@@ -386,20 +560,25 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
   std::map<std::pair<std::string, int>, int32_t> group_of;
   for (auto& [key, inst] : instances) {
     const Node& first = nodes[static_cast<size_t>(inst.members[0].first)][inst.members[0].second];
-    const std::string& f0 = files[inst.members[0].first];
+    const std::string& f0 = files[static_cast<size_t>(inst.members[0].first)];
     const int64_t type = first.integer("comm_type", f0);
-    const int64_t size = first.integer("comm_size", f0);
+    const int64_t size = comm_bytes(first, f0);
     if (key.first.empty() && static_cast<int>(inst.members.size()) != n) {
-      throw TraceError(std::string(kKey) + ": " + directory + ": collective #" + std::to_string(key.second) + " (" +
-                       first.name + ") appears on " + std::to_string(inst.members.size()) + " of " +
-                       std::to_string(n) + " ranks and has no pg_name");
+      throw TraceError(first.where(f0) + ": collective #" + std::to_string(key.second) + " appears on " +
+                       std::to_string(inst.members.size()) + " of " + std::to_string(n) +
+                       " ranks and has no pg_name (all ranks)");
+    }
+    if (type != 0 && type != 2 && type != 6 && type != 7) {
+      throw TraceError(first.where(f0) + ": comm_type " + std::to_string(type) +
+                       " not supported (all_reduce 0, all_gather 2, all_to_all 6, reduce_scatter 7)");
     }
     replay::Group g;
     for (const auto& [r, i] : inst.members) {
       const Node& nd = nodes[static_cast<size_t>(r)][i];
-      if (nd.integer("comm_type", files[r]) != type || nd.integer("comm_size", files[r]) != size) {
-        throw TraceError(std::string(kKey) + ": " + files[r] + ": collective " + nd.name + " (#" +
-                         std::to_string(key.second) + ") differs in comm_type or comm_size from rank " +
+      const std::string& f = files[static_cast<size_t>(r)];
+      if (nd.integer("comm_type", f) != type || comm_bytes(nd, f) != size) {
+        throw TraceError(nd.where(f) + ": collective #" + std::to_string(key.second) + " of process group '" +
+                         key.first + "' differs in comm_type or comm_size from rank " +
                          std::to_string(inst.members[0].first));
       }
       g.gpus.push_back(r);
@@ -407,11 +586,6 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     }
     ++st.collectives;
     if (type == 6) ++st.all_to_all;
-    if (type != 0 && type != 2 && type != 6 && type != 7) {
-      throw TraceError(std::string(kKey) + ": " + f0 + ": collective " + first.name + ": comm_type " +
-                       std::to_string(type) +
-                       " not supported (all_reduce 0, all_gather 2, all_to_all 6, reduce_scatter 7)");
-    }
     group_of[key] = static_cast<int32_t>(program.groups.size());
     program.groups.push_back(std::move(g));
   }
@@ -419,70 +593,108 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
   // Emission, per rank in topological order.
   std::vector<RankBuild> build(static_cast<size_t>(n));
   std::map<P2pKey, std::vector<int32_t>> sends, recvs;  // instruction indices, in order
+  std::map<P2pKey, std::vector<uint64_t>> send_nodes;    // node ids, for errors
   for (int r = 0; r < n; ++r) {
     RankBuild& rb = build[static_cast<size_t>(r)];
-    rb.file = files[r];
+    rb.file = files[static_cast<size_t>(r)];
+    rb.own_ends = own_ends;
     const auto& nds = nodes[static_cast<size_t>(r)];
     std::unordered_map<uint64_t, int32_t> done_index;  // node id -> instruction that completes it
-    std::vector<int32_t> sinks_candidates;
+    std::vector<bool> ends(static_cast<size_t>(steps), false);
     for (const size_t i : order[static_cast<size_t>(r)]) {
       const Node& nd = nds[i];
+      rb.node = &nd;
       std::vector<int32_t> deps;
       for (const uint64_t d : nd.deps) deps.push_back(done_index.at(d));
       Instr in;
-      in.step = 0;
+      if (own_ends) {
+        in.step = static_cast<int16_t>(ct_int(nd, "ct_step", 0, steps - 1, rb.file));
+      }
+      in.chunk = static_cast<int16_t>(ct_int(nd, "ct_chunk", 0, std::numeric_limits<int16_t>::max(), rb.file));
+      in.microbatch = ct_int(nd, "ct_microbatch", 0, std::numeric_limits<int64_t>::max(), rb.file);
       int32_t result = -1;
       if (nd.type == kComp) {
         in.kind = InstrKind::compute;
         in.stream = Stream::compute;
         in.category = Category::forward;
-        in.seconds = static_cast<double>(nd.duration_us) * 1e-6;
+        if (const Attr* c = nd.find("ct_category"); c != nullptr) {
+          const std::string& s = c->s;
+          if (s == "backward") {
+            in.category = Category::backward;
+          } else if (s == "optimizer") {
+            in.category = Category::optimizer;
+          } else if (s == "step_end") {
+            in.category = Category::step_end;
+          } else if (s != "forward") {
+            throw TraceError(nd.where(rb.file) + ": ct_category '" + s +
+                             "' is not forward, backward, optimizer or step_end");
+          }
+        }
+        in.seconds = seconds_of(nd, rb.file);
+        if (const Attr* tp = nd.find("ct_tp_s"); tp != nullptr && tp->is_number) {
+          if (!(tp->d >= 0)) throw TraceError(nd.where(rb.file) + ": ct_tp_s is not a non-negative number");
+          in.tp_seconds = std::min(tp->d, in.seconds);
+        }
+        if (in.category == Category::step_end && own_ends) ends[static_cast<size_t>(in.step)] = true;
         depend(rb, in, deps);
         rb.instrs.push_back(in);
         result = static_cast<int32_t>(rb.instrs.size() - 1);
+        ++st.computes;
       } else if (nd.type == kColl) {
-        const auto key = instance_of[static_cast<size_t>(r)].at(i);
-        const int64_t size = nd.integer("comm_size", rb.file);
-        const auto git = group_of.find(key);
-        {
-          const int64_t type = nd.integer("comm_type", rb.file);
-          in.kind = InstrKind::collective;
-          in.stream = Stream::dp;
-          in.category = Category::dp;
-          in.collective = type == 0   ? CollectiveKind::all_reduce
-                          : type == 2 ? CollectiveKind::all_gather
-                          : type == 6 ? CollectiveKind::all_to_all
-                                      : CollectiveKind::reduce_scatter;
-          in.group = git->second;
-          in.bytes = size;
-          depend(rb, in, deps);
-          rb.instrs.push_back(in);
-          result = static_cast<int32_t>(rb.instrs.size() - 1);
-        }
+        const int64_t type = nd.integer("comm_type", rb.file);
+        in.kind = InstrKind::collective;
+        in.stream = Stream::dp;
+        in.category = Category::dp;
+        in.collective = type == 0   ? CollectiveKind::all_reduce
+                        : type == 2 ? CollectiveKind::all_gather
+                        : type == 6 ? CollectiveKind::all_to_all
+                                    : CollectiveKind::reduce_scatter;
+        in.group = group_of.at(instance_of[static_cast<size_t>(r)].at(i));
+        in.bytes = comm_bytes(nd, rb.file);
+        depend(rb, in, deps);
+        rb.instrs.push_back(in);
+        result = static_cast<int32_t>(rb.instrs.size() - 1);
       } else if (nd.type == kSend || nd.type == kRecv) {
         const bool send = nd.type == kSend;
-        const int peer = static_cast<int>(nd.integer(send ? "comm_dst" : "comm_src", rb.file));
+        const int64_t peer = nd.integer(send ? "comm_dst" : "comm_src", rb.file);
         if (peer < 0 || peer >= n) {
-          throw TraceError(std::string(kKey) + ": " + rb.file + ": node " + std::to_string(nd.id) + " (" + nd.name +
-                           ") names rank " + std::to_string(peer) + ", outside 0.." + std::to_string(n - 1));
+          throw TraceError(nd.where(rb.file) + " names rank " + std::to_string(peer) + ", outside 0.." +
+                           std::to_string(n - 1));
         }
         const int64_t tag = nd.has("comm_tag") ? nd.integer("comm_tag", rb.file) : 0;
         in.kind = send ? InstrKind::send : InstrKind::recv;
         in.stream = send ? Stream::p2p : Stream::none;
+        if (const Attr* s = nd.find("ct_stream"); send && s != nullptr) {
+          if (s->s == "compute") {
+            in.stream = Stream::compute;
+          } else if (s->s != "p2p") {
+            throw TraceError(nd.where(rb.file) + ": ct_stream '" + s->s + "' is not compute or p2p");
+          }
+        }
         in.category = Category::pp;
-        in.peer = peer;
-        in.bytes = nd.has("comm_size") ? nd.integer("comm_size", rb.file) : 0;
+        in.peer = static_cast<int32_t>(peer);
+        in.bytes = nd.has("comm_size") ? comm_bytes(nd, rb.file) : 0;
         if (send) depend(rb, in, deps);
         rb.instrs.push_back(in);
         result = static_cast<int32_t>(rb.instrs.size() - 1);
-        (send ? sends : recvs)[send ? P2pKey{r, peer, tag} : P2pKey{peer, r, tag}].push_back(result);
+        const P2pKey key = send ? P2pKey{r, static_cast<int>(peer), tag} : P2pKey{static_cast<int>(peer), r, tag};
+        (send ? sends : recvs)[key].push_back(result);
+        if (send) send_nodes[key].push_back(nd.id);
       } else {
         result = join(rb, deps);  // no time; passes dependencies on
       }
       done_index[nd.id] = result;
     }
-    // Step end after every instruction: join all of them (only sinks are needed, but the
-    // join of everything is the same wait).
+    if (own_ends) {
+      for (int64_t k = 0; k < steps; ++k) {
+        if (!ends[static_cast<size_t>(k)]) {
+          throw TraceError(prefix(rb.file) + "no step_end node of step " + std::to_string(k) + " (the trace has " +
+                           std::to_string(steps) + " steps)");
+        }
+      }
+      continue;
+    }
+    // Step end after every instruction: wait for the sinks (the others are done before them).
     std::vector<bool> used(rb.instrs.size(), false);
     for (const Instr& x : rb.instrs) {
       if (x.after >= 0) used[static_cast<size_t>(x.after)] = true;
@@ -505,9 +717,10 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     const auto it = recvs.find(key);
     const size_t have = it == recvs.end() ? 0 : it->second.size();
     if (have != list.size()) {
-      throw TraceError(std::string(kKey) + ": " + directory + ": " + std::to_string(list.size()) + " sends from rank " +
-                       std::to_string(key.src) + " to rank " + std::to_string(key.dst) + " (tag " +
-                       std::to_string(key.tag) + ") but " + std::to_string(have) + " matching receives");
+      throw TraceError(prefix(files[static_cast<size_t>(key.src)]) + std::to_string(list.size()) +
+                       " sends to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
+                       ", first node " + std::to_string(send_nodes[key].front()) + ") but " + std::to_string(have) +
+                       " matching receives in " + files[static_cast<size_t>(key.dst)]);
     }
     for (size_t k = 0; k < list.size(); ++k) {
       Instr& s = build[static_cast<size_t>(key.src)].instrs[static_cast<size_t>(list[k])];
@@ -517,9 +730,9 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
   }
   for (const auto& [key, list] : recvs) {
     if (sends.count(key) == 0) {
-      throw TraceError(std::string(kKey) + ": " + directory + ": " + std::to_string(list.size()) +
-                       " receives on rank " + std::to_string(key.dst) + " from rank " + std::to_string(key.src) +
-                       " (tag " + std::to_string(key.tag) + ") without a matching send");
+      throw TraceError(prefix(files[static_cast<size_t>(key.dst)]) + std::to_string(list.size()) +
+                       " receives from rank " + std::to_string(key.src) + " (tag " + std::to_string(key.tag) +
+                       ") without a matching send");
     }
   }
   for (int r = 0; r < n; ++r) {
@@ -529,7 +742,8 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     rp.instrs = std::move(build[static_cast<size_t>(r)].instrs);
     program.ranks.push_back(std::move(rp));
   }
-  program.steps = 1;
+  program.steps = static_cast<int>(steps);
+  st.steps = program.steps;
   if (stats != nullptr) *stats = st;
   return program;
 }

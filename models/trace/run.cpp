@@ -1,6 +1,8 @@
 // Runs an imported trace program: one Simulation, the chosen network backend on the cluster,
 // the NCCL-like collective engine and replay::CommAdapter, as replay::simulate_step does.
 // Compute slowdown while communication runs: channels / SM count (at most 0.5), as there.
+// Step time: the latest rank's end of the last step minus that of the step before (0 for a
+// one-step program), as there.
 #include <algorithm>
 #include <memory>
 
@@ -29,11 +31,17 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
       std::min(0.5, static_cast<double>(engine.channels()) / std::max(1, cluster.node().gpu.sm_count));
   exec.trace = options.trace;
   exec.trace_ranks = options.trace_ranks;
+  exec.busy_bucket_s = options.busy_bucket_s;
   TraceRunResult out;
   out.execution = replay::execute(program, sim, comm, exec);
+  // The last step, as replay::simulate_step counts it (one step: from time zero).
+  double end_last = 0, end_prev = 0;
   for (const auto& r : out.execution.ranks) {
-    if (!r.step_end_s.empty()) out.step_time_s = std::max(out.step_time_s, r.step_end_s.back());
+    const size_t k = r.step_end_s.size();
+    if (k >= 1) end_last = std::max(end_last, r.step_end_s[k - 1]);
+    if (k >= 2) end_prev = std::max(end_prev, r.step_end_s[k - 2]);
   }
+  out.step_time_s = end_last - end_prev;
   return out;
 }
 

@@ -12,12 +12,16 @@
 //     (step_end is not attributed), so it lands in "other" in step_model-style accounting, but it
 //     is counted as busy in ExecutionResult::busy_gpus and it scales with rank_speed.
 // Every rank ends with one zero-second Category::step_end instruction after all others, so
-// RankResult::step_end_s[0] is the rank's replayed step time. steps == 1.
+// RankResult::step_end_s[0] is the rank's replayed step time. steps == 1 -- except for a
+// Chakra trace written by chakra_export.h, which carries its steps' own step_end instructions
+// (steps >= 1, as the step model built them).
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "models/collective/collective.h"
 #include "models/network/cluster.h"
@@ -41,11 +45,18 @@ struct ChakraStats {
   int collectives = 0;      // collective instances (groups of matching nodes)
   int all_to_all = 0;       // of which all-to-all, decomposed into sends
   int point_to_point = 0;   // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
+  int computes = 0;         // COMP nodes
+  int steps = 1;            // steps the trace carries (step_end nodes of a ClusterTwin export)
   std::string name;         // the <name> of <name>.<rank>.et
 };
 
 // Reads every <name>.<rank>.et in `directory` (ranks 0..N-1, one name). Throws TraceError.
 replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats = nullptr);
+// The same from memory: rank_files[r] = (file name used in errors, its bytes); `where` names
+// the whole set in errors that concern several ranks.
+replay::StepProgram import_chakra_bytes(const std::string& where,
+                                        const std::vector<std::pair<std::string, std::string>>& rank_files,
+                                        ChakraStats* stats = nullptr);
 
 // ---- Kineto (PyTorch profiler) ------------------------------------------------------------
 
@@ -54,8 +65,8 @@ struct KinetoOptions {
   // false replays GPU-busy time only.
   bool keep_idle_gaps = true;
   int device = -1;  // GPU to import; -1 = the only one in the trace (error if several)
-  // PyTorch execution trace of the same step: checked to be readable JSON with "nodes", not
-  // used for dependencies (see kineto.cpp). Empty = none.
+  // PyTorch execution trace of the same step: only checked here (readable, with "nodes");
+  // import_pytorch_et (pytorch_et.h) builds the step graph from it. Empty = none.
   std::string execution_trace;
 };
 
@@ -82,11 +93,18 @@ struct TraceRunOptions {
   sim::TraceWriter* trace = nullptr;  // Chrome trace of the first trace_ranks ranks
   int trace_ranks = 16;
   uint64_t seed = 1;
+  // Resolution of ExecutionResult::busy_gpus. The executor fills one bucket per interval of
+  // replayed time, so a trace of minutes at the step model's 100 us costs seconds and
+  // megabytes; the trace report does not use the series.
+  double busy_bucket_s = 10e-3;
 };
 
 struct TraceRunResult {
   replay::ExecutionResult execution;
-  double step_time_s = 0;  // latest rank's end of the step
+  // The latest rank's end of the step; for a program of several steps (a ClusterTwin export
+  // of a training step), the last one as the step model counts it: end(last) - end(last - 1),
+  // the latest rank's end each time.
+  double step_time_s = 0;
 };
 
 // Replays an imported program on a cluster (rank r on GPU program.ranks[r].gpu) with the

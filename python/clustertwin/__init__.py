@@ -11,10 +11,11 @@
 """
 import importlib
 
-from .api import Result, Scenario, ScenarioError, load, run, schema
+from .api import Result, Scenario, ScenarioError, calibrate, export_chakra, load, load_trace, run, schema
 from .sweep import sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "frames", "load", "plots", "run", "schema", "sweep"]
+__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "plots",
+           "run", "schema", "sweep"]
 
 
 def __getattr__(name):

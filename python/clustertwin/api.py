@@ -109,6 +109,42 @@ class Result:
 
         return breakdown_frame(self.report)
 
+    def plot_timeline(self, ranks: int = 8, path: str | os.PathLike | None = None):
+        """Bars of the first ``ranks`` ranks' streams from the run's trace (``run(..., trace=...)``)."""
+        from . import result_plots
+
+        return result_plots.timeline(self, ranks=ranks, path=path)
+
+    def plot_breakdown(self, path: str | os.PathLike | None = None):
+        """The step-time breakdown as one stacked bar."""
+        from . import result_plots
+
+        return result_plots.breakdown(self, path=path)
+
+    def plot_links(self, top: int = 20, path: str | os.PathLike | None = None):
+        """Utilization of the ``top`` busiest links."""
+        from . import result_plots
+
+        return result_plots.links(self, top=top, path=path)
+
+    def plot_power(self, path: str | os.PathLike | None = None):
+        """Cluster power over the step, the idle draw of a stopped job, facility power on the right."""
+        from . import result_plots
+
+        return result_plots.power(self, path=path)
+
+    def plot_rank_times(self, path: str | os.PathLike | None = None):
+        """Histogram of per-rank times with the slow ranks (>= 10% over the median) marked."""
+        from . import result_plots
+
+        return result_plots.rank_times(self, path=path)
+
+    def plot_interval_curve(self, path: str | os.PathLike | None = None):
+        """Goodput versus checkpoint interval: closed form, simulated campaign, Young/Daly."""
+        from . import result_plots
+
+        return result_plots.interval_curve(self, path=path)
+
     def to_chrome_trace(self, path: str | os.PathLike) -> str:
         """Copies the Chrome/Perfetto trace written by ``run(..., trace=...)`` to ``path``; returns ``path``.
 
@@ -133,3 +169,93 @@ def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, An
         scenario = Scenario(scenario)
     report = json.loads(_core.run(scenario.to_json(), json.dumps(dict(overrides or {})), trace or ""))
     return Result(report=report, trace_path=trace)
+
+
+def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | os.PathLike) -> Scenario:
+    if isinstance(scenario, (str, os.PathLike)):
+        return load(scenario)
+    return scenario if isinstance(scenario, Scenario) else Scenario(scenario)
+
+
+def export_chakra(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, out_dir: str | os.PathLike,
+                  overrides: Mapping[str, Any] | None = None) -> dict:
+    """Writes the scenario's generated training step as Chakra execution traces.
+
+    One ``<name>.<rank>.et`` per rank (``name`` from the scenario's ``name``) and
+    ``comm_group.json`` (ASTRA-sim's communicator groups) go into ``out_dir``, which must not
+    hold .et files yet. The program is the one ``run`` replays (all ``training_job.steps``,
+    every rank, never folded), so ``run(load_trace(out_dir, cluster=...))`` on the same
+    cluster and network reproduces ``run(scenario)["step_time_s"]``. Returns a summary: files,
+    ranks, steps, nodes by type, bytes.
+    """
+    sc = _as_scenario(scenario)
+    return json.loads(_core.export_chakra(sc.to_json(), json.dumps(dict(overrides or {})), os.fspath(out_dir)))
+
+
+def _chakra_ranks(path: str) -> int:
+    ranks = [f for f in os.listdir(path) if f.endswith(".et")]
+    if not ranks:
+        raise ValueError(f"load_trace: {path}: no <name>.<rank>.et files")
+    return len(ranks)
+
+
+def load_trace(path: str | os.PathLike, format: str | None = None, execution_trace: str | os.PathLike | None = None,
+               cluster: Mapping[str, Any] | None = None, name: str | None = None) -> Scenario:
+    """A Scenario that replays a recorded step: ``ct.run(ct.load_trace(path))``.
+
+    ``format`` is guessed from ``path`` when not given: a directory (of ``<name>.<rank>.et``
+    files) is ``"chakra"``, a ``.json`` or ``.json.gz`` file ``"kineto"``. ``execution_trace``
+    (a PyTorch execution trace of the same step) goes with a Kineto trace only. ``cluster`` is
+    the scenario's cluster section; by default the smallest one of the default hardware that
+    holds the trace's ranks (8 GPUs per node; a single-rank trace gets a one-GPU node). Paths
+    are stored absolute, so the scenario runs from any directory.
+    """
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load_trace: {path}: no such file or directory")
+    if format is None:
+        if os.path.isdir(path):
+            format = "chakra"
+        elif path.endswith((".json", ".json.gz")):
+            format = "kineto"
+        else:
+            raise ValueError(f"load_trace: cannot tell the format of {path} (a directory of .et files is chakra, "
+                             "a .json or .json.gz file kineto); pass format=")
+    if format not in ("chakra", "kineto"):
+        raise ValueError(f"load_trace: format {format!r}: expected 'chakra' or 'kineto'")
+    trace: dict[str, Any] = {"format": format, "path": path}
+    if format == "chakra":
+        if not os.path.isdir(path):
+            raise ValueError(f"load_trace: {path}: a Chakra trace is a directory of <name>.<rank>.et files")
+        if execution_trace is not None:
+            raise ValueError("load_trace: execution_trace goes with a Kineto trace, not a Chakra one")
+        ranks = _chakra_ranks(path)
+    else:
+        if os.path.isdir(path):
+            raise ValueError(f"load_trace: {path}: a Kineto trace is a .json or .json.gz file, not a directory")
+        if execution_trace is not None:
+            trace["execution_trace"] = os.path.abspath(os.fspath(execution_trace))
+        ranks = 1
+    if cluster is None:
+        per_node = min(8, ranks)
+        cluster = {"nodes": -(-ranks // per_node), "gpus_per_node": per_node, "nics_per_node": per_node}
+    base = os.path.basename(path.rstrip(os.sep))
+    for suffix in (".gz", ".json"):
+        base = base[: -len(suffix)] if base.endswith(suffix) else base
+    data = {"name": name or base or "trace", "cluster": copy.deepcopy(dict(cluster)), "trace": trace}
+    return Scenario(data, source=path)
+
+
+def calibrate(trace: str | os.PathLike, out: str | os.PathLike | None = None, gpu: str | None = None,
+              execution_trace: str | os.PathLike | None = None) -> dict:
+    """Fits the compute model to the kernels of a profiled step and writes a GPU file.
+
+    ``trace`` is a PyTorch profiler (Kineto) trace; ``execution_trace`` the PyTorch execution
+    trace of the same step (operator shapes and outputs; without it only Kineto's
+    record_shapes inputs are used). ``gpu`` is the base catalog GPU (default: from the
+    trace's device name). The file (``out``) is what the scenario key ``cluster.gpu_file``
+    reads. Returns its content (base_gpu, calibration, fit errors per family, provenance)
+    plus ``wall_s``.
+    """
+    return json.loads(_core.calibrate(os.fspath(trace), os.fspath(out) if out is not None else "", gpu or "",
+                                      os.fspath(execution_trace) if execution_trace is not None else ""))

@@ -113,11 +113,30 @@ def cmd_sweep(args) -> int:
     import pandas as pd
 
     from .sweep import sweep
+    from .sweep_sampling import random_args
 
     grid = _grid(args.grid)
-    if not grid:
-        raise ScenarioError("sweep: give at least one --grid KEY.PATH=VALUE,VALUE,...")
-    df = sweep(load(args.scenario), grid, workers=args.workers, db=args.db, overrides=_overrides(args.set))
+    random = random_args(args.random)
+    if not grid and not random:
+        raise ScenarioError("sweep: give at least one --grid KEY.PATH=VALUE,VALUE,... or --random KEY.PATH=DIST")
+    if args.scheduler and args.backend == "threads":
+        raise ScenarioError("sweep: --scheduler runs on dask; drop --backend threads")
+    backend = "dask" if args.scheduler else (args.backend or "threads")
+    client = None
+    if args.scheduler:
+        from distributed import Client
+
+        client = Client(args.scheduler)
+    try:
+        df = sweep(load(args.scenario), grid, workers=args.workers, db=args.db, overrides=_overrides(args.set),
+                   progress=sys.stderr.isatty() if args.progress is None else args.progress,
+                   random=random or None, samples=args.samples, seed=args.seed, backend=backend, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    if df.attrs["resumed"]:
+        print(f"sweep: {df.attrs['resumed']} points were already in {args.db} (read back, not run)", file=sys.stderr)
+    swept = df.attrs["grid"]
     failed = int(df["error"].notna().sum())
     if args.minimize or args.maximize:
         from .frames import pareto
@@ -135,7 +154,7 @@ def cmd_sweep(args) -> int:
         print(f"{len(df)} points -> {args.csv}", file=sys.stderr)
     else:
         cols = list(df.columns) if args.all else \
-            list(grid) + [c for c in SWEEP_SHOWN if c in df.columns and c not in grid] + \
+            swept + [c for c in SWEEP_SHOWN if c in df.columns and c not in swept] + \
             (["pareto"] if "pareto" in df.columns else []) + ["wall_s"]
         shown = df[[c for c in cols if c != "error"]].copy()
         errors = df["error"].map(lambda e: "" if e is None or e != e else " ".join(e.split()))
@@ -216,6 +235,46 @@ def cmd_plan(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from .api import export_chakra
+
+    summary = export_chakra(load(args.scenario), args.out, overrides=_overrides(args.set))
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(f"wrote {summary['ranks']} Chakra ET files ({summary['steps']} steps, {summary['nodes']} nodes: "
+          f"{summary['computes']} compute, {summary['sends']} send, {summary['recvs']} recv, "
+          f"{summary['collectives']} collective; {summary['bytes']} bytes) to {summary['directory']}")
+    prefix = os.path.join(summary["directory"], summary["name"])
+    print(f"replay:    a scenario with trace: {{format: chakra, path: {summary['directory']}}}"
+          f" (ct.load_trace({summary['directory']!r}))")
+    print(f"ASTRA-sim: --workload-configuration={prefix} --comm-group-configuration={summary['comm_group_file']}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from .api import calibrate
+
+    result = calibrate(args.trace, out=args.out, gpu=args.gpu, execution_trace=args.execution_trace)
+    if args.json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(f"base GPU   {result['base_gpu']}  (trace device: {result['provenance']['device_name'] or 'unknown'})")
+    print(f"{'family':<17} {'shapes':>6} {'ops':>5} {'fit mean':>9} {'fit max':>8} {'hold-out n':>10} {'mean':>7} {'max':>7}")
+    for family in ("gemm", "attention_fwd", "attention_fwdbwd", "elementwise"):
+        f = result["fit"][family]
+        if not f["fitted"]:
+            print(f"{family:<17} {0:>6} {0:>5}  not fitted: {f['reason']}")
+            continue
+        a, h = f["abs_rel_error_fit_set"], f["abs_rel_error_holdout"]
+        print(f"{family:<17} {f['samples']:>6} {f['operators']:>5} {a['mean']:>9.1%} {a['max']:>8.1%} {h['count']:>10}"
+              f" {h['mean']:>7.1%} {h['max']:>7.1%}")
+    print(f"wrote      {result['out']}  ({result['wall_s']:.2f} s); use it with cluster.gpu_file: {result['out']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -247,11 +306,22 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seq", type=int, default=2048)
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plan)
-    sw = sub.add_parser("sweep", help="run a scenario over a grid of overrides and print one row per point")
+    sw = sub.add_parser("sweep", help="run a scenario over a grid and/or random draws of overrides, one row per point")
     sw.add_argument("scenario")
-    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", required=True,
+    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...",
                     help="a swept key and its values (JSON when they parse, else strings); repeat for a cartesian grid")
-    sw.add_argument("--workers", type=int, default=1, help="points run in parallel (default 1)")
+    sw.add_argument("--random", action="append", metavar="KEY=DIST",
+                    help="a key drawn at random, DIST one of choice:V1,V2,... uniform:LOW,HIGH loguniform:LOW,HIGH "
+                         "randint:LOW,HIGH (bounds may carry a unit: 20KB,400KB); needs --samples")
+    sw.add_argument("--samples", type=int, metavar="N",
+                    help="random draws (each paired with every grid point); with --grid alone: N grid points at random")
+    sw.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
+    sw.add_argument("--backend", choices=["threads", "dask"],
+                    help="threads in this process (default) or a dask LocalCluster of --workers processes")
+    sw.add_argument("--scheduler", metavar="ADDRESS", help="run on this dask scheduler, e.g. tcp://host:8786")
+    sw.add_argument("--workers", type=int, default=1, help="points run in parallel: threads or dask processes (default 1)")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress line on stderr: points done/total, points/s, ETA (default: when stderr is a terminal)")
     sw.add_argument("--db", metavar="FILE", help="SQLite file: append rows, skip points already there (resume)")
     sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key at every point")
     sw.add_argument("--csv", metavar="OUT", help="write every column as CSV (- for stdout) instead of printing the table")
@@ -259,6 +329,20 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--minimize", metavar="COL,COL", help="mark the Pareto front: columns to minimise")
     sw.add_argument("--maximize", metavar="COL,COL", help="mark the Pareto front: columns to maximise")
     sw.set_defaults(func=cmd_sweep)
+    ex = sub.add_parser("export", help="write the scenario's generated training step as a trace (Chakra ET)")
+    ex.add_argument("scenario")
+    ex.add_argument("--format", default="chakra", choices=["chakra"], help="trace format (default chakra)")
+    ex.add_argument("--out", metavar="DIR", required=True, help="directory for <name>.<rank>.et and comm_group.json")
+    ex.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
+    ex.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    ex.set_defaults(func=cmd_export)
+    ca = sub.add_parser("calibrate", help="fit the compute model to a profiled step's kernels and write a GPU file")
+    ca.add_argument("trace", help="PyTorch profiler (Kineto) trace, .json or .json.gz")
+    ca.add_argument("--out", required=True, metavar="GPU.json", help="the GPU file to write (for cluster.gpu_file)")
+    ca.add_argument("--gpu", help="base catalog GPU (default: from the trace's device name)")
+    ca.add_argument("--execution-trace", metavar="ET.json.gz", help="PyTorch execution trace of the same step")
+    ca.add_argument("--json", action="store_true", help="print the GPU file's content as one JSON object")
+    ca.set_defaults(func=cmd_calibrate)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")

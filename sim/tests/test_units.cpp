@@ -18,6 +18,11 @@ TEST(Units, ParsesEveryScenarioQuantity) {
   EXPECT_EQ(parse_duration("1800s"), 1800_s);
   EXPECT_EQ(parse_duration("500 ns"), 500_ns);
   EXPECT_EQ(parse_duration("2h"), 7200_s);
+  // Long spans as double seconds: past the ~106 days of int64 picoseconds.
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("180d"), 180 * 86400.0);
+  EXPECT_DOUBLE_EQ(parse_duration_seconds("90min"), 5400.0);
+  EXPECT_THROW(parse_duration("180d"), UnitError);
+  EXPECT_THROW(parse_duration_seconds("3 weeks"), UnitError);
   EXPECT_EQ(parse_bytes("64MiB").n, 64LL << 20);
   EXPECT_EQ(parse_bytes("100KB").n, 100000);
   EXPECT_EQ(parse_bytes("4KiB").n, 4096);

@@ -30,6 +30,12 @@ def test_llama3_profile_reports_interruptions_by_cause_and_the_simulated_curve()
     assert rel["time_to_train_s"] == pytest.approx(rel["time_to_train_ideal_s"] / rel["goodput"])
 
 
+def test_a_campaign_of_six_months():
+    rel = run({"campaign.duration": "180d", "campaign.repeats": 4})["reliability"]
+    assert rel["campaign"]["duration_s"] == 180 * 86400
+    assert rel["failures"] > 400  # ~4.7 a day on 1,248 nodes at the Llama 3 rates
+
+
 def test_campaign_is_identical_whatever_the_thread_count():
     base = {"failures.latent_defect_fraction": 0.02,
             "recovery.health_check": "5min", "campaign.repeats": 16}
@@ -64,7 +70,8 @@ def test_power_report_has_facility_rack_and_stop_figures():
     ({"failures.gpu_failure_rate_per_day": 0.001}, "failures.gpu_failure_rate_per_day"),  # profile llama3 sets it
     ({"recovery.health_check_coverage": 1.5}, "recovery.health_check_coverage"),
     ({"failures.latent_defect_mean": "0s"}, "failures.latent_defect_mean"),
-    ({"campaign.duration": "200d"}, "campaign.duration"),
+    ({"campaign.duration": "40000d"}, "campaign.duration"),  # past the campaign clock's 100 years
+    ({"campaign.duration": "0s"}, "campaign.duration"),
     ({"failures.hbm_failure_rate_per_day": -1}, "failures.hbm_failure_rate_per_day"),
     ({"cluster.power.pue": 0.8}, "cluster.power.pue"),
 ])
@@ -76,3 +83,63 @@ def test_bad_reliability_input_names_the_key(overrides, key):
 def test_synchronous_save_longer_than_the_interval_is_an_error():
     with pytest.raises(ct.ScenarioError, match=r"training_job\.checkpoint\.interval"):
         run({"training_job.checkpoint": {"interval": "1s", "async_save": False}})  # the save takes 2.5 s
+
+
+def test_storage_limits_capacity_and_flush_over_the_compute_fabric():
+    base = run({"campaign.repeats": 10})
+    st = base["storage"]
+    assert st["flush_cost_s"] == 0 and st["network"] == "frontend"
+    # Every one of the 1,248 nodes writes its shard (ZeRO-1): at 0.2 GB/s each, 250 GB/s
+    # instead of the 1 TB/s aggregate.
+    slow = run({"cluster.storage.per_node_write": "0.2GB/s", "campaign.repeats": 10})["storage"]
+    assert slow["write_bytes_per_s"] < st["write_bytes_per_s"]
+    assert slow["checkpoint_flush_s"] > 2 * st["checkpoint_flush_s"]
+    shared = run({"cluster.storage.network": "compute", "campaign.repeats": 10})
+    s2 = shared["storage"]
+    assert 0 < s2["flush_nic_share"] < 0.9
+    assert s2["step_time_during_flush_s"] > shared["step_time_s"]
+    assert s2["flush_cost_s"] > 0
+    assert shared["reliability"]["young_daly_interval_s"] > base["reliability"]["young_daly_interval_s"]
+    with pytest.raises(ct.ScenarioError, match=r"keep_last_n"):
+        run({"cluster.storage.capacity": "10TB"})  # 5 checkpoints of 2.46 TB
+
+
+SMALL = {
+    "cluster": {"nodes": 16},
+    "network": {"mode": "analytical"},
+    "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                     "global_batch_size": 64,
+                     "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 2, "data_parallel": 8}},
+    "recovery": {"hot_spares": 0},
+}
+
+
+def run_small(variability):
+    sc = ct.Scenario(SMALL).with_overrides({"cluster.variability": variability})
+    return ct.run(sc).report
+
+
+def test_gpu_variability_and_throttling_slow_the_step_and_flag_stragglers():
+    nominal = run_small({})
+    spread = run_small({"gpu_speed_cv": 0.03})
+    assert spread["step_time_s"] > nominal["step_time_s"]
+    a = run_small({"gpu_speed_cv": 0.03, "throttled_fraction": 0.05, "throttle_factor": 0.8})
+    b = run_small({"gpu_speed_cv": 0.03, "throttled_fraction": 0.05, "throttle_factor": 0.8})
+    a.pop("sim"), b.pop("sim")
+    assert a == b
+    ranks = a["ranks"]
+    assert ranks["slow_rank_count"] >= 1
+    swap = ranks["keep_vs_swap"]
+    assert swap["swapped_gpus"] == ranks["slow_rank_count"]
+    assert swap["step_time_without_slow_s"] < swap["step_time_with_slow_s"]
+    # Swapping the throttled GPUs leaves the spread: still slower than nominal.
+    assert swap["step_time_without_slow_s"] > nominal["step_time_s"]
+
+
+def test_kernel_jitter_makes_the_slowest_rank_set_the_pace():
+    nominal = run_small({})
+    jitter = run_small({"kernel_jitter_cv": 0.1})
+    again = run_small({"kernel_jitter_cv": 0.1})
+    assert jitter["step_time_s"] == again["step_time_s"]
+    assert nominal["step_time_s"] < jitter["step_time_s"] < 1.2 * nominal["step_time_s"]
+    assert jitter["ranks"]["step_time_max_s"] >= jitter["ranks"]["step_time_p50_s"]

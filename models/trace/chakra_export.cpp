@@ -1,0 +1,438 @@
+// replay::StepProgram -> Chakra execution traces (mlcommons/chakra schema/protobuf/et_def.proto,
+// version 0.0.4), encoded by hand with the protobuf wire format: varint keys
+// (field << 3 | wire type), varint integers, 64-bit little-endian doubles, length-delimited
+// strings, sub-messages and packed repeated integers. A file is a sequence of messages, each
+// prefixed by its varint length (Chakra's protolib encodeMessage): GlobalMetadata
+// {1 version = "0.0.4"}, then one Node per instruction of the rank, in program order:
+//   Node: 1 id = the instruction's index, 2 name, 3 type, 4 ctrl_deps, 5 data_deps (packed),
+//         7 duration_micros, 10 attr (AttributeProto: 1 name, then 27 bool_val, 7 int32_val,
+//         9 int64_val, 3 double_val or 29 string_val -- the value fields ASTRA-sim's
+//         ETFeederNode reads each attribute from).
+// Mapping (rank r is file <name>.r.et and runs on GPU r):
+//   * compute -> COMP_NODE (4), duration_micros = round(seconds x 1e6); is_cpu_op = false.
+//   * send -> COMM_SEND_NODE (5) with comm_src = r, comm_dst, comm_size = bytes (int64) and
+//     comm_tag = the index of the matching receive in the receiver's program (unique per
+//     pair, so the importer's and ASTRA-sim's (src, dst, tag) matching pairs them exactly).
+//   * recv -> COMM_RECV_NODE (6) with comm_src, comm_dst = r, comm_size and comm_tag of the
+//     matching send.
+//   * collective -> COMM_COLL_NODE (7) with comm_type (ALL_REDUCE 0, ALL_GATHER 2, ALL_TO_ALL 6,
+//     REDUCE_SCATTER 7; int64_val), comm_size = bytes (the nccl-tests buffer per rank, as
+//     import_chakra reads it) and pg_name = "g + 1" for program group g (ASTRA-sim reserves
+//     "0" for all ranks); comm_group.json maps each pg_name to its ranks.
+//   * data_deps = after, after2; ctrl_deps = the previous instruction on the same stream,
+//     because the executor runs each stream (compute, pipeline p2p, DP collectives) in order
+//     and Chakra has no streams. Receives belong to no stream and have no dependencies.
+// ClusterTwin attributes, ignored by other readers, make the round trip exact: ct_duration_s
+// (double, the duration without rounding to microseconds), ct_tp_s (its exposed TP part),
+// ct_category (forward, backward, optimizer, step_end), ct_stream "compute" (a send that
+// holds the compute stream), ct_step, ct_chunk, ct_microbatch (written when not zero). Every
+// step keeps its step_end instruction (a COMP node of zero duration), so the importer
+// rebuilds the steps and the step time is the last step's, as the step model reports it.
+// Deviations from what ASTRA-sim may expect: no num_ops / tensor_size (the program carries
+// calibrated durations, not FLOPs: replay it with the roofline model off); TP collectives are
+// inside the compute durations (the program has them as exposed time, not as nodes); a trace
+// holds `steps` consecutive steps, which ASTRA-sim runs as one graph; durations below 0.5 us
+// round to 0 in duration_micros.
+#include "models/trace/chakra_export.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "models/trace/trace_import.h"
+
+namespace ct::trace {
+namespace {
+
+using replay::Category;
+using replay::CollectiveKind;
+using replay::Instr;
+using replay::InstrKind;
+using replay::Stream;
+
+constexpr const char* kVersion = "0.0.4";
+enum NodeType : uint64_t { kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
+
+// ---- wire format ---------------------------------------------------------------------------
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void put_key(std::string& out, uint32_t field, uint32_t wire) { put_varint(out, (uint64_t{field} << 3) | wire); }
+void put_uint(std::string& out, uint32_t field, uint64_t v) {
+  put_key(out, field, 0);
+  put_varint(out, v);
+}
+void put_bytes(std::string& out, uint32_t field, const std::string& b) {
+  put_key(out, field, 2);
+  put_varint(out, b.size());
+  out += b;
+}
+void put_double(std::string& out, uint32_t field, double d) {
+  uint64_t v = 0;
+  std::memcpy(&v, &d, sizeof v);
+  put_key(out, field, 1);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_packed(std::string& out, uint32_t field, const std::vector<uint64_t>& values) {
+  if (values.empty()) return;
+  std::string packed;
+  for (const uint64_t v : values) put_varint(packed, v);
+  put_bytes(out, field, packed);
+}
+
+// AttributeProto values (int32 and int64 are two's complement varints, as protobuf writes them).
+std::string attr_bool(const std::string& name, bool v) {
+  std::string a;
+  put_bytes(a, 1, name);
+  put_uint(a, 27, v ? 1 : 0);
+  return a;
+}
+std::string attr_int32(const std::string& name, int32_t v) {
+  std::string a;
+  put_bytes(a, 1, name);
+  put_uint(a, 7, static_cast<uint64_t>(static_cast<int64_t>(v)));
+  return a;
+}
+std::string attr_int64(const std::string& name, int64_t v) {
+  std::string a;
+  put_bytes(a, 1, name);
+  put_uint(a, 9, static_cast<uint64_t>(v));
+  return a;
+}
+std::string attr_double(const std::string& name, double v) {
+  std::string a;
+  put_bytes(a, 1, name);
+  put_double(a, 3, v);
+  return a;
+}
+std::string attr_string(const std::string& name, const std::string& v) {
+  std::string a;
+  put_bytes(a, 1, name);
+  put_bytes(a, 29, v);
+  return a;
+}
+
+const char* category_name(Category c) {
+  switch (c) {
+    case Category::forward: return "forward";
+    case Category::backward: return "backward";
+    case Category::optimizer: return "optimizer";
+    case Category::step_end: return "step_end";
+    case Category::pp: return "pp";
+    case Category::dp: return "dp";
+  }
+  return "?";
+}
+
+uint64_t comm_type(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return 0;
+    case CollectiveKind::all_gather: return 2;
+    case CollectiveKind::all_to_all: return 6;
+    case CollectiveKind::reduce_scatter: return 7;
+  }
+  return 0;
+}
+
+const char* kind_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+  }
+  return "?";
+}
+
+// Checks once what every rank's encoding relies on, and indexes receives by their send.
+class Encoder {
+ public:
+  explicit Encoder(const replay::StepProgram& p) : p_(p) {
+    if (p.folded) {
+      fail("a folded program (one replica standing for identical others) cannot be exported; build it unfolded");
+    }
+    const auto n = static_cast<int>(p.ranks.size());
+    if (n == 0) fail("the program has no ranks");
+    for (size_t g = 0; g < p.groups.size(); ++g) {
+      if (p.groups[g].gpus != p.groups[g].simulated) {
+        fail("group " + std::to_string(g) + " has members without a program (a folded or partial program)");
+      }
+      for (const int gpu : p.groups[g].gpus) {
+        if (gpu < 0 || gpu >= n) fail("group " + std::to_string(g) + " names rank " + std::to_string(gpu));
+      }
+    }
+    send_of_.resize(p.ranks.size());
+    for (int r = 0; r < n; ++r) {
+      const auto& rank = p.ranks[static_cast<size_t>(r)];
+      if (rank.gpu != r) {
+        fail("rank " + std::to_string(r) + " runs on GPU " + std::to_string(rank.gpu) + ", not " + std::to_string(r));
+      }
+      send_of_[static_cast<size_t>(r)].assign(rank.instrs.size(), {-1, -1});
+    }
+    // Each member of a group must issue the same collectives on it, in the same order: the
+    // importer (and the executor) pair the k-th of every member.
+    std::vector<std::vector<std::pair<CollectiveKind, int64_t>>> group_calls(p.groups.size());
+    std::vector<int> first_member(p.groups.size(), -1);
+    for (int r = 0; r < n; ++r) {
+      std::vector<std::vector<std::pair<CollectiveKind, int64_t>>> mine(p.groups.size());
+      check_rank(r, mine);
+      for (size_t g = 0; g < p.groups.size(); ++g) {
+        const auto& members = p.groups[g].gpus;
+        if (std::find(members.begin(), members.end(), r) == members.end()) continue;
+        if (first_member[g] < 0) {
+          first_member[g] = r;
+          group_calls[g] = std::move(mine[g]);
+        } else if (group_calls[g] != mine[g]) {
+          fail("rank " + std::to_string(r) + " issues other collectives of group " + std::to_string(g) + " than rank " +
+               std::to_string(first_member[g]));
+        }
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      const auto& instrs = p.ranks[static_cast<size_t>(r)].instrs;
+      for (size_t i = 0; i < instrs.size(); ++i) {
+        if (instrs[i].kind == InstrKind::recv && send_of_[static_cast<size_t>(r)][i].first < 0) {
+          fail(where(r, i) + "a receive no send delivers");
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] std::string encode(int r) const {
+    const auto& instrs = p_.ranks[static_cast<size_t>(r)].instrs;
+    std::string out, meta;
+    put_bytes(meta, 1, kVersion);
+    put_varint(out, meta.size());
+    out += meta;
+    std::array<int64_t, 3> last_on{-1, -1, -1};  // previous instruction per stream
+    for (size_t i = 0; i < instrs.size(); ++i) {
+      const Instr& in = instrs[i];
+      std::string node;
+      put_uint(node, 1, i);
+      std::vector<std::string> attrs{attr_bool("is_cpu_op", false)};
+      uint64_t type = kComp;
+      std::string name;
+      switch (in.kind) {
+        case InstrKind::compute:
+          type = kComp;
+          name = category_name(in.category);
+          attrs.push_back(attr_string("ct_category", category_name(in.category)));
+          attrs.push_back(attr_double("ct_duration_s", in.seconds));
+          if (in.tp_seconds > 0) attrs.push_back(attr_double("ct_tp_s", in.tp_seconds));
+          break;
+        case InstrKind::send:
+          type = kSend;
+          name = "send_to_" + std::to_string(in.peer);
+          attrs.push_back(attr_int32("comm_src", r));
+          attrs.push_back(attr_int32("comm_dst", in.peer));
+          attrs.push_back(attr_int64("comm_size", in.bytes));
+          attrs.push_back(attr_int32("comm_tag", in.peer_instr));
+          if (in.stream == Stream::compute) attrs.push_back(attr_string("ct_stream", "compute"));
+          break;
+        case InstrKind::recv: {
+          const auto [src, send] = send_of_[static_cast<size_t>(r)][i];
+          type = kRecv;
+          name = "recv_from_" + std::to_string(src);
+          attrs.push_back(attr_int32("comm_src", src));
+          attrs.push_back(attr_int32("comm_dst", r));
+          const Instr& matching = p_.ranks[static_cast<size_t>(src)].instrs[static_cast<size_t>(send)];
+          attrs.push_back(attr_int64("comm_size", matching.bytes));
+          attrs.push_back(attr_int32("comm_tag", static_cast<int32_t>(i)));
+          break;
+        }
+        case InstrKind::collective:
+          type = kColl;
+          name = kind_name(in.collective);
+          attrs.push_back(attr_int64("comm_type", static_cast<int64_t>(comm_type(in.collective))));
+          attrs.push_back(attr_int64("comm_size", in.bytes));
+          attrs.push_back(attr_string("pg_name", std::to_string(in.group + 1)));
+          break;
+      }
+      name += " step" + std::to_string(in.step);
+      const bool per_pass = in.category != Category::optimizer && in.category != Category::step_end;
+      if (in.kind != InstrKind::collective && per_pass) {
+        name += " chunk" + std::to_string(in.chunk) + " mb" + std::to_string(in.microbatch);
+      }
+      if (in.step != 0) attrs.push_back(attr_int64("ct_step", in.step));
+      if (in.chunk != 0) attrs.push_back(attr_int64("ct_chunk", in.chunk));
+      if (in.microbatch != 0) attrs.push_back(attr_int64("ct_microbatch", in.microbatch));
+      put_bytes(node, 2, name);
+      put_uint(node, 3, type);
+      std::vector<uint64_t> data, ctrl;
+      for (const int32_t d : {in.after, in.after2}) {
+        const auto id = static_cast<uint64_t>(d);
+        if (d >= 0 && std::find(data.begin(), data.end(), id) == data.end()) data.push_back(id);
+      }
+      if (in.stream != Stream::none) {
+        const int64_t prev = last_on[static_cast<size_t>(in.stream)];
+        if (prev >= 0 && std::find(data.begin(), data.end(), static_cast<uint64_t>(prev)) == data.end()) {
+          ctrl.push_back(static_cast<uint64_t>(prev));
+        }
+        last_on[static_cast<size_t>(in.stream)] = static_cast<int64_t>(i);
+      }
+      put_packed(node, 4, ctrl);
+      put_packed(node, 5, data);
+      if (in.kind == InstrKind::compute) {
+        const auto us = static_cast<uint64_t>(std::llround(in.seconds * 1e6));
+        if (us > 0) put_uint(node, 7, us);
+      }
+      for (const auto& a : attrs) put_bytes(node, 10, a);
+      put_varint(out, node.size());
+      out += node;
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& what) { throw TraceError("export: " + what); }
+  static std::string where(int r, size_t i) {
+    return "rank " + std::to_string(r) + " instruction " + std::to_string(i) + ": ";
+  }
+
+  // Rank r's instructions: dependencies, steps, streams, sends (indexing their receives) and
+  // collectives (collected per group into `calls`).
+  void check_rank(int r, std::vector<std::vector<std::pair<CollectiveKind, int64_t>>>& calls) {
+    const replay::StepProgram& p = p_;
+    const auto n = static_cast<int>(p.ranks.size());
+    const auto& instrs = p.ranks[static_cast<size_t>(r)].instrs;
+    const auto size = static_cast<int32_t>(instrs.size());
+    std::vector<bool> ends(static_cast<size_t>(std::max(p.steps, 0)), false);
+    for (size_t i = 0; i < instrs.size(); ++i) {
+      const Instr& in = instrs[i];
+      const std::string at = where(r, i);
+      for (const int32_t d : {in.after, in.after2}) {
+        if (d < -1 || d >= size || d == static_cast<int32_t>(i)) fail(at + "bad dependency " + std::to_string(d));
+      }
+      if (in.step < 0 || in.step >= p.steps) {
+        fail(at + "step " + std::to_string(in.step) + " outside 0.." + std::to_string(p.steps - 1));
+      }
+      if (in.chunk < 0 || in.microbatch < 0) fail(at + "negative chunk or micro-batch");
+      if (in.bytes < 0) fail(at + "negative bytes");
+      switch (in.kind) {
+        case InstrKind::compute:
+          if (in.stream != Stream::compute) fail(at + "compute off the compute stream");
+          if (!std::isfinite(in.seconds) || in.seconds < 0 || !(in.tp_seconds >= 0)) {
+            fail(at + "duration not a non-negative number");
+          }
+          if (in.category == Category::step_end) ends[static_cast<size_t>(in.step)] = true;
+          break;
+        case InstrKind::send: {
+          if (in.stream != Stream::p2p && in.stream != Stream::compute) fail(at + "send on the DP stream");
+          if (in.peer < 0 || in.peer >= n) fail(at + "send to rank " + std::to_string(in.peer));
+          const auto& peer = p.ranks[static_cast<size_t>(in.peer)].instrs;
+          if (in.peer_instr < 0 || in.peer_instr >= static_cast<int32_t>(peer.size()) ||
+              peer[static_cast<size_t>(in.peer_instr)].kind != InstrKind::recv ||
+              peer[static_cast<size_t>(in.peer_instr)].peer != r) {
+            fail(at + "send whose peer_instr is not a receive from this rank");
+          }
+          auto& back = send_of_[static_cast<size_t>(in.peer)][static_cast<size_t>(in.peer_instr)];
+          if (back.first >= 0) fail(at + "second send to the same receive");
+          back = {r, static_cast<int32_t>(i)};
+          break;
+        }
+        case InstrKind::recv:
+          if (in.stream != Stream::none) fail(at + "receive on a stream");
+          break;
+        case InstrKind::collective: {
+          if (in.stream != Stream::dp) fail(at + "collective off the DP stream");
+          if (in.group < 0 || in.group >= static_cast<int32_t>(p.groups.size())) {
+            fail(at + "collective of unknown group " + std::to_string(in.group));
+          }
+          const auto& members = p.groups[static_cast<size_t>(in.group)].gpus;
+          if (std::find(members.begin(), members.end(), r) == members.end()) {
+            fail(at + "collective of a group this rank is not in");
+          }
+          calls[static_cast<size_t>(in.group)].emplace_back(in.collective, in.bytes);
+          break;
+        }
+      }
+    }
+    for (size_t k = 0; k < ends.size(); ++k) {
+      if (!ends[k]) fail("rank " + std::to_string(r) + " has no step_end instruction of step " + std::to_string(k));
+    }
+  }
+
+  const replay::StepProgram& p_;
+  std::vector<std::vector<std::pair<int, int32_t>>> send_of_;  // receive -> (sender rank, send)
+};
+
+std::string clean_name(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  return out.empty() ? "trace" : out;
+}
+
+}  // namespace
+
+std::string encode_chakra_rank(const replay::StepProgram& program, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(program.ranks.size())) {
+    throw TraceError("export: rank " + std::to_string(rank) + " outside 0.." + std::to_string(program.ranks.size() - 1));
+  }
+  return Encoder(program).encode(rank);
+}
+
+ChakraExportResult export_chakra(const replay::StepProgram& program, const std::string& directory,
+                                 const ChakraExportOptions& options) {
+  namespace fs = std::filesystem;
+  const Encoder encoder(program);
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec || !fs::is_directory(directory, ec)) throw TraceError("export: " + directory + ": cannot create the directory");
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    const std::string f = entry.path().filename().string();
+    if (f.size() >= 3 && f.compare(f.size() - 3, 3, ".et") == 0) {
+      throw TraceError("export: " + directory + ": already holds .et files (" + f +
+                       "); choose an empty directory, the importer reads every .et file in it");
+    }
+  }
+  ChakraExportResult res;
+  res.directory = directory;
+  res.name = clean_name(options.name);
+  res.ranks = static_cast<int>(program.ranks.size());
+  res.steps = program.steps;
+  res.process_groups = static_cast<int>(program.groups.size());
+  for (int r = 0; r < res.ranks; ++r) {
+    const std::string path = (fs::path(directory) / (res.name + "." + std::to_string(r) + ".et")).string();
+    const std::string bytes = encoder.encode(r);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) throw TraceError("export: " + path + ": write failed");
+    res.files.push_back(path);
+    res.bytes += static_cast<int64_t>(bytes.size());
+    for (const Instr& in : program.ranks[static_cast<size_t>(r)].instrs) {
+      ++res.nodes;
+      (in.kind == InstrKind::compute ? res.computes
+       : in.kind == InstrKind::send  ? res.sends
+       : in.kind == InstrKind::recv  ? res.recvs
+                                     : res.collectives) += 1;
+    }
+  }
+  if (options.comm_group_file) {
+    res.comm_group_file = (fs::path(directory) / "comm_group.json").string();
+    std::ofstream out(res.comm_group_file);
+    out << "{";
+    for (size_t g = 0; g < program.groups.size(); ++g) {
+      out << (g > 0 ? ",\n " : "\n ") << "\"" << g + 1 << "\": [";
+      for (size_t k = 0; k < program.groups[g].gpus.size(); ++k) out << (k > 0 ? ", " : "") << program.groups[g].gpus[k];
+      out << "]";
+    }
+    out << "\n}\n";
+    out.close();
+    if (!out) throw TraceError("export: " + res.comm_group_file + ": write failed");
+  }
+  return res;
+}
+
+}  // namespace ct::trace

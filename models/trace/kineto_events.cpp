@@ -1,0 +1,149 @@
+// Kineto JSON -> KinetoTrace (see kineto_events.h for the fields read).
+#include "models/trace/kineto_events.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "models/trace/file_io.h"
+#include "models/trace/trace_import.h"
+
+namespace ct::trace::kineto {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMaxGpuEventUs = 1e9;
+
+double num(const json& e, const char* k) {
+  const auto it = e.find(k);
+  return it != e.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+// An integer field; a float is truncated when it fits int64, anything else gives the fallback.
+int64_t int_or(const json& e, const char* k, int64_t fallback) {
+  const auto it = e.find(k);
+  if (it == e.end()) return fallback;
+  if (it->is_number_integer()) return it->get<int64_t>();
+  if (!it->is_number_float()) return fallback;
+  const double d = it->get<double>();
+  return std::isfinite(d) && std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : fallback;
+}
+
+int64_t arg_int(const json& e, const char* k, int64_t fallback) {
+  const auto a = e.find("args");
+  return a == e.end() || !a->is_object() ? fallback : int_or(*a, k, fallback);
+}
+
+std::string str(const json& e, const char* k) {
+  const auto it = e.find(k);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& path, const std::string& key) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
+                     std::to_string(text.size()) + " (" + e.what() + ")");
+  } catch (const json::exception& e) {  // out_of_range 406: a number beyond double's range
+    throw TraceError(key + ": " + path + ": not JSON: " + e.what());
+  }
+}
+
+KinetoTrace read_kineto(const std::string& path, const std::string& key) {
+  KinetoTrace t;
+  t.doc = parse_json_text(detail::read_maybe_gzip(path, key), path, key);
+  const json* events = nullptr;
+  if (t.doc.is_object() && t.doc.contains("traceEvents") && t.doc["traceEvents"].is_array()) {
+    events = &t.doc["traceEvents"];
+  } else if (t.doc.is_array()) {
+    events = &t.doc;
+  } else {
+    throw TraceError(key + ": " + path + ": not a Kineto/Chrome trace (no traceEvents array)");
+  }
+  if (t.doc.is_object() && t.doc.contains("deviceProperties") && t.doc["deviceProperties"].is_array() &&
+      !t.doc["deviceProperties"].empty() && t.doc["deviceProperties"][0].is_object()) {
+    const json& d = t.doc["deviceProperties"][0];
+    t.device_name = str(d, "name");
+    t.sm_count = static_cast<int>(int_or(d, "numSms", 0));
+  }
+  for (const json& e : *events) {
+    if (!e.is_object() || str(e, "ph") != "X") continue;
+    const std::string cat = str(e, "cat");
+    const std::string name = str(e, "name");
+    const double ts = num(e, "ts"), dur = num(e, "dur");
+    if (!std::isfinite(ts) || !(dur >= 0) || !std::isfinite(dur)) {
+      if (cat == "kernel" || cat == "gpu_memset" || cat == "gpu_memcpy") {
+        throw TraceError(key + ": " + path + ": GPU event " + name + " lacks ts/dur");
+      }
+      continue;
+    }
+    if ((cat == "kernel" || cat == "gpu_memset" || cat == "gpu_memcpy") && dur > kMaxGpuEventUs) {
+      throw TraceError(key + ": " + path + ": GPU event " + name + " lasts " + std::to_string(dur) +
+                       " us, more than the 1e9 us (1000 s) a kernel may");
+    }
+    const int64_t tid = int_or(e, "tid", -1);
+    if (cat == "kernel" || cat == "gpu_memset" || cat == "gpu_memcpy") {
+      GpuEvent g;
+      g.ts = ts;
+      g.dur = dur;
+      g.cat = cat;
+      g.name = name;
+      g.device = arg_int(e, "device", int_or(e, "pid", 0));
+      g.stream = arg_int(e, "stream", 0);
+      g.correlation = arg_int(e, "correlation", -1);
+      g.external_id = arg_int(e, "External id", -1);
+      t.gpu.push_back(std::move(g));
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      Launch l{name, ts, dur, tid, arg_int(e, "External id", -1)};
+      if (name.find("Synchronize") != std::string::npos) t.syncs.push_back(l);
+      const int64_t c = arg_int(e, "correlation", -1);
+      if (c >= 0) t.launches[c] = std::move(l);
+    } else if (cat == "cpu_op" || cat == "user_annotation") {
+      CpuOp op;
+      op.name = name;
+      op.ts = ts;
+      op.dur = dur;
+      op.tid = tid;
+      op.external_id = arg_int(e, "External id", -1);
+      op.rf_id = arg_int(e, "Record function id", -1);
+      op.annotation = cat == "user_annotation";
+      const auto a = e.find("args");
+      op.args = a != e.end() && a->is_object() ? &*a : nullptr;
+      if (op.annotation && starts_with(name, "ProfilerStep#") && ts > t.last_profiler_step.begin) {
+        t.last_profiler_step = {ts, ts + dur};
+      }
+      t.ops.push_back(std::move(op));
+    } else if (cat == "gpu_user_annotation" && starts_with(name, "Optimizer.step")) {
+      t.optimizer_windows.push_back({ts, ts + dur});
+    } else if (cat == "overhead") {
+      t.overhead.push_back({ts, ts + dur});
+    }
+  }
+  return t;
+}
+
+std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const std::string& path,
+                                    const std::string& key) {
+  std::map<int64_t, std::vector<GpuEvent>> by_device;
+  for (const GpuEvent& g : trace.gpu) by_device[g.device].push_back(g);
+  if (by_device.empty()) throw TraceError(key + ": " + path + ": no GPU kernel events");
+  int64_t chosen = device;
+  if (chosen < 0) {
+    if (by_device.size() > 1) {
+      throw TraceError(key + ": " + path + ": GPU events of " + std::to_string(by_device.size()) +
+                       " devices; choose one");
+    }
+    chosen = by_device.begin()->first;
+  }
+  const auto it = by_device.find(chosen);
+  if (it == by_device.end()) throw TraceError(key + ": " + path + ": no GPU events on device " + std::to_string(chosen));
+  return it->second;
+}
+
+}  // namespace ct::trace::kineto

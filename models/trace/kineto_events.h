@@ -1,0 +1,75 @@
+// The PyTorch profiler (Kineto) Chrome-trace JSON, parsed once into the events the importers
+// and the calibration use. Field names are Kineto's (PyTorch 2.x):
+//   cpu_op / user_annotation  "X" events with args "External id", "Record function id" (the
+//                             RecordFunction handle, equal to the execution trace's rf_id),
+//                             "Input Dims", "Input type", "Concrete Inputs" (record_shapes)
+//   cuda_runtime / cuda_driver host API calls, args "correlation" and "External id" (the
+//                             innermost cpu_op running on that thread when the call was made)
+//   kernel / gpu_memset / gpu_memcpy  GPU events, args "device", "stream", "correlation"
+//   gpu_user_annotation       GPU-side ranges of user annotations (Optimizer.step#...)
+//   overhead                  the profiler's own work ("Activity Buffer Request": CUPTI)
+// A GPU event is linked to its launch by correlation, the launch to its operator by External
+// id. Times stay in the trace's microseconds. Errors are TraceErrors "<key>: <path>: ...".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ct::trace::kineto {
+
+struct CpuOp {
+  std::string name;
+  double ts = 0, dur = 0;  // us
+  int64_t tid = -1;
+  int64_t external_id = -1;
+  int64_t rf_id = -1;        // "Record function id", -1 when absent
+  bool annotation = false;   // user_annotation rather than cpu_op
+  const nlohmann::json* args = nullptr;  // into KinetoTrace::doc
+};
+
+struct Launch {  // a cuda_runtime / cuda_driver call
+  std::string name;
+  double ts = 0, dur = 0;
+  int64_t tid = -1;
+  int64_t external_id = -1;
+};
+
+struct GpuEvent {
+  double ts = 0, dur = 0;
+  std::string cat, name;  // cat: kernel, gpu_memset or gpu_memcpy
+  int64_t device = 0, stream = 0, correlation = -1, external_id = -1;
+};
+
+struct Interval {
+  double begin = 0, end = 0;
+};
+
+struct KinetoTrace {
+  nlohmann::json doc;
+  std::string device_name;  // deviceProperties[0].name, "" when absent
+  int sm_count = 0;         // deviceProperties[0].numSms, 0 when absent
+  std::vector<CpuOp> ops;   // cpu_op and user_annotation events, in file order
+  std::unordered_map<int64_t, Launch> launches;  // by correlation
+  std::vector<Launch> syncs;  // cuda*Synchronize calls: the CPU waits for the GPU there
+  std::vector<GpuEvent> gpu;  // every device
+  std::vector<Interval> overhead;            // profiler overhead events
+  std::vector<Interval> optimizer_windows;   // gpu_user_annotation Optimizer.step*
+  Interval last_profiler_step{-1, -1};       // the last ProfilerStep#N annotation, if any
+};
+
+// Reads and parses the file (gzip or plain). `key` names the scenario key in errors.
+KinetoTrace read_kineto(const std::string& path, const std::string& key);
+
+// The GPU events of one device: `device` >= 0, or the only one present (-1). Throws when the
+// trace has none, several (device = -1) or not that one.
+std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const std::string& path,
+                                    const std::string& key);
+
+// Parses JSON text; a syntax error names the byte offset. Shared with the execution trace.
+nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& key);
+
+}  // namespace ct::trace::kineto

@@ -1,0 +1,117 @@
+// CPU launch timeline and GPU queue (maths in launch_model.h).
+#include "models/trace/launch_model.h"
+
+#include <algorithm>
+
+namespace ct::trace {
+namespace {
+
+using kineto::Interval;
+
+// Sorted, disjoint union of intervals clipped to [lo, hi].
+std::vector<Interval> normalized(std::vector<Interval> v, double lo, double hi) {
+  std::vector<Interval> out;
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  for (Interval i : v) {
+    i.begin = std::max(i.begin, lo);
+    i.end = std::min(i.end, hi);
+    if (i.end <= i.begin) continue;
+    if (!out.empty() && i.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// c(t): the measure of the counted set minus the overhead up to t, by prefix sums.
+class CpuClock {
+ public:
+  explicit CpuClock(const CpuTimeline& cpu) {
+    const double lo = cpu.start_us, hi = std::max(cpu.end_us, cpu.start_us);
+    const std::vector<Interval> counted =
+        cpu.count_only_inside.empty() ? std::vector<Interval>{{lo, hi}} : normalized(cpu.count_only_inside, lo, hi);
+    const std::vector<Interval> overhead = normalized(cpu.overhead, lo, hi);
+    // counted \ overhead
+    size_t o = 0;
+    for (const Interval& c : counted) {
+      double from = c.begin;
+      while (o < overhead.size() && overhead[o].end <= from) ++o;
+      for (size_t k = o; k < overhead.size() && overhead[k].begin < c.end; ++k) {
+        if (overhead[k].begin > from) pieces_.push_back({from, overhead[k].begin});
+        removed_ += std::min(c.end, overhead[k].end) - std::max(from, overhead[k].begin);
+        from = std::max(from, overhead[k].end);
+      }
+      if (from < c.end) pieces_.push_back({from, c.end});
+    }
+    prefix_.push_back(0);
+    for (const Interval& p : pieces_) prefix_.push_back(prefix_.back() + (p.end - p.begin));
+    end_ = hi;
+  }
+  // Microseconds of counted CPU time in [start, t]; t beyond the end continues at rate 1.
+  [[nodiscard]] double at(double t) const {
+    if (t > end_) return at(end_) + (t - end_);
+    const auto it = std::upper_bound(pieces_.begin(), pieces_.end(), t,
+                                     [](double x, const Interval& p) { return x < p.begin; });
+    if (it == pieces_.begin()) return 0;
+    const size_t i = static_cast<size_t>(it - pieces_.begin()) - 1;
+    return prefix_[i] + std::min(t, pieces_[i].end) - pieces_[i].begin;
+  }
+  [[nodiscard]] double removed_us() const { return removed_; }
+
+ private:
+  std::vector<Interval> pieces_;
+  std::vector<double> prefix_;
+  double removed_ = 0, end_ = 0;
+};
+
+}  // namespace
+
+LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const CpuTimeline& cpu) {
+  const CpuClock clock(cpu);
+  std::vector<Interval> syncs;
+  for (const Interval& s : cpu.syncs) {
+    if (s.begin >= cpu.start_us && s.begin <= cpu.end_us) syncs.push_back(s);
+  }
+  std::sort(syncs.begin(), syncs.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+
+  LaunchSchedule out;
+  out.start_s.reserve(items.size());
+  out.overhead_removed_s = clock.removed_us() * 1e-6;
+  double shift_us = 0;  // m(t) - c(t)
+  double gpu_end = 0;   // seconds from the step start
+  double issue = cpu.start_us;
+  size_t next_sync = 0;
+  // A sync returns when the GPU work issued before it is done.
+  const auto pass_syncs_before = [&](double t) {
+    while (next_sync < syncs.size() && syncs[next_sync].end <= t) {
+      const Interval& s = syncs[next_sync++];
+      const double m_begin = clock.at(s.begin) + shift_us;
+      const double wait = std::max(0.0, gpu_end * 1e6 - m_begin);
+      out.sync_wait_s += wait * 1e-6;
+      shift_us += wait - (clock.at(s.end) - clock.at(s.begin));
+    }
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const LaunchItem& item = items[i];
+    issue = std::max(issue, item.issue_us);
+    pass_syncs_before(issue);
+    const double ready = (clock.at(issue) + shift_us) * 1e-6 + item.latency_s;
+    const double start = i == 0 ? std::max(0.0, ready) : std::max(gpu_end + item.gap_s, ready);
+    const double idle = start - gpu_end;
+    const double gpu_part = i == 0 ? 0.0 : std::min(idle, item.gap_s);
+    out.gpu_gap_idle_s += gpu_part;
+    out.launch_bound_idle_s += idle - gpu_part;
+    if (i == 0) out.before_first_launch_s = start;
+    out.start_s.push_back(start);
+    gpu_end = start + item.seconds;
+  }
+  pass_syncs_before(std::max(issue, cpu.end_us));
+  const double cpu_end = (clock.at(cpu.end_us) + shift_us) * 1e-6;
+  out.step_s = std::max(gpu_end, cpu_end);
+  out.after_last_kernel_s = out.step_s - gpu_end;
+  return out;
+}
+
+}  // namespace ct::trace

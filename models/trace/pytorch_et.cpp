@@ -1,0 +1,486 @@
+// PyTorch execution trace + Kineto trace -> one-rank replay::StepProgram (GPU 0).
+//
+// Rules:
+//   * Matching. An ET node and a Kineto cpu_op/user_annotation are the same operator call when
+//     the node's rf_id equals the event's "Record function id" (> 0: the ET's process and
+//     thread root nodes carry 0); their names must then agree, or
+//     the two files are not of the same run (error naming the ET node). No match at all is an
+//     error. A GPU event (kernel, memset, memcpy on the chosen device) belongs to the operator
+//     whose External id its launch call (same correlation) carries: the innermost operator
+//     running when it was launched. Events whose operator is not in the ET are counted
+//     (kernels_outside_et) and not replayed: the ET defines the step.
+//   * GPU ops. Every ET node with measured GPU events is one GPU op, its events in launch order
+//     with their measured durations. An ET op that normally launches GPU work (op_work.h: GEMM,
+//     attention, element-wise/memory-bound) on CUDA tensors whose whole subtree (the node and
+//     the nodes whose ctrl_deps chain leads to it) has no measured GPU event is filled: one
+//     instruction of the compute model's time for its shapes (the outermost such op, so a
+//     linear is filled as one GEMM, not also its addmm). One whose shapes the model cannot take
+//     is counted in not_modelled and adds nothing.
+//   * Order. GPU ops run in the order they were issued on the CPU: a measured op at its first
+//     launch call, a filled op when its operator returned (an ET-only op: with the operator
+//     before it in rf_id order). All CUDA streams map to the executor's compute stream, which
+//     runs one kernel at a time (the executor has one compute engine per rank; its p2p and dp
+//     streams carry transfers and collectives only): kernels of several CUDA streams are
+//     serialized in launch order and their measured overlap is reported. NCCL kernels (name
+//     contains "nccl") stay on the compute stream as exposed communication (tp_seconds), as a
+//     one-rank program has no peers.
+//   * Dependencies. Data: an op reads the storages of its tensor inputs and writes those of
+//     its outputs and of the inputs its schema marks mutable ("Tensor(a!)"); it depends on the
+//     last earlier GPU op that wrote any storage it reads or writes (read-after-write,
+//     write-after-write). Up to two become after/after2 of its first instruction, more are
+//     joined (trace_import.h); its further kernels follow one another. Stream order is the
+//     program order.
+//   * Time. The CPU launch timeline and the GPU queue (launch_model.h) give each instruction
+//     its start; the time the GPU waits before it becomes an idle instruction (trace_import.h),
+//     and CPU time after the last kernel one more before the step end. Kernel times are the
+//     trace's; no constant is fitted.
+//   * Category: optimizer under an "Optimizer.step*" node, backward under an
+//     "autograd::engine::evaluate_function*" node, forward otherwise.
+#include "models/trace/pytorch_et.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "models/trace/et_graph.h"
+#include "models/trace/kineto_events.h"
+#include "models/trace/launch_model.h"
+#include "models/trace/op_work.h"
+#include "models/trace/trace_import.h"
+
+namespace ct::trace {
+namespace {
+
+using replay::Category;
+using replay::Instr;
+using replay::InstrKind;
+using replay::Stream;
+
+struct Unit {
+  size_t node = 0;                              // ET node index
+  std::vector<const kineto::GpuEvent*> events;  // measured
+  bool filled = false;
+  double issue_us = 0;                          // filled: when its operator returned
+  double filled_s = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+Category category_of(const EtGraph& g, size_t node) {
+  bool backward = false;
+  for (int64_t i = static_cast<int64_t>(node); i >= 0;) {
+    const EtNode& n = g.nodes[static_cast<size_t>(i)];
+    if (n.op.name.rfind("Optimizer.step", 0) == 0) return Category::optimizer;
+    backward = backward || n.op.name.rfind("autograd::engine::evaluate_function", 0) == 0;
+    i = n.parent < 0 ? -1 : static_cast<int64_t>(g.by_id.at(n.parent));
+  }
+  return backward ? Category::backward : Category::forward;
+}
+
+bool is_nccl(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("nccl") != std::string::npos;
+}
+
+// Storages an op reads and writes (defined tensors only).
+void storages(const OpView& op, std::vector<int64_t>& reads, std::vector<int64_t>& writes) {
+  const std::vector<bool> mutated = mutated_arguments(op.schema);
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    for (const TensorInfo& t : op.inputs[i].tensors) {
+      if (!t.defined() || t.storage < 0) continue;
+      reads.push_back(t.storage);
+      if (i < mutated.size() && mutated[i]) writes.push_back(t.storage);
+    }
+  }
+  for (const Arg& a : op.outputs) {
+    for (const TensorInfo& t : a.tensors) {
+      if (t.defined() && t.storage >= 0) writes.push_back(t.storage);
+    }
+  }
+}
+
+Instr compute_instr(double seconds, Category category) {
+  Instr in;
+  in.kind = InstrKind::compute;
+  in.stream = Stream::compute;
+  in.category = category;
+  in.seconds = seconds;
+  return in;
+}
+
+}  // namespace
+
+replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std::string& et_path,
+                                      const EtImportOptions& options, EtImportStats* stats) {
+  const kineto::KinetoTrace kt = kineto::read_kineto(kineto_path, "trace.path");
+  const EtGraph g = read_execution_trace(et_path);
+  EtImportStats st;
+  st.et_nodes = static_cast<int>(g.nodes.size());
+  st.kineto_ops = static_cast<int>(kt.ops.size());
+
+  // Matching by record function id.
+  std::unordered_map<int64_t, size_t> op_by_rf, op_by_external;
+  for (size_t i = 0; i < kt.ops.size(); ++i) {
+    if (kt.ops[i].rf_id > 0) op_by_rf.emplace(kt.ops[i].rf_id, i);
+    if (kt.ops[i].external_id >= 0) op_by_external.emplace(kt.ops[i].external_id, i);
+  }
+  std::vector<int64_t> kineto_of(g.nodes.size(), -1);
+  std::unordered_map<size_t, size_t> node_of_op;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const EtNode& n = g.nodes[i];
+    const auto it = n.rf_id > 0 ? op_by_rf.find(n.rf_id) : op_by_rf.end();
+    if (it == op_by_rf.end()) continue;
+    const kineto::CpuOp& op = kt.ops[it->second];
+    if (op.name != n.op.name) {
+      throw TraceError("trace.execution_trace: " + et_path + ": node id " + std::to_string(n.id) + " '" + n.op.name +
+                       "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
+                       " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
+                       "': the traces are not of the same run");
+    }
+    kineto_of[i] = static_cast<int64_t>(it->second);
+    node_of_op[it->second] = i;
+    ++st.ops_matched;
+  }
+  if (st.ops_matched == 0) {
+    throw TraceError("trace.execution_trace: " + et_path + ": no node's rf_id matches a Record function id of " +
+                     kineto_path + " (" + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(kt.ops.size()) +
+                     " Kineto ops): the traces are not of the same run");
+  }
+
+  // Measured GPU events -> ET nodes.
+  const std::vector<kineto::GpuEvent> gpu = kineto::device_events(kt, options.device, kineto_path, "trace.path");
+  std::unordered_map<size_t, size_t> unit_of_node;
+  std::vector<Unit> units;
+  std::set<int64_t> streams;
+  double first_ts = 0, last_end = 0;
+  bool any = false;
+  for (const kineto::GpuEvent& e : gpu) {
+    const auto l = kt.launches.find(e.correlation);
+    const int64_t ext = l != kt.launches.end() ? l->second.external_id : e.external_id;
+    const auto op = op_by_external.find(ext);
+    const auto node = op == op_by_external.end() ? node_of_op.end() : node_of_op.find(op->second);
+    if (node == node_of_op.end()) {
+      ++st.kernels_outside_et;
+      continue;
+    }
+    auto [u, inserted] = unit_of_node.emplace(node->second, units.size());
+    if (inserted) {
+      units.push_back({});
+      units.back().node = node->second;
+    }
+    units[u->second].events.push_back(&e);
+    streams.insert(e.stream);
+    first_ts = any ? std::min(first_ts, e.ts) : e.ts;
+    last_end = any ? std::max(last_end, e.ts + e.dur) : e.ts + e.dur;
+    any = true;
+  }
+  if (!any) {
+    throw TraceError("trace.execution_trace: " + et_path + ": none of the GPU events of " + kineto_path +
+                     " was launched by an operator of the execution trace");
+  }
+  st.gpu_ops = static_cast<int>(units.size());
+  st.streams = static_cast<int>(streams.size());
+  st.measured_span_s = (last_end - first_ts) * 1e-6;
+  const auto launch_end = [&](const kineto::GpuEvent* e) {
+    const auto l = kt.launches.find(e->correlation);
+    return l != kt.launches.end() ? l->second.ts + l->second.dur : e->ts;
+  };
+  const auto launch_begin = [&](const kineto::GpuEvent* e) {
+    const auto l = kt.launches.find(e->correlation);
+    return l != kt.launches.end() ? l->second.ts : e->ts;
+  };
+
+  // Fills: outermost GPU-class ops on CUDA tensors whose subtree launched nothing.
+  std::vector<std::vector<size_t>> children(g.nodes.size());
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].parent < 0) {
+      roots.push_back(i);
+    } else {
+      children[g.by_id.at(g.nodes[i].parent)].push_back(i);
+    }
+  }
+  std::vector<uint8_t> has_gpu(g.nodes.size(), 0);  // subtree launched a measured GPU event
+  {
+    std::vector<size_t> order, stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      const size_t i = stack.back();
+      stack.pop_back();
+      order.push_back(i);
+      for (const size_t c : children[i]) stack.push_back(c);
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      has_gpu[*it] = unit_of_node.count(*it) != 0 ? 1 : 0;
+      for (const size_t c : children[*it]) has_gpu[*it] = has_gpu[*it] || has_gpu[c];
+    }
+  }
+  const hardware::ComputeModel model(options.gpu, options.calibration);
+  std::vector<OpWork> work(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) work[i] = op_work(g.nodes[i].op);
+  // Issue time of ET-only nodes: the latest Kineto-timed node before them in rf_id order.
+  std::vector<size_t> by_rf(g.nodes.size());
+  for (size_t i = 0; i < by_rf.size(); ++i) by_rf[i] = i;
+  std::stable_sort(by_rf.begin(), by_rf.end(), [&](size_t a, size_t b) { return g.nodes[a].rf_id < g.nodes[b].rf_id; });
+  std::vector<double> op_end(g.nodes.size(), 0);
+  double cpu_start = 0, cpu_end = 0, carried = std::numeric_limits<double>::quiet_NaN();
+  bool timed = false;
+  for (const size_t i : by_rf) {
+    if (kineto_of[i] >= 0) {
+      const kineto::CpuOp& op = kt.ops[static_cast<size_t>(kineto_of[i])];
+      op_end[i] = op.ts + op.dur;
+      cpu_start = timed ? std::min(cpu_start, op.ts) : op.ts;
+      cpu_end = timed ? std::max(cpu_end, op.ts + op.dur) : op.ts + op.dur;
+      timed = true;
+      carried = op_end[i];
+    } else {
+      op_end[i] = carried;
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (std::isnan(op_end[i])) op_end[i] = cpu_start;
+  }
+  {
+    std::vector<size_t> stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      const size_t i = stack.back();
+      stack.pop_back();
+      const OpWork& w = work[i];
+      if (w.kind != OpWork::Kind::none && !has_gpu[i] && on_gpu(g.nodes[i].op)) {
+        if (!w.modelled) {
+          ++st.not_modelled[g.nodes[i].op.name + ": " + w.why];
+          continue;
+        }
+        Unit u;
+        u.node = i;
+        u.filled = true;
+        u.filled_s = modelled_seconds(w, model);
+        u.issue_us = op_end[i];
+        units.push_back(u);
+        ++st.filled_by_compute_model;
+        ++st.filled_ops[g.nodes[i].op.name];
+        continue;
+      }
+      for (const size_t c : children[i]) stack.push_back(c);
+    }
+  }
+  // Measured gaps and launch latencies, in GPU order of the measured events: an event whose
+  // launch returned before the GPU was free was queued (its gap is the GPU's); otherwise the
+  // GPU waited for it (its latency is launch return -> start).
+  struct Shown {
+    bool queued = false;
+    double gap_us = 0, latency_us = 0;
+  };
+  std::unordered_map<const kineto::GpuEvent*, Shown> shown;
+  std::vector<double> gaps, latencies;
+  {
+    std::vector<const kineto::GpuEvent*> by_start;
+    for (const Unit& u : units) by_start.insert(by_start.end(), u.events.begin(), u.events.end());
+    std::sort(by_start.begin(), by_start.end(), [](const kineto::GpuEvent* a, const kineto::GpuEvent* b) { return a->ts < b->ts; });
+    double frontier = by_start.empty() ? 0 : by_start.front()->ts;
+    for (size_t k = 0; k < by_start.size(); ++k) {
+      const kineto::GpuEvent* e = by_start[k];
+      if (k > 0 && e->ts < frontier) st.overlap_s += (std::min(frontier, e->ts + e->dur) - e->ts) * 1e-6;
+      Shown& sh = shown[e];
+      sh.queued = k > 0 && launch_end(e) <= frontier;
+      if (sh.queued) {
+        sh.gap_us = std::max(0.0, e->ts - frontier);
+        gaps.push_back(sh.gap_us);
+      } else {
+        sh.latency_us = e->ts - launch_end(e);
+        latencies.push_back(sh.latency_us);
+      }
+      frontier = std::max(frontier, e->ts + e->dur);
+    }
+  }
+  const double median_gap = median(gaps), median_latency = median(latencies);
+
+  // Items in CPU issue order: a measured event at its launch call, a filled op at its end.
+  struct ItemRef {
+    size_t unit;
+    const kineto::GpuEvent* event;  // null for a filled op
+    double order_us;
+  };
+  std::vector<ItemRef> refs;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (units[u].filled) {
+      refs.push_back({u, nullptr, units[u].issue_us});
+    } else {
+      for (const kineto::GpuEvent* e : units[u].events) refs.push_back({u, e, launch_begin(e)});
+    }
+  }
+  std::stable_sort(refs.begin(), refs.end(), [&](const ItemRef& a, const ItemRef& b) {
+    if (a.order_us != b.order_us) return a.order_us < b.order_us;
+    return g.nodes[units[a.unit].node].rf_id < g.nodes[units[b.unit].node].rf_id;
+  });
+  std::vector<LaunchItem> items;
+  std::vector<std::pair<size_t, const kineto::GpuEvent*>> item_of;
+  for (const ItemRef& r : refs) {
+    if (r.event == nullptr) {
+      items.push_back({units[r.unit].issue_us, units[r.unit].filled_s, median_gap * 1e-6, median_latency * 1e-6});
+    } else {
+      const Shown& sh = shown.at(r.event);
+      items.push_back({launch_end(r.event), r.event->dur * 1e-6, (sh.queued ? sh.gap_us : median_gap) * 1e-6,
+                       (sh.queued ? median_latency : sh.latency_us) * 1e-6});
+    }
+    item_of.emplace_back(r.unit, r.event);
+  }
+  CpuTimeline cpu;
+  cpu.start_us = cpu_start;
+  cpu.end_us = cpu_end;
+  cpu.overhead = kt.overhead;
+  for (const kineto::Launch& s : kt.syncs) cpu.syncs.push_back({s.ts, s.ts + s.dur});
+  if (!options.cpu_time_between_ops) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (kineto_of[i] < 0) continue;
+      const kineto::CpuOp& op = kt.ops[static_cast<size_t>(kineto_of[i])];
+      cpu.count_only_inside.push_back({op.ts, op.ts + op.dur});
+    }
+  }
+  const LaunchSchedule sched = schedule_launches(items, cpu);
+  if (!(sched.step_s <= 3600)) {  // a profiled step of more than an hour is not a step (as chakra.cpp)
+    throw TraceError("trace.path: " + kineto_path + ": the modelled step lasts " + std::to_string(sched.step_s) +
+                     " s, more than the hour a replayed step may");
+  }
+
+  // The program.
+  replay::RankProgram rank;
+  rank.gpu = 0;
+  std::vector<int32_t> last_instr(units.size(), -1);
+  std::unordered_map<int64_t, size_t> last_writer;  // storage -> unit
+  double gpu_end = 0;
+  for (size_t k = 0; k < items.size(); ++k) {
+    const auto [u, event] = item_of[k];
+    const Unit& unit = units[u];
+    const EtNode& node = g.nodes[unit.node];
+    const Category cat = category_of(g, unit.node);
+    const bool first = last_instr[u] < 0;
+    std::vector<int32_t> deps;
+    if (first) {
+      std::vector<int64_t> reads, writes;
+      storages(node.op, reads, writes);
+      std::set<size_t> producers;
+      for (const auto* list : {&reads, &writes}) {
+        for (const int64_t s : *list) {
+          const auto w = last_writer.find(s);
+          if (w != last_writer.end() && w->second != u) producers.insert(w->second);
+        }
+      }
+      for (const size_t p : producers) deps.push_back(last_instr[p]);
+      std::sort(deps.begin(), deps.end());
+      st.dependencies += static_cast<int>(deps.size());
+      for (const int64_t s : writes) last_writer[s] = u;
+    } else {
+      deps.push_back(last_instr[u]);
+    }
+    while (deps.size() > 2) {
+      Instr join = compute_instr(0, Category::step_end);
+      join.after = deps[0];
+      join.after2 = deps[1];
+      deps.erase(deps.begin(), deps.begin() + 2);
+      deps.insert(deps.begin(), static_cast<int32_t>(rank.instrs.size()));
+      rank.instrs.push_back(join);
+      ++st.joins;
+    }
+    const double idle = sched.start_s[k] - gpu_end;
+    if (idle > 0) {
+      rank.instrs.push_back(compute_instr(idle, Category::step_end));
+      st.idle_s += idle;
+    }
+    const double seconds = items[k].seconds;
+    Instr in = compute_instr(seconds, cat);
+    if (!deps.empty()) in.after = deps[0];
+    if (deps.size() > 1) in.after2 = deps[1];
+    const OpWork& w = work[unit.node];
+    if (event != nullptr && is_nccl(event->name)) {
+      in.tp_seconds = seconds;
+      ++st.nccl_kernels;
+    }
+    if (event == nullptr) {
+      st.filled_s += seconds;
+    } else {
+      st.measured_gpu_s += seconds;
+      (event->cat == "kernel" ? st.kernels : event->cat == "gpu_memset" ? st.memsets : st.memcpys) += 1;
+    }
+    const bool memory_event = event != nullptr && event->cat != "kernel";
+    if (!memory_event && compute_bound(w, options.gpu)) {
+      st.compute_bound_s += seconds;
+    } else if (memory_event || w.kind != OpWork::Kind::none) {
+      st.memory_bound_s += seconds;
+    } else {
+      st.other_gpu_s += seconds;
+    }
+    (cat == Category::optimizer ? st.optimizer : cat == Category::backward ? st.backward : st.forward) += 1;
+    last_instr[u] = static_cast<int32_t>(rank.instrs.size());
+    rank.instrs.push_back(in);
+    gpu_end = sched.start_s[k] + seconds;
+  }
+  if (sched.after_last_kernel_s > 0) {
+    rank.instrs.push_back(compute_instr(sched.after_last_kernel_s, Category::step_end));
+    st.idle_s += sched.after_last_kernel_s;
+  }
+  rank.instrs.push_back(compute_instr(0, Category::step_end));
+
+  st.step_s = sched.step_s;
+  st.gpu_gap_idle_s = sched.gpu_gap_idle_s;
+  st.launch_bound_idle_s = sched.launch_bound_idle_s + sched.after_last_kernel_s;
+  st.before_first_launch_s = sched.before_first_launch_s;
+  st.after_last_kernel_s = sched.after_last_kernel_s;
+  st.profiler_overhead_removed_s = sched.overhead_removed_s;
+  st.sync_wait_s = sched.sync_wait_s;
+  replay::StepProgram program;
+  program.ranks.push_back(std::move(rank));
+  program.steps = 1;
+  if (stats != nullptr) *stats = st;
+  return program;
+}
+
+nlohmann::json to_json(const EtImportStats& s) {
+  const double step = s.step_s > 0 ? s.step_s : 1.0;
+  nlohmann::json filled = nlohmann::json::object(), not_modelled = nlohmann::json::object();
+  for (const auto& [name, n] : s.filled_ops) filled[name] = n;
+  for (const auto& [name, n] : s.not_modelled) not_modelled[name] = n;
+  return {{"et_nodes", s.et_nodes},
+          {"kineto_ops", s.kineto_ops},
+          {"ops_matched", s.ops_matched},
+          {"gpu_ops", s.gpu_ops},
+          {"kernels", s.kernels},
+          {"memsets", s.memsets},
+          {"memcpys", s.memcpys},
+          {"nccl_kernels", s.nccl_kernels},
+          {"kernels_outside_et", s.kernels_outside_et},
+          {"filled_by_compute_model", s.filled_by_compute_model},
+          {"filled_ops", filled},
+          {"not_modelled", not_modelled},
+          {"dependencies", s.dependencies},
+          {"streams", s.streams},
+          {"stream_overlap_s", s.overlap_s},
+          {"measured_gpu_s", s.measured_gpu_s},
+          {"filled_s", s.filled_s},
+          {"measured_span_s", s.measured_span_s},
+          {"modelled_step_s", s.step_s},
+          {"compute_bound_s", s.compute_bound_s},
+          {"memory_bound_s", s.memory_bound_s},
+          {"other_gpu_s", s.other_gpu_s},
+          {"idle_s", s.idle_s},
+          {"gpu_gap_idle_s", s.gpu_gap_idle_s},
+          {"launch_bound_idle_s", s.launch_bound_idle_s},
+          {"before_first_launch_s", s.before_first_launch_s},
+          {"profiler_overhead_removed_s", s.profiler_overhead_removed_s},
+          {"sync_wait_s", s.sync_wait_s},
+          {"shares",
+           {{"compute_bound", s.compute_bound_s / step},
+            {"memory_bound", s.memory_bound_s / step},
+            {"other_gpu", s.other_gpu_s / step},
+            {"idle", s.idle_s / step}}}};
+}
+
+}  // namespace ct::trace

@@ -1,0 +1,61 @@
+// A rank's step graph from the PyTorch execution trace (ET) and the Kineto profile of the same
+// step: operators, their data dependencies and measured GPU kernels, kernels the profile lacks
+// filled in by the calibrated compute model, and the CPU launch timeline modelled rather than
+// replayed. Rules and maths: pytorch_et.cpp and launch_model.h. Errors are TraceErrors that
+// start with "trace.path: " (the Kineto file) or "trace.execution_trace: " (the ET) and name
+// the file and, for content, the node.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/hardware/compute_model.h"
+#include "models/hardware/gpu_catalog.h"
+#include "models/replay/step_program.h"
+
+namespace ct::trace {
+
+struct EtImportOptions {
+  int device = -1;  // GPU of the Kineto trace to import; -1 = the only one
+  // The compute model that fills missing kernels and classifies compute/memory-bound work.
+  hardware::GpuSpec gpu = hardware::gpu("H200-SXM");
+  hardware::Calibration calibration = hardware::Calibration::h200();
+  // false: CPU time accrues only inside recorded operators (a sensitivity bound: it drops the
+  // Python and profiler time between them). See launch_model.h.
+  bool cpu_time_between_ops = true;
+};
+
+struct EtImportStats {
+  int et_nodes = 0;
+  int kineto_ops = 0;          // cpu_op and user_annotation events of the Kineto trace
+  int ops_matched = 0;         // ET nodes matched to a Kineto op (rf_id = Record function id)
+  int gpu_ops = 0;             // ET ops that launched measured GPU events
+  int kernels = 0, memsets = 0, memcpys = 0, nccl_kernels = 0;
+  int kernels_outside_et = 0;  // GPU events on the device launched by no ET op (not replayed)
+  int filled_by_compute_model = 0;
+  std::map<std::string, int> filled_ops;     // name -> count
+  std::map<std::string, int> not_modelled;   // GPU-class ops without kernels the model cannot take: "name: why"
+  int dependencies = 0;        // data dependencies between GPU ops (through storages)
+  int joins = 0;               // join instructions for ops with more than two producers
+  int streams = 0;             // CUDA streams of the measured kernels
+  double overlap_s = 0;        // measured kernel overlap across streams (serialized in replay)
+  int forward = 0, backward = 0, optimizer = 0;  // GPU instructions by category
+  double measured_gpu_s = 0, filled_s = 0;
+  double compute_bound_s = 0, memory_bound_s = 0, other_gpu_s = 0;  // by op (op_work.h)
+  double step_s = 0;           // the modelled step (launch_model.h)
+  double idle_s = 0, gpu_gap_idle_s = 0, launch_bound_idle_s = 0;
+  double before_first_launch_s = 0, after_last_kernel_s = 0;
+  double profiler_overhead_removed_s = 0, sync_wait_s = 0;
+  double measured_span_s = 0;  // first to last measured GPU event of the step, as profiled
+};
+
+replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std::string& et_path,
+                                      const EtImportOptions& options = {}, EtImportStats* stats = nullptr);
+
+// The stats as a report object (seconds and counts; shares of the step for compute-bound,
+// memory-bound, other GPU work and idle).
+nlohmann::json to_json(const EtImportStats& stats);
+
+}  // namespace ct::trace

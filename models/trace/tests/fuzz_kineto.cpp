@@ -1,0 +1,57 @@
+// libFuzzer target: arbitrary bytes as a PyTorch profiler (Kineto) trace file through
+// import_kineto, with and without the idle gaps. The importer reads files (gzip detected by its
+// magic bytes), so each input is written to one file in /dev/shm (a RAM disk; the system
+// temporary directory when absent) first. A TraceError is the expected answer to a bad trace;
+// any other exception, a crash, undefined behaviour, a leak or a hang is a bug.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "models/trace/trace_import.h"
+
+namespace {
+
+std::string input_path() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
+  return (dir / ("ct_fuzz_kineto_" + std::to_string(::getpid()) + ".json")).string();
+}
+
+struct InputFile {
+  std::string path = input_path();
+  InputFile() = default;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+}  // namespace
+
+// Undefined behaviour stops the run like a crash (UBSan would otherwise report and go on).
+extern "C" const char* __ubsan_default_options() { return "halt_on_error=1:print_stacktrace=1"; }
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const InputFile file;
+  const std::string& path = file.path;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  for (const bool gaps : {true, false}) {
+    ct::trace::KinetoOptions options;
+    options.keep_idle_gaps = gaps;
+    try {
+      ct::trace::import_kineto(path, options);
+    } catch (const ct::trace::TraceError&) {
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,16 @@
+"""Type stubs of the clustertwin package: the public API."""
+from . import frames as frames
+from . import plots as plots
+from .api import Result as Result
+from .api import Scenario as Scenario
+from .api import ScenarioError as ScenarioError
+from .api import calibrate as calibrate
+from .api import export_chakra as export_chakra
+from .api import load as load
+from .api import load_trace as load_trace
+from .api import run as run
+from .api import schema as schema
+from .sweep import sweep as sweep
+
+__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "plots",
+           "run", "schema", "sweep"]

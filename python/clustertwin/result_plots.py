@@ -1,0 +1,152 @@
+"""Matplotlib figures of one run (``Result.plot_*`` calls these; Agg canvas, no pyplot state).
+
+    r = ct.run(sc, trace="step.json")
+    r.plot_timeline()           # compute / p2p / collective bars of the first ranks (Chrome trace)
+    r.plot_breakdown()          # stacked step-time breakdown
+    r.plot_links(top=20)        # utilization of the busiest links
+    r.plot_power()              # cluster power over the step, idle draw and facility scale
+    r.plot_rank_times()         # per-rank step times, slow ranks (>= 10% over the median) marked
+    r.plot_interval_curve()     # goodput versus checkpoint interval, closed form and simulated
+
+Each returns the Figure and writes a PNG when ``path`` is given. A figure whose data the run
+did not produce (no trace, no reliability section) raises ValueError saying what is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .plots import _figure, _finish, breakdown_bars
+
+
+def _need(report: dict, key: str, why: str) -> Any:
+    if key not in report:
+        raise ValueError(f"this run has no '{key}' in its report: {why}")
+    return report[key]
+
+
+def timeline(result, ranks: int = 8, path: str | os.PathLike | None = None, figsize=(10, 4.5)) -> Figure:
+    """Bars of the Chrome trace the run wrote (``run(..., trace=...)``): one row per rank and stream."""
+    if not result.trace_path or not os.path.exists(result.trace_path):
+        raise ValueError("plot_timeline needs the run's trace: run it with trace='step.json'")
+    with open(result.trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    bars = pd.DataFrame([e for e in events if e.get("ph") == "X" and e["pid"] < ranks])
+    if bars.empty:
+        raise ValueError("the trace has no timed events for the first ranks")
+    rows = sorted({(p, t) for p, t in zip(bars["pid"], bars["tid"])})
+    row_of = {key: i for i, key in enumerate(rows)}
+    cats = list(dict.fromkeys(bars["cat"]))
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    for k, cat in enumerate(cats):
+        sel = bars[bars["cat"] == cat]
+        ax.barh([row_of[(p, t)] for p, t in zip(sel["pid"], sel["tid"])], sel["dur"] / 1e3, left=sel["ts"] / 1e3,
+                height=0.8, color=f"C{k % 10}", label=cat)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{procs.get(p, p)}: {names.get((p, t), t)}" for p, t in rows], fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_title(f"{result.report.get('name', '')}: first {min(ranks, len(procs))} ranks")
+    ax.legend(fontsize="small", ncols=min(len(cats), 4), loc="lower right")
+    return _finish(fig, path)
+
+
+def breakdown(result, path: str | os.PathLike | None = None, figsize=(5, 4.5)) -> Figure:
+    """The step-time breakdown of this run as one stacked bar."""
+    _need(result.report, "breakdown", "only training steps have a breakdown")
+    return breakdown_bars(result.report, path=path, figsize=figsize)
+
+
+def links(result, top: int = 20, path: str | os.PathLike | None = None, figsize=(8, 4.5)) -> Figure:
+    """Utilization of the ``top`` busiest links (the run's ``links`` table)."""
+    df = result.links
+    if df.empty or "utilization" not in df:
+        raise ValueError("this run reported no link table (training steps and traffic studies do)")
+    df = df.sort_values("utilization", ascending=False).head(top)
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    ax.barh(range(len(df)), df["utilization"] * 100, color="C0")
+    ax.set_yticks(range(len(df)))
+    ax.set_yticklabels(df["link"], fontsize="x-small")
+    ax.invert_yaxis()
+    ax.set_xlabel("utilization over the step (%)")
+    ax.set_xlim(0, 100)
+    ax.set_title(f"busiest {len(df)} links")
+    return _finish(fig, path)
+
+
+def power(result, path: str | os.PathLike | None = None, figsize=(8, 4)) -> Figure:
+    """Cluster IT power over the simulated step, with the idle draw the cluster falls to when
+    the job stops (checkpoint stall, failure, restart); the right axis shows facility power."""
+    p = _need(result.report, "power", "only training steps have a power timeline")
+    series = pd.DataFrame(result.report.get("tables", {}).get("power", []))
+    if series.empty:
+        raise ValueError("this run has no power table")
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    ax.plot(series["t_s"], series["cluster_w"] / 1e6, color="C0", label="IT power")
+    ax.axhline(p["idle_w"] / 1e6, color="C3", ls="--", label=f"job stopped: {p['idle_w'] / 1e6:.2f} MW")
+    ax.axhline(p["cluster_mean_w"] / 1e6, color="0.4", ls=":", label=f"step mean: {p['cluster_mean_w'] / 1e6:.2f} MW")
+    ax.set_xlabel("time in the step (s)")
+    ax.set_ylabel("IT power (MW)")
+    pue = p.get("pue", 1.0)
+    right = ax.secondary_yaxis("right", functions=(lambda w: w * pue, lambda w: w / pue))
+    right.set_ylabel(f"facility power (MW, PUE {pue:g})")
+    ax.set_ylim(0, max(series["cluster_w"]) / 1e6 * 1.1)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.set_title("cluster power over one step")
+    return _finish(fig, path)
+
+
+def rank_times(result, path: str | os.PathLike | None = None, figsize=(7, 4)) -> Figure:
+    """Histogram of per-rank step (or compute) times; slow ranks (>= 10% over the median) in red."""
+    df = result.ranks
+    if df.empty:
+        raise ValueError("this run has no per-rank table")
+    col = "compute_s" if "compute_s" in df else "step_time_s"
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    slow = df["slow"] if "slow" in df else pd.Series(False, index=df.index)
+    ax.hist(df.loc[~slow, col], bins=50, color="C0", label="ranks")
+    if slow.any():
+        ax.hist(df.loc[slow, col], bins=20, color="C3", label=f"slow ranks ({int(slow.sum())})")
+    median = df[col].median()
+    ax.axvline(1.1 * median, color="C3", ls="--", label="median + 10%")
+    ax.set_xlabel(f"{col.replace('_s', '')} per rank (s)")
+    ax.set_ylabel("ranks")
+    ax.legend(fontsize="small")
+    return _finish(fig, path)
+
+
+def interval_curve(result, path: str | os.PathLike | None = None, figsize=(7, 4)) -> Figure:
+    """Goodput versus checkpoint interval: closed form, simulated campaign (95% bars), optima."""
+    rel = _need(result.report, "reliability", "only training jobs have a reliability section")
+    if "interval_curve" not in rel:
+        raise ValueError("no interval curve: nothing can fail in this scenario (failures.* are all 0)")
+    curve = pd.DataFrame(rel["interval_curve"])
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    ax.plot(curve["interval_s"], curve["goodput"] * 100, marker="o", label="closed form")
+    if "simulated_goodput" in curve:
+        ax.errorbar(curve["interval_s"], curve["simulated_goodput"] * 100,
+                    yerr=1.96 * curve["simulated_stderr"] * 100, marker="s", ls="none", capsize=3,
+                    label="simulated campaign")
+    for label, key, color, ls in [("simulated optimum", "simulated_optimal_interval_s", "C1", "-"),
+                                  ("Young/Daly", "young_daly_interval_s", "C2", "--"),
+                                  ("configured", "checkpoint_interval_s", "0.4", "-.")]:
+        if rel.get(key):
+            ax.axvline(rel[key], color=color, ls=ls, label=f"{label}: {rel[key]:.0f} s")
+    ax.set_xscale("log")
+    ax.set_xlabel("checkpoint interval (s)")
+    ax.set_ylabel("goodput (%)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return _finish(fig, path)

@@ -1,0 +1,73 @@
+"""The SQLite store of a sweep: one row per finished point, written as the point finishes.
+
+Table ``sweep``: ``key`` (scenario name + canonical JSON of the point's overrides, the
+primary key), ``scenario``, ``overrides`` (canonical JSON), ``row_json`` (the point as the
+sweep keeps it), ``created`` (Unix time the row was written), then one column per report
+scalar plus ``error`` and ``wall_s``, added as new names appear. Every row is committed on
+its own, so a process killed mid-sweep loses at most the points that were still running.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from typing import Any, Iterable, Mapping
+
+TABLE = "sweep"
+
+
+def canonical(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal overrides give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def point_key(name: str, overrides: Mapping[str, Any]) -> str:
+    """The resume key of a point: scenario name + canonical JSON of its overrides."""
+    return name + " " + canonical(overrides)
+
+
+class SweepStore:
+    """Append-only SQLite store of finished points: one column per field plus the row as JSON."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self.conn = sqlite3.connect(self.path)
+        self.conn.execute(f'CREATE TABLE IF NOT EXISTS "{TABLE}" (key TEXT PRIMARY KEY, scenario TEXT, '
+                          f'overrides TEXT, row_json TEXT, created REAL)')
+        self.columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{TABLE}")')}
+        self.conn.commit()
+
+    def done(self, keys: Iterable[str]) -> dict[str, dict]:
+        """The stored points among ``keys``: {key: point}."""
+        wanted = set(keys)
+        rows = self.conn.execute(f'SELECT key, row_json FROM "{TABLE}"')
+        return {key: json.loads(row) for key, row in rows if key in wanted}
+
+    def add(self, key: str, scenario: str, overrides: Mapping[str, Any], point: dict) -> None:
+        """Writes one finished point and commits."""
+        fields = {**point["report"], "error": point["error"], "wall_s": point["wall_s"]}
+        for name, value in fields.items():
+            if name not in self.columns:
+                kind = "REAL" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+                self.conn.execute(f'ALTER TABLE "{TABLE}" ADD COLUMN {_q(name)} {kind}')
+                self.columns.add(name)
+        cols = ["key", "scenario", "overrides", "row_json", "created", *fields]
+        vals = [key, scenario, canonical(overrides), json.dumps(point), time.time(),
+                *(_sql_value(v) for v in fields.values())]
+        self.conn.execute(f'INSERT OR REPLACE INTO "{TABLE}" ({", ".join(_q(c) for c in cols)}) '
+                          f'VALUES ({", ".join("?" * len(cols))})', vals)
+        self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_value(v: Any) -> Any:
+    if v is None or isinstance(v, (int, float, str)):
+        return v
+    return canonical(v)

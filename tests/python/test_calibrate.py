@@ -1,0 +1,86 @@
+"""`clustertwin calibrate` on the profiled GPT-1.42B H200 step, then scenarios that use the GPU
+file through cluster.gpu_file; errors name the key and the file."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import clustertwin as ct
+
+KINETO = "tests/data/traces/kineto/kineto_gpt1.3b_h200.json.gz"
+ET = "tests/data/traces/kineto/pytorch_et_gpt1.3b_h200.json.gz"
+CLI = [sys.executable, "-m", "clustertwin"]
+CLI_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.path.abspath("python"),
+                                                                      os.environ.get("PYTHONPATH")]))}
+
+
+def gpt_on_one_h200(gpu_file=None):
+    cluster = {"gpu": "H200-SXM", "nodes": 1, "gpus_per_node": 1, "nics_per_node": 1,
+               "fabric": {"topology": "rail_optimized", "tiers": 2, "switch_radix": 8}}
+    if gpu_file:
+        cluster["gpu_file"] = gpu_file
+    return ct.Scenario({
+        "name": "h200-gpt1.4b", "cluster": cluster, "network": {"mode": "analytical"},
+        "training_job": {"model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_length": 2048, "vocab": 50304},
+                         "global_batch_size": 8, "micro_batch_size": 8, "parallelism": {"zero_stage": 0},
+                         "runtime": {"recompute_granularity": "none"}}})
+
+
+@pytest.fixture(scope="module")
+def gpu_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("calibrate") / "h200.json"
+    run = subprocess.run(CLI + ["calibrate", KINETO, "--execution-trace", ET, "--out", str(out)],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 0, run.stderr
+    assert "base GPU   H200-SXM" in run.stdout and "gemm" in run.stdout
+    return out
+
+
+def test_cli_writes_a_gpu_file_with_fit_errors(gpu_file):
+    data = json.loads(gpu_file.read_text())
+    assert data["format"] == "clustertwin-gpu" and data["version"] == 1 and data["base_gpu"] == "H200-SXM"
+    fit = data["fit"]
+    assert all(fit[f]["fitted"] for f in ("gemm", "attention_fwd", "attention_fwdbwd", "elementwise"))
+    assert fit["gemm"]["samples"] >= 8 and fit["gemm"]["abs_rel_error_fit_set"]["mean"] < 0.03
+    assert data["provenance"]["execution_trace"] == ET
+    assert set(data["calibration"]) == {"gemm", "attention", "elementwise"}
+
+
+def test_scenarios_use_the_gpu_file(gpu_file):
+    builtin = ct.run(gpt_on_one_h200()).report["step_time_s"]
+    fitted = ct.run(gpt_on_one_h200(str(gpu_file))).report["step_time_s"]
+    assert fitted != builtin and 0.2 < fitted < 0.35
+    trace = ct.run("scenarios/trace-kineto-h200.yaml", overrides={"cluster.gpu_file": str(gpu_file)}).report
+    graph = trace["trace"]["execution_trace"]
+    assert graph["compute_model"] == str(gpu_file)
+    assert graph["ops_matched"] == 9749 and graph["filled_by_compute_model"] == 0
+    shares = graph["shares"]
+    assert abs(sum(shares.values()) - 1) < 1e-6 and shares["compute_bound"] > 0.5
+    assert trace["step_time_s"] == pytest.approx(graph["modelled_step_s"], rel=1e-6)
+
+
+def test_python_api_matches_the_cli(gpu_file, tmp_path):
+    result = ct.calibrate(KINETO, out=tmp_path / "api.json", execution_trace=ET)
+    assert result["calibration"] == json.loads(gpu_file.read_text())["calibration"]
+    assert result["wall_s"] > 0 and (tmp_path / "api.json").exists()
+
+
+def test_errors_name_the_key_and_file(gpu_file, tmp_path):
+    bad = tmp_path / "v9.json"
+    data = json.loads(gpu_file.read_text())
+    data["version"] = 9
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ct.ScenarioError, match=f"cluster.gpu_file: {bad}: version: got 9"):
+        gpt_on_one_h200(str(bad)).validate()
+    with pytest.raises(ct.ScenarioError, match="fitted on H200-SXM but cluster.gpu is H100-SXM"):
+        gpt_on_one_h200(str(gpu_file)).validate({"cluster.gpu": "H100-SXM"})
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(open(KINETO, "rb").read()[:2000])
+    run = subprocess.run(CLI + ["calibrate", str(cut), "--out", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 2 and f"trace.path: {cut}: corrupt gzip stream" in run.stderr
+    run = subprocess.run(CLI + ["calibrate", KINETO, "--gpu", "Z100", "--out", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 2 and "--gpu: unknown GPU 'Z100'" in run.stderr

@@ -1,0 +1,130 @@
+"""Traces in and out: ct.load_trace for the shipped Chakra and Kineto traces, and the export
+command (Chakra ET of a generated training step) replayed back to the same step time."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import clustertwin as ct
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHAKRA = os.path.join(ROOT, "tests/data/traces/chakra")
+KINETO = os.path.join(ROOT, "tests/data/traces/kineto")
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    return subprocess.run([sys.executable, "-m", "clustertwin", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT)
+
+
+def test_load_trace_chakra_directories_size_the_cluster():
+    sc = ct.load_trace(os.path.join(CHAKRA, "all_reduce_8npus_1MB"))
+    assert sc.data["trace"] == {"format": "chakra", "path": os.path.join(CHAKRA, "all_reduce_8npus_1MB")}
+    assert sc.data["cluster"] == {"nodes": 1, "gpus_per_node": 8, "nics_per_node": 8}
+    assert sc.data["name"] == "all_reduce_8npus_1MB"
+    r = ct.run(sc).report
+    assert r["trace"]["ranks"] == 8
+    assert r["step_time_s"] > 0
+    (coll,) = r["collectives"]
+    assert (coll["op"], coll["group_size"], coll["bytes"]) == ("all_reduce", 8, 1 << 20)
+    assert abs(coll["time_s"] - r["step_time_s"]) < 1e-12  # a lone collective is the whole step
+
+    a2a = ct.load_trace(os.path.join(CHAKRA, "all_to_all_16npus_1MB"))
+    assert a2a.data["cluster"]["nodes"] == 2
+    r = ct.run(a2a).report
+    assert r["trace"]["ranks"] == 16 and r["collectives"][0]["op"] == "all_to_all"
+    assert r["ranks"]["simulated"] == 16
+
+
+def test_load_trace_kineto_file_replays_the_profiled_step():
+    with open(os.path.join(KINETO, "trace_meta.json")) as f:
+        unprofiled = json.load(f)["unprofiled_step_s"]
+    sc = ct.load_trace(os.path.join(KINETO, "kineto_gpt1.3b_h200.json.gz"))
+    assert sc.data["trace"]["format"] == "kineto"
+    assert sc.data["cluster"] == {"nodes": 1, "gpus_per_node": 1, "nics_per_node": 1}
+    assert sc.data["name"] == "kineto_gpt1.3b_h200"
+    r = ct.run(sc).report
+    assert r["trace"]["ranks"] == 1
+    # The replay keeps the trace's idle gaps: the profiled GPU span, within 7% of the
+    # unprofiled step (the profiler slows the CPU-bound gaps; see models/trace/tests).
+    assert abs(r["step_time_s"] - unprofiled) < 0.07 * unprofiled, (r["step_time_s"], unprofiled)
+    # With its execution trace and a given cluster: the paths are stored absolute.
+    h200 = {"gpu": "H200-SXM", "nodes": 1, "gpus_per_node": 1, "nics_per_node": 1}
+    et = ct.load_trace(os.path.join("tests/data/traces/kineto", "kineto_gpt1.3b_h200.json.gz"), cluster=h200,
+                       execution_trace="tests/data/traces/kineto/pytorch_et_gpt1.3b_h200.json.gz")
+    assert et.data["cluster"] == h200
+    assert et.data["trace"]["execution_trace"] == os.path.join(KINETO, "pytorch_et_gpt1.3b_h200.json.gz")
+    et.validate()
+
+
+def test_load_trace_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        ct.load_trace(tmp_path / "missing.json")
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        ct.load_trace(tmp_path / "notes.txt")
+    with pytest.raises(ValueError, match="execution_trace goes with a Kineto trace"):
+        ct.load_trace(os.path.join(CHAKRA, "all_reduce_8npus_1MB"), execution_trace="et.json")
+    with pytest.raises(ValueError, match="no <name>.<rank>.et files"):
+        ct.load_trace(tmp_path)
+    with pytest.raises(ValueError, match="format 'onnx'"):
+        ct.load_trace(tmp_path, format="onnx")
+
+
+SMALL_JOB = {
+    "name": "gpt-small-export",
+    "seed": 3,
+    "cluster": {"nodes": 2},
+    "network": {"mode": "flow"},
+    "training_job": {"model": {"layers": 8, "hidden": 2048, "heads": 16, "seq_length": 2048, "vocab": 32000},
+                     "global_batch_size": 16, "steps": 2,
+                     "parallelism": {"tensor_parallel": 2, "pipeline_parallel": 2, "data_parallel": 4,
+                                     "zero_stage": 1}},
+}
+
+
+def test_export_cli_round_trip_reproduces_the_step_time(tmp_path):
+    scenario = tmp_path / "small.json"
+    scenario.write_text(json.dumps(SMALL_JOB))
+    out = tmp_path / "et"
+    done = cli("export", str(scenario), "--format", "chakra", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["ranks"] == 16 and summary["steps"] == 2
+    assert summary["sends"] == summary["recvs"] > 0 and summary["collectives"] > 0
+    assert sorted(os.listdir(out)) == sorted(["comm_group.json"] + [f"gpt-small-export.{r}.et" for r in range(16)])
+    groups = json.loads((out / "comm_group.json").read_text())
+    assert sorted(len(v) for v in groups.values()) == [4] * 4  # the DP groups of TP 2 x PP 2
+
+    original = ct.run(ct.Scenario(SMALL_JOB)).report
+    replay_sc = ct.load_trace(out, cluster=SMALL_JOB["cluster"])
+    replay_sc = replay_sc.with_overrides({"network.mode": "flow", "seed": SMALL_JOB["seed"]})
+    replayed = ct.run(replay_sc).report
+    assert replayed["trace"]["ranks"] == 16
+    assert abs(replayed["step_time_s"] - original["step_time_s"]) <= 1e-12 * original["step_time_s"], \
+        (replayed["step_time_s"], original["step_time_s"])
+    by_gpu = {row["gpu"]: row["step_time_s"] for row in original["tables"]["ranks"]}
+    for row in replayed["tables"]["ranks"]:
+        assert abs(row["step_time_s"] - by_gpu[row["gpu"]]) <= 1e-12 * original["step_time_s"]
+
+    # The human-readable summary, and a second export into the same directory is refused.
+    again = cli("export", str(scenario), "--out", str(out))
+    assert again.returncode == 2 and "already holds .et files" in again.stderr
+    text = cli("export", str(scenario), "--out", str(tmp_path / "et2"), "--set", "training_job.steps=1")
+    assert text.returncode == 0, text.stderr
+    assert "wrote 16 Chakra ET files (1 steps" in text.stdout and "--comm-group-configuration=" in text.stdout
+
+
+def test_export_api_overrides_and_errors(tmp_path):
+    summary = ct.export_chakra(ct.Scenario(SMALL_JOB), tmp_path / "one", overrides={"training_job.steps": 1})
+    assert summary["steps"] == 1 and summary["ranks"] == 16
+    assert summary["bytes"] == sum(os.path.getsize(f) for f in summary["files"])
+    one_step = ct.run(ct.load_trace(tmp_path / "one", cluster=SMALL_JOB["cluster"]).with_overrides(
+        {"seed": SMALL_JOB["seed"]})).report
+    original = ct.run(ct.Scenario(SMALL_JOB), overrides={"training_job.steps": 1}).report
+    assert abs(one_step["step_time_s"] - original["step_time_s"]) <= 1e-12 * original["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match="no training_job"):
+        ct.export_chakra({"cluster": {"nodes": 2}, "traffic": {"pattern": "incast"}}, tmp_path / "t")
