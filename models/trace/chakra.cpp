@@ -68,7 +68,6 @@ using replay::InstrKind;
 using replay::Stream;
 
 constexpr const char* kKey = "trace.path";
-constexpr const char* kVersion = "0.0.4";
 constexpr double kMaxRankSeconds = 3600;
 constexpr int64_t kMaxCommBytes = int64_t{1} << 40;
 constexpr int64_t kMaxSteps = 1024;
@@ -290,9 +289,9 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
       meta.skip(static_cast<uint32_t>(key & 7));
     }
   }
-  if (version != kVersion) {
+  if (version != kChakraVersion) {
     throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + version +
-                     "', this reader decodes " + kVersion);
+                     "', this reader decodes " + kChakraVersion);
   }
   std::vector<Node> nodes;
   while (!r.done()) {

@@ -53,7 +53,6 @@ using replay::Instr;
 using replay::InstrKind;
 using replay::Stream;
 
-constexpr const char* kVersion = "0.0.4";
 enum NodeType : uint64_t { kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
 
 // ---- wire format ---------------------------------------------------------------------------
@@ -209,7 +208,7 @@ class Encoder {
   [[nodiscard]] std::string encode(int r) const {
     const auto& instrs = p_.ranks[static_cast<size_t>(r)].instrs;
     std::string out, meta;
-    put_bytes(meta, 1, kVersion);
+    put_bytes(meta, 1, kChakraVersion);
     put_varint(out, meta.size());
     out += meta;
     std::array<int64_t, 3> last_on{-1, -1, -1};  // previous instruction per stream

@@ -39,6 +39,9 @@ class TraceError : public std::runtime_error {
 
 // ---- Chakra (ASTRA-sim execution traces) -------------------------------------------------
 
+// The Chakra schema version this build reads and writes (GlobalMetadata.version).
+inline constexpr const char* kChakraVersion = "0.0.4";
+
 struct ChakraStats {
   int ranks = 0;
   int nodes = 0;            // Chakra nodes over all ranks

@@ -16,6 +16,7 @@
 #include "models/scenario/runner.h"
 #include "models/trace/calibrate.h"
 #include "models/trace/gpu_file.h"
+#include "models/trace/tests/trace_test_util.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -24,15 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using testing::temp_dir;
+
 const std::string kKineto = "tests/data/traces/kineto/kineto_gpt1.3b_h200.json.gz";
 const std::string kEt = "tests/data/traces/kineto/pytorch_et_gpt1.3b_h200.json.gz";
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("ct_calibrate_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -113,7 +109,7 @@ TEST(Calibrate, FitsTheProfiledH200Step) {
 }
 
 TEST(Calibrate, GpuFileRoundTripThroughAScenario) {
-  const fs::path dir = temp_dir("roundtrip");
+  const fs::path dir = temp_dir("ct_calibrate_test", "roundtrip");
   const std::string path = (dir / "h200.json").string();
   write_gpu_file(path, fitted().file);
   const GpuFile back = read_gpu_file(path);
@@ -154,7 +150,7 @@ TEST(Calibrate, GpuFileRoundTripThroughAScenario) {
 }
 
 TEST(Calibrate, GpuFileErrorsNameTheKeyAndFile) {
-  const fs::path dir = temp_dir("errors");
+  const fs::path dir = temp_dir("ct_calibrate_test", "errors");
   const std::string good = (dir / "good.json").string();
   write_gpu_file(good, fitted().file);
   const json base = json::parse(std::ifstream(good));

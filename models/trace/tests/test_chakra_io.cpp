@@ -18,30 +18,20 @@
 #include "models/replay/step_model.h"
 #include "models/replay/tests/fixtures.h"
 #include "models/trace/chakra_export.h"
+#include "models/trace/tests/trace_test_util.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
 namespace {
 
+using testing::error_of;
+using testing::temp_dir;
+
+
 namespace fs = std::filesystem;
 using replay::InstrKind;
 
 const std::string kData = "tests/data/traces/";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("ct_chakra_io_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -78,7 +68,7 @@ TEST(ChakraExport, RoundTripReplaysToTheSameStepTime) {
       in.program.steps = c.steps;
       in.program.fold = false;
       const replay::StepProgram original = replay::build_program(in);
-      const fs::path dir = temp_dir("roundtrip");
+      const fs::path dir = temp_dir("ct_chakra_io", "roundtrip", false);
       ChakraExportOptions eo;
       eo.name = "gpt small";
       const ChakraExportResult ex = export_chakra(original, dir.string(), eo);
@@ -155,7 +145,7 @@ TEST(ChakraExport, ImportedTracesRoundTrip) {
                                          import_kineto(kData + "kineto/kineto_gpt1.3b_h200.json.gz")};
   const network::ClusterSpec cluster = replay::testing::small_cluster(2);
   for (const replay::StepProgram& p : sources) {
-    const fs::path dir = temp_dir("reexport");
+    const fs::path dir = temp_dir("ct_chakra_io", "reexport", false);
     export_chakra(p, dir.string());
     const replay::StepProgram q = import_chakra(dir.string());
     EXPECT_EQ(q.instruction_count(), p.instruction_count());
@@ -202,7 +192,7 @@ TEST(ChakraExport, RefusesWhatItCannotWrite) {
   EXPECT_NE(error_of([&] { encode_chakra_rank(folded, 0); }).find("export: a folded program"), std::string::npos);
   in.program.fold = false;
   const replay::StepProgram p = replay::build_program(in);
-  const fs::path dir = temp_dir("refuse");
+  const fs::path dir = temp_dir("ct_chakra_io", "refuse", false);
   export_chakra(p, dir.string());
   EXPECT_NE(error_of([&] { export_chakra(p, dir.string()); }).find("already holds .et files"), std::string::npos);
   replay::StepProgram broken = p;

@@ -13,23 +13,18 @@
 #include <string>
 
 #include "models/replay/tests/fixtures.h"
+#include "models/trace/tests/trace_test_util.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
 namespace {
 
+using testing::error_of;
+
+
 namespace fs = std::filesystem;
 
 const fs::path kSeeds = "tests/fuzz/trace-seeds";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(TraceFuzzSeeds, EveryInputImportsOrFailsCleanly) {
   int chakra = 0, kineto = 0;

@@ -19,10 +19,15 @@
 #include "models/network/tests/fixtures.h"
 #include "models/trace/file_io.h"
 #include "models/trace/pytorch_et.h"
+#include "models/trace/tests/trace_test_util.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
 namespace {
+
+using testing::error_of;
+using testing::temp_dir;
+
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -30,22 +35,6 @@ using network::testing::small_cluster;
 
 const std::string kKineto = "tests/data/traces/kineto/kineto_gpt1.3b_h200.json.gz";
 const std::string kEt = "tests/data/traces/kineto/pytorch_et_gpt1.3b_h200.json.gz";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("ct_et_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
@@ -122,7 +111,7 @@ json synthetic_kineto() {
 }
 
 struct Synthetic {
-  fs::path dir = temp_dir("synthetic");
+  fs::path dir = temp_dir("ct_et_test", "synthetic");
   std::string kineto = (dir / "kineto.json").string();
   std::string et = (dir / "et.json").string();
   Synthetic(const json& k, const json& e) {
@@ -214,7 +203,7 @@ TEST(PytorchEt, Errors) {
   const Synthetic d(synthetic_kineto(), cycle);
   EXPECT_NE(error_of([&] { import_pytorch_et(d.kineto, d.et); }).find("ctrl_deps chain is a cycle"), std::string::npos);
   // Corrupt JSON names the byte; a truncated gzip says so.
-  const fs::path dir = temp_dir("errors");
+  const fs::path dir = temp_dir("ct_et_test", "errors");
   write(dir / "corrupt.json", "{\"nodes\": [ {\"id\": 1,, } ]}");
   const std::string e5 = error_of([&] { import_pytorch_et(a.kineto, (dir / "corrupt.json").string()); });
   EXPECT_NE(e5.find("trace.execution_trace: " + (dir / "corrupt.json").string() + ": not JSON: syntax error at byte 22"),
@@ -332,7 +321,7 @@ TEST(PytorchEt, RemovedKernelsAreFilledByTheComputeModel) {
   const double addmm = drop_kernels(doc, "aten::addmm", 0);
   const double attention = drop_kernels(doc, "aten::_cudnn_attention_forward", 0);
   const double gelu = drop_kernels(doc, "aten::gelu", 0);
-  const fs::path dir = temp_dir("fill");
+  const fs::path dir = temp_dir("ct_et_test", "fill");
   write(dir / "kineto.json", doc.dump());
   EtImportStats st, full;
   const replay::StepProgram p = import_pytorch_et((dir / "kineto.json").string(), kEt, {}, &st);

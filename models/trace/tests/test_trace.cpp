@@ -14,31 +14,20 @@
 
 #include "models/collective/collective.h"
 #include "models/network/tests/fixtures.h"
+#include "models/trace/tests/trace_test_util.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
 namespace {
 
+using testing::error_of;
+using testing::temp_dir;
+
+
 namespace fs = std::filesystem;
 using network::testing::small_cluster;
 
 const std::string kData = "tests/data/traces/";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("ct_trace_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 TEST(Chakra, AllReduce8RanksIsOneGroupOf1MB) {
   ChakraStats st;
@@ -161,7 +150,7 @@ void write_et(const fs::path& file, const std::vector<std::string>& nodes) {
 TEST(Chakra, SendRecvAndManyDependencies) {
   // Rank 0: three computes (10, 5, 7 us), then a 1 MiB send to rank 1 that waits for all three
   // (a join); rank 1: the receive, then 20 us of compute.
-  const fs::path dir = temp_dir("p2p");
+  const fs::path dir = temp_dir("ct_trace_test", "p2p");
   write_et(dir / "p2p.0.et", {node(1, 4, {}, 10, {}), node(2, 4, {}, 5, {}), node(3, 4, {}, 7, {}),
                               node(4, 5, {1, 2, 3}, 0, {int_attr("comm_dst", 1), int_attr("comm_size", 1 << 20),
                                                         int_attr("comm_tag", 7)})});
@@ -188,10 +177,10 @@ TEST(Chakra, SendRecvAndManyDependencies) {
 TEST(Chakra, Errors) {
   EXPECT_NE(error_of([] { import_chakra("no/such/dir"); }).find("trace.path: no/such/dir: no such directory"),
             std::string::npos);
-  const fs::path empty = temp_dir("empty");
+  const fs::path empty = temp_dir("ct_trace_test", "empty");
   EXPECT_NE(error_of([&] { import_chakra(empty.string()); }).find("no <name>.<rank>.et files"), std::string::npos);
   // Truncated protobuf: rank 3 cut in the middle of its node.
-  const fs::path cut = temp_dir("cut");
+  const fs::path cut = temp_dir("ct_trace_test", "cut");
   const std::string src = kData + "chakra/all_reduce_8npus_1MB/";
   for (int r = 0; r < 8; ++r) {
     const std::string f = "all_reduce." + std::to_string(r) + ".et";
@@ -262,7 +251,7 @@ TEST(Kineto, Errors) {
   const std::string missing = "no/such/trace.json.gz";
   EXPECT_NE(error_of([&] { import_kineto(missing); }).find("trace.path: no/such/trace.json.gz: no such file"),
             std::string::npos);
-  const fs::path dir = temp_dir("kineto");
+  const fs::path dir = temp_dir("ct_trace_test", "kineto");
   {
     std::ofstream(dir / "plain.json.gz") << "{\"traceEvents\": []}";
   }
