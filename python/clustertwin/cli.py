@@ -43,6 +43,20 @@ def _print_summary(report: dict) -> None:
         m = report["memory"]
         print(f"memory     {m['peak_bytes'] / 2**30:.1f} GiB of {m['capacity_bytes'] / 2**30:.1f} GiB"
               f" -> {'fits' if m['fits'] else 'DOES NOT FIT'}")
+    if "power" in report:
+        p = report["power"]
+        print(f"power      IT mean {p['cluster_mean_w'] / 1e6:.2f} MW, peak {p['cluster_peak_w'] / 1e6:.2f} MW, "
+              f"stopped {p['idle_w'] / 1e6:.2f} MW; facility {p['facility_mean_w'] / 1e6:.2f} MW (PUE {p['pue']:g}); "
+              f"rack peak {p['rack_peak_w'] / 1e3:.1f} kW of {p['rack_limit_w'] / 1e3:.1f} kW")
+    rel = report.get("reliability", {})
+    if "goodput" in rel:
+        mtbf = rel.get("mtbf_s")
+        print(f"goodput    {rel['goodput']:.2%} over {rel['campaign']['duration_s'] / 86400:.3g} days "
+              f"({rel['interruptions']:.1f} interruptions, MTBF {mtbf / 3600 if mtbf else float('inf'):.2f} h, "
+              f"RTO {rel['rto_s']:.0f} s, {rel['lost_gpu_hours']:.0f} GPU-hours lost)")
+        if "simulated_optimal_interval_s" in rel:
+            print(f"checkpoint every {rel['checkpoint_interval_s']:.0f} s; optimum simulated "
+                  f"{rel['simulated_optimal_interval_s']:.0f} s, Young/Daly {rel['young_daly_interval_s']:.0f} s")
     if "traffic" in report:
         t = report["traffic"]
         print("traffic    " + "  ".join(f"{k}={v:.4g}" for k, v in t.items() if isinstance(v, (int, float))))
