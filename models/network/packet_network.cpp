@@ -896,6 +896,20 @@ double PacketNetwork::max_link_utilization() const {
   return best;
 }
 
+QueueSnapshot PacketNetwork::queue_snapshot() const {
+  QueueSnapshot s;
+  for (const Port& p : ports_) {
+    int64_t bytes = 0;
+    for (int prio = 0; prio < kPriorities; ++prio) {
+      bytes += p.q_bytes[prio];
+      if (p.paused[prio] && !p.ignore_pause[prio]) ++s.paused_queues;
+    }
+    s.queued_bytes += bytes;
+    s.max_queue_bytes = std::max(s.max_queue_bytes, bytes);
+  }
+  return s;
+}
+
 PacketStats PacketNetwork::packet_stats() const {
   PacketStats s;
   s.packets_sent = packets_sent_;

@@ -122,6 +122,15 @@ struct SwitchPacketStats {
   int64_t bytes_queued = 0;   // in its egress queues now (being transmitted included)
 };
 
+// The queues at one instant: bytes waiting in every egress queue (ports of switches and NICs,
+// all priorities, the packet on the wire included), the deepest such queue, and the egress
+// queues (port, priority) paused now.
+struct QueueSnapshot {
+  int64_t queued_bytes = 0;
+  int64_t max_queue_bytes = 0;
+  int paused_queues = 0;
+};
+
 struct PfcStorm {
   int32_t resource = -1;  // the stormed egress direction (switch -> victim)
   std::string port;       // its name, "leaf0->node3.nic0"
@@ -208,6 +217,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
 
   [[nodiscard]] const PacketParams& packet_params() const { return packet_; }
   [[nodiscard]] PacketStats packet_stats() const;
+  [[nodiscard]] QueueSnapshot queue_snapshot() const;
   // PFC thresholds of the ingress port at the end of link direction d (bytes).
   [[nodiscard]] int64_t xoff_bytes(int32_t d) const;
   [[nodiscard]] int64_t xon_bytes(int32_t d) const;

@@ -105,6 +105,7 @@ struct NetworkSection {
   Duration collective_step_latency;
   double protocol_efficiency = 1.0;
   Duration solve_quantum;
+  Duration sample_interval;
 };
 
 struct RuntimeSection {

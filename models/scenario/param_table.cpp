@@ -96,6 +96,7 @@ std::vector<Param> build_table() {
   t.push_back(P(network.pfc.enabled, boolean, "true", "Lossless priority with PFC."));
   t.push_back(P(network.pfc.xoff, bytes, "\"0B\"", "PFC XOFF threshold (0 = mlx5 headroom formula)."));
   t.push_back(P(network.pfc.xon, bytes, "\"0B\"", "PFC XON threshold (0 = XOFF minus one frame)."));
+  t.push_back(P(network.sample_interval, duration, "\"10us\"", "Packet mode: how often the queue and pause time series (report tables.queues) are sampled."));
   t.push_back(P(network.pfc.watchdog, duration, "\"200ms\"", "PFC watchdog: a queue paused this long is declared stormed."));
   t.push_back(P(network.congestion_control, text, "\"dcqcn\"", "NIC congestion control.").one_of({"dcqcn", "none", "hpcc"}));
   t.push_back(P(network.collective_algorithm, text, "\"auto\"", "Collective algorithm (auto chooses by size and group shape).")

@@ -8,10 +8,12 @@
 #include "models/collective/collective.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
+#include "models/network/packet_network.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
 #include "sim/simulation.h"
+#include "sim/stats.h"
 
 namespace ct::scenario {
 namespace {
@@ -21,6 +23,44 @@ struct Recorder final : network::DeliveryHandler, collective::CompletionHandler 
   std::vector<double> done_s;
   void on_delivered(uint64_t) override { done_s.push_back(sim->now().seconds()); }
   void on_complete(uint64_t) override { done_s.push_back(sim->now().seconds()); }
+};
+
+// Packet mode: samples PacketNetwork::queue_snapshot() every `every` while flows are still
+// outstanding and other events are pending (so it never keeps the simulation alive by
+// itself). The series are sim::TimeSeries: bounded, pairs averaged when they fill up.
+class QueueSampler final : public sim::EventHandler {
+ public:
+  QueueSampler(sim::Simulation& sim, const network::PacketNetwork& net, const Recorder& rec, sim::Duration every)
+      : sim_(sim), net_(net), rec_(rec), every_(every) {}
+  void start(size_t expected_flows) {
+    expected_ = expected_flows;
+    sim_.schedule_in(sim::Duration::zero(), *this, 0);
+  }
+  void on_event(uint64_t) override {
+    const network::QueueSnapshot s = net_.queue_snapshot();
+    queued_.record(sim_.now(), static_cast<double>(s.queued_bytes));
+    deepest_.record(sim_.now(), static_cast<double>(s.max_queue_bytes));
+    paused_.record(sim_.now(), s.paused_queues);
+    if (rec_.done_s.size() < expected_ && sim_.pending() > 0) sim_.schedule_in(every_, *this, 0);
+  }
+  [[nodiscard]] nlohmann::json table() const {
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < queued_.times_s().size(); ++i) {
+      rows.push_back({{"t_s", queued_.times_s()[i]},
+                      {"queued_bytes", queued_.values()[i]},
+                      {"max_queue_bytes", deepest_.values()[i]},
+                      {"paused_queues", paused_.values()[i]}});
+    }
+    return rows;
+  }
+
+ private:
+  sim::Simulation& sim_;
+  const network::PacketNetwork& net_;
+  const Recorder& rec_;
+  sim::Duration every_;
+  size_t expected_ = 0;
+  sim::TimeSeries queued_{2048}, deepest_{2048}, paused_{2048};
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -91,6 +131,10 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
   }
   Recorder rec;
   rec.sim = &sim;
+  std::unique_ptr<QueueSampler> sampler;
+  if (packet != nullptr && c.network.sample_interval > sim::Duration::zero()) {
+    sampler = std::make_unique<QueueSampler>(sim, *packet, rec, c.network.sample_interval);
+  }
   const auto& t = c.traffic;
   const int gpn = c.cluster.gpus_per_node;
   const int nodes = t.nodes > 0 ? t.nodes : c.cluster.nodes;
@@ -132,6 +176,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
     std::iota(group.begin(), group.end(), 0);
     const collective::Op op = collective::parse_op(t.op);
     engine.start(op, group, t.size, rec, 0);
+    if (sampler) sampler->start(1);
     sim.run();
     const double time = rec.done_s.at(0);
     const double algbw = t.size.as_double() / time;
@@ -144,8 +189,10 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
                          {"busbw_GBps", algbw * collective::bus_factor(op, n) * 1e-9}};
     report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
     if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+    if (sampler) report["tables"] = {{"queues", sampler->table()}};
     return sim.events_executed();
   }
+  if (sampler) sampler->start(flow);
   sim.run();
   const double completion = rec.done_s.empty() ? 0.0 : *std::max_element(rec.done_s.begin(), rec.done_s.end());
   report["traffic"] = {{"completion_time_s", completion},
@@ -155,6 +202,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
                        {"goodput_gbps", completion > 0 ? payload * 8e-9 / completion : 0.0}};
   report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
   if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+  if (sampler) report["tables"] = {{"queues", sampler->table()}};
   return sim.events_executed();
 }
 

@@ -139,6 +139,12 @@ class Result:
 
         return result_plots.rank_times(self, path=path)
 
+    def plot_queues(self, path: str | os.PathLike | None = None):
+        """Packet mode: queued bytes, the deepest queue and the paused egress queues over time."""
+        from . import result_plots
+
+        return result_plots.queues(self, path=path)
+
     def plot_interval_curve(self, path: str | os.PathLike | None = None):
         """Goodput versus checkpoint interval: closed form, simulated campaign, Young/Daly."""
         from . import result_plots

@@ -7,6 +7,7 @@
     r.plot_power()              # cluster power over the step, idle draw and facility scale
     r.plot_rank_times()         # per-rank step times, slow ranks (>= 10% over the median) marked
     r.plot_interval_curve()     # goodput versus checkpoint interval, closed form and simulated
+    r.plot_queues()             # packet mode: queued bytes, deepest queue, paused queues over time
 
 Each returns the Figure and writes a PNG when ``path`` is given. A figure whose data the run
 did not produce (no trace, no reliability section) raises ValueError saying what is missing.
@@ -123,6 +124,24 @@ def rank_times(result, path: str | os.PathLike | None = None, figsize=(7, 4)) ->
     ax.set_xlabel(f"{col.replace('_s', '')} per rank (s)")
     ax.set_ylabel("ranks")
     ax.legend(fontsize="small")
+    return _finish(fig, path)
+
+
+def queues(result, path: str | os.PathLike | None = None, figsize=(8, 4.5)) -> Figure:
+    """Packet mode: bytes queued in the fabric, the deepest queue, and paused egress queues over time."""
+    df = result.queues
+    if df.empty:
+        raise ValueError("no queue time series: only network.mode=packet traffic studies sample queues")
+    fig = _figure(figsize)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(df["t_s"] * 1e3, df["queued_bytes"] / 2**20, color="C0", label="all egress queues")
+    top.plot(df["t_s"] * 1e3, df["max_queue_bytes"] / 2**20, color="C1", label="deepest queue")
+    top.set_ylabel("queued (MiB)")
+    top.legend(fontsize="small")
+    bottom.step(df["t_s"] * 1e3, df["paused_queues"], where="post", color="C3")
+    bottom.set_ylabel("paused queues")
+    bottom.set_xlabel("time (ms)")
+    top.set_title(f"{result.report.get('name', '')}: queues and PFC pauses")
     return _finish(fig, path)
 
 

@@ -47,3 +47,17 @@ def test_missing_data_is_a_clear_error():
         bare.plot_timeline()
     with pytest.raises(ValueError, match="nothing can fail"):
         bare.plot_interval_curve()
+
+
+def test_packet_storm_queue_series_shows_the_pause_spreading(tmp_path):
+    storm = ct.run("scenarios/pfc-storm.yaml")
+    q = storm.queues
+    assert len(q) > 100 and set(q.columns) == {"t_s", "queued_bytes", "max_queue_bytes", "paused_queues"}
+    assert q["t_s"].is_monotonic_increasing
+    assert q["paused_queues"].max() > 5  # the storm's pause tree
+    calm = ct.run(ct.load("scenarios/pfc-storm.yaml").with_overrides({"faults": []})).queues
+    assert calm["paused_queues"].max() < q["paused_queues"].max()
+    fig = storm.plot_queues(path=tmp_path / "q.png")
+    assert len(fig.axes) == 2 and drawn(fig) > 0
+    with pytest.raises(ValueError, match="packet"):
+        ct.run(ct.Scenario(SMALL)).plot_queues()
