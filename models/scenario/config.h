@@ -153,6 +153,7 @@ struct TraceSection {
   std::string format;
   std::string path;
   std::string execution_trace;
+  std::string recorded_gpu;
 };
 
 struct FailuresSection {

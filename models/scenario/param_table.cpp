@@ -158,6 +158,7 @@ std::vector<Param> build_table() {
   // trace
   t.push_back(P(trace.format, text, "", "Trace format.").one_of({"chakra", "kineto"}));
   t.push_back(P(trace.path, text, "", "Directory of .et files (chakra) or a trace file (kineto)."));
+  t.push_back(P(trace.recorded_gpu, text, "\"\"", "GPU the Kineto + execution trace was recorded on, when cluster.gpu differs: a what-if replay on cluster.gpu (\"\" = the same GPU)."));
   t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
 
   // reliability

@@ -244,9 +244,19 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
 
 // `trace`: a recorded step (Chakra ET per rank, or a Kineto profile) replayed on the
 // scenario's cluster and network: step time, per-rank ends and the collectives.
+// A catalog GPU named by trace.recorded_gpu.
+hardware::GpuSpec keyed_gpu(const std::string& name) {
+  try {
+    return hardware::gpu(name);
+  } catch (const std::exception& e) {
+    throw ScenarioError({std::string("trace.recorded_gpu: ") + e.what()});
+  }
+}
+
 uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
+  double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
   try {
     if (c.trace.format == "chakra") {
       program = trace::import_chakra(c.trace.path);
@@ -255,6 +265,20 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
       trace::EtImportOptions et;
       et.gpu = node.gpu;
       et.calibration = node.compute_calibration;
+      const bool what_if = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
+      if (what_if) {
+        // The trace's GPU with the built-in calibration; the cluster's GPU is the target.
+        et.what_if = true;
+        et.target_gpu = node.gpu;
+        et.target_calibration = node.compute_calibration;
+        et.gpu = keyed_gpu(c.trace.recorded_gpu);
+        et.calibration = hardware::Calibration::h200();
+        trace::EtImportOptions as_recorded = et;
+        as_recorded.what_if = false;
+        trace::EtImportStats recorded_stats;
+        trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, as_recorded, &recorded_stats);
+        recorded_step_s = recorded_stats.step_s;
+      }
       trace::EtImportStats stats;
       program = trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, et, &stats);
       graph = trace::to_json(stats);
@@ -307,6 +331,13 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
                      {"instructions", program.instruction_count()}};
   if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
+  if (recorded_step_s > 0) {
+    report["trace"]["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu},
+                                  {"replay_gpu", c.cluster.gpu},
+                                  {"step_time_recorded_gpu_s", recorded_step_s},
+                                  {"step_time_replay_gpu_s", r.step_time_s},
+                                  {"speedup", recorded_step_s / r.step_time_s}};
+  }
   report["tables"] = {{"ranks", rank_rows}};
   return r.execution.events;
 }

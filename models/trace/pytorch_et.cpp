@@ -224,6 +224,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     }
   }
   const hardware::ComputeModel model(options.gpu, options.calibration);
+  const hardware::ComputeModel target = options.what_if ? hardware::ComputeModel(options.target_gpu, options.target_calibration)
+                                                        : model;
   std::vector<OpWork> work(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) work[i] = op_work(g.nodes[i].op);
   // Issue time of ET-only nodes: the latest Kineto-timed node before them in rf_id order.
@@ -262,7 +264,7 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
         Unit u;
         u.node = i;
         u.filled = true;
-        u.filled_s = modelled_seconds(w, model);
+        u.filled_s = modelled_seconds(w, target);
         u.issue_us = op_end[i];
         units.push_back(u);
         ++st.filled_by_compute_model;
@@ -303,6 +305,26 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   }
   const double median_gap = median(gaps), median_latency = median(latencies);
 
+  // What-if factor of each measured unit (EtImportOptions::what_if).
+  std::vector<double> speed_ratio(units.size(), 1.0);
+  if (options.what_if) {
+    const double bandwidth_ratio = options.gpu.hbm_bytes_per_s / options.target_gpu.hbm_bytes_per_s;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (units[u].filled || units[u].events.empty()) continue;
+      const OpWork& w = work[units[u].node];
+      bool nccl = false;
+      for (const kineto::GpuEvent* e : units[u].events) nccl = nccl || is_nccl(e->name);
+      if (nccl) continue;
+      if (w.kind != OpWork::Kind::none && w.modelled) {
+        speed_ratio[u] = modelled_seconds(w, target) / modelled_seconds(w, model);
+        ++st.what_if_model_scaled;
+      } else {
+        speed_ratio[u] = bandwidth_ratio;
+        ++st.what_if_bandwidth_scaled;
+      }
+    }
+  }
+
   // Items in CPU issue order: a measured event at its launch call, a filled op at its end.
   struct ItemRef {
     size_t unit;
@@ -328,7 +350,7 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       items.push_back({units[r.unit].issue_us, units[r.unit].filled_s, median_gap * 1e-6, median_latency * 1e-6});
     } else {
       const Shown& sh = shown.at(r.event);
-      items.push_back({launch_end(r.event), r.event->dur * 1e-6, (sh.queued ? sh.gap_us : median_gap) * 1e-6,
+      items.push_back({launch_end(r.event), r.event->dur * 1e-6 * speed_ratio[r.unit], (sh.queued ? sh.gap_us : median_gap) * 1e-6,
                        (sh.queued ? median_latency : sh.latency_us) * 1e-6});
     }
     item_of.emplace_back(r.unit, r.event);
@@ -466,6 +488,8 @@ nlohmann::json to_json(const EtImportStats& s) {
           {"measured_gpu_s", s.measured_gpu_s},
           {"filled_s", s.filled_s},
           {"measured_span_s", s.measured_span_s},
+          {"what_if_model_scaled", s.what_if_model_scaled},
+          {"what_if_bandwidth_scaled", s.what_if_bandwidth_scaled},
           {"modelled_step_s", s.step_s},
           {"compute_bound_s", s.compute_bound_s},
           {"memory_bound_s", s.memory_bound_s},

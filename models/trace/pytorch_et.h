@@ -25,6 +25,14 @@ struct EtImportOptions {
   // false: CPU time accrues only inside recorded operators (a sensitivity bound: it drops the
   // Python and profiler time between them). See launch_model.h.
   bool cpu_time_between_ops = true;
+  // What-if: replay the step on another GPU. Every measured GPU op the compute model can
+  // take (op_work.h) runs for its measured time x T_target(op) / T_recorded(op), both from
+  // the compute model (`gpu`/`calibration` describe the recorded GPU); other measured kernels
+  // scale with the HBM bandwidth ratio (recorded / target); NCCL kernels and the CPU
+  // timeline (same host, same launches) are kept; fills use the target model.
+  bool what_if = false;
+  hardware::GpuSpec target_gpu = hardware::gpu("H200-SXM");
+  hardware::Calibration target_calibration = hardware::Calibration::h200();
 };
 
 struct EtImportStats {
@@ -49,6 +57,8 @@ struct EtImportStats {
   double before_first_launch_s = 0, after_last_kernel_s = 0;
   double profiler_overhead_removed_s = 0, sync_wait_s = 0;
   double measured_span_s = 0;  // first to last measured GPU event of the step, as profiled
+  int what_if_model_scaled = 0;      // what-if: ops scaled by the compute model's ratio
+  int what_if_bandwidth_scaled = 0;  // what-if: ops scaled by the HBM bandwidth ratio
 };
 
 replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std::string& et_path,
