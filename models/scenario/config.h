@@ -154,6 +154,7 @@ struct TraceSection {
   std::string path;
   std::string execution_trace;
   std::string recorded_gpu;
+  double batch_scale = 1.0;
 };
 
 struct FailuresSection {

@@ -257,6 +257,12 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
   double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
+  if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
+    std::vector<std::string> problems;
+    if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (!c.trace.recorded_gpu.empty()) problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu + "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (!problems.empty()) throw ScenarioError(std::move(problems));
+  }
   try {
     if (c.trace.format == "chakra") {
       program = trace::import_chakra(c.trace.path);
@@ -265,16 +271,20 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
       trace::EtImportOptions et;
       et.gpu = node.gpu;
       et.calibration = node.compute_calibration;
-      const bool what_if = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
-      if (what_if) {
+      const bool other_gpu = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
+      if (other_gpu || c.trace.batch_scale != 1.0) {
         // The trace's GPU with the built-in calibration; the cluster's GPU is the target.
-        et.what_if = true;
-        et.target_gpu = node.gpu;
-        et.target_calibration = node.compute_calibration;
-        et.gpu = keyed_gpu(c.trace.recorded_gpu);
-        et.calibration = hardware::Calibration::h200();
+        if (other_gpu) {
+          et.what_if = true;
+          et.target_gpu = node.gpu;
+          et.target_calibration = node.compute_calibration;
+          et.gpu = keyed_gpu(c.trace.recorded_gpu);
+          et.calibration = hardware::Calibration::h200();
+        }
+        et.batch_scale = c.trace.batch_scale;
         trace::EtImportOptions as_recorded = et;
         as_recorded.what_if = false;
+        as_recorded.batch_scale = 1.0;
         trace::EtImportStats recorded_stats;
         trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, as_recorded, &recorded_stats);
         recorded_step_s = recorded_stats.step_s;
@@ -332,8 +342,9 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
                      {"instructions", program.instruction_count()}};
   if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
   if (recorded_step_s > 0) {
-    report["trace"]["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu},
+    report["trace"]["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},
                                   {"replay_gpu", c.cluster.gpu},
+                                  {"batch_scale", c.trace.batch_scale},
                                   {"step_time_recorded_gpu_s", recorded_step_s},
                                   {"step_time_replay_gpu_s", r.step_time_s},
                                   {"speedup", recorded_step_s / r.step_time_s}};

@@ -67,6 +67,29 @@ struct Unit {
   double filled_s = 0;
 };
 
+// The op with batch-carrying dimensions scaled (EtImportOptions::batch_scale); false when no
+// tensor had one.
+bool scale_batch(OpView& op, int64_t batch, int64_t tokens, double scale) {
+  bool changed = false;
+  auto fix = [&](TensorInfo& t) {
+    int64_t numel = 1;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if ((d == 0 && t.shape[d] == batch) || t.shape[d] == tokens) {
+        t.shape[d] = std::max<int64_t>(1, std::llround(static_cast<double>(t.shape[d]) * scale));
+        changed = true;
+      }
+      numel *= t.shape[d];
+    }
+    if (t.numel > 0) t.numel = numel;
+  };
+  for (auto* args : {&op.inputs, &op.outputs}) {
+    for (Arg& a : *args) {
+      for (TensorInfo& t : a.tensors) fix(t);
+    }
+  }
+  return changed;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -305,12 +328,45 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   }
   const double median_gap = median(gaps), median_latency = median(latencies);
 
-  // What-if factor of each measured unit (EtImportOptions::what_if).
+  // What-if factor of each measured unit (EtImportOptions::what_if, batch_scale).
   std::vector<double> speed_ratio(units.size(), 1.0);
+  std::vector<uint8_t> batch_scaled(units.size(), 0);  // ratio already includes the target GPU
+  if (options.batch_scale != 1.0) {
+    if (!(options.batch_scale > 0.0 && options.batch_scale <= 1024.0)) {
+      throw TraceError("trace.batch_scale: got " + std::to_string(options.batch_scale) + ", expected in (0, 1024]");
+    }
+    for (const OpWork& w : work) {
+      if ((w.kind == OpWork::Kind::attention_forward || w.kind == OpWork::Kind::attention_backward) && w.modelled) {
+        st.recorded_batch = w.batch;
+        st.recorded_seq = w.seq;
+        break;
+      }
+    }
+    if (st.recorded_batch <= 0) {
+      throw TraceError("trace.batch_scale: " + et_path + " has no attention op with shapes, so the batch dimension is unknown");
+    }
+    const int64_t tokens = st.recorded_batch * st.recorded_seq;
+    for (size_t u = 0; u < units.size(); ++u) {
+      const size_t i = units[u].node;
+      OpView scaled = g.nodes[i].op;
+      if (!scale_batch(scaled, st.recorded_batch, tokens, options.batch_scale)) continue;
+      const OpWork w2 = op_work(scaled);
+      if (work[i].kind == OpWork::Kind::none || !work[i].modelled || !w2.modelled) continue;
+      ++st.batch_scaled_ops;
+      batch_scaled[u] = 1;
+      const double before = modelled_seconds(work[i], model);
+      if (units[u].filled) {
+        units[u].filled_s = modelled_seconds(w2, target);
+        continue;
+      }
+      if (before > 0) speed_ratio[u] = modelled_seconds(w2, target) / before;
+      work[i] = w2;
+    }
+  }
   if (options.what_if) {
     const double bandwidth_ratio = options.gpu.hbm_bytes_per_s / options.target_gpu.hbm_bytes_per_s;
     for (size_t u = 0; u < units.size(); ++u) {
-      if (units[u].filled || units[u].events.empty()) continue;
+      if (units[u].filled || units[u].events.empty() || batch_scaled[u]) continue;
       const OpWork& w = work[units[u].node];
       bool nccl = false;
       for (const kineto::GpuEvent* e : units[u].events) nccl = nccl || is_nccl(e->name);
@@ -490,6 +546,9 @@ nlohmann::json to_json(const EtImportStats& s) {
           {"measured_span_s", s.measured_span_s},
           {"what_if_model_scaled", s.what_if_model_scaled},
           {"what_if_bandwidth_scaled", s.what_if_bandwidth_scaled},
+          {"batch_scaled_ops", s.batch_scaled_ops},
+          {"recorded_batch", s.recorded_batch},
+          {"recorded_seq", s.recorded_seq},
           {"modelled_step_s", s.step_s},
           {"compute_bound_s", s.compute_bound_s},
           {"memory_bound_s", s.memory_bound_s},

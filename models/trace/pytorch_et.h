@@ -33,6 +33,14 @@ struct EtImportOptions {
   bool what_if = false;
   hardware::GpuSpec target_gpu = hardware::gpu("H200-SXM");
   hardware::Calibration target_calibration = hardware::Calibration::h200();
+  // What-if: the micro-batch times batch_scale. The recorded batch b and sequence s are those
+  // of the first modelled attention op (error without one); in every tensor of every op a
+  // leading dimension equal to b, and any dimension equal to the tokens b x s, is scaled, and
+  // the op's measured time is multiplied by T_model(scaled shapes) / T_model(recorded
+  // shapes) (the target GPU's model for the scaled shapes when what_if is also set). Ops the
+  // model cannot take keep their time; weights and optimizer states keep their shapes
+  // (their dimensions are neither b nor b x s); the CPU timeline is kept.
+  double batch_scale = 1.0;
 };
 
 struct EtImportStats {
@@ -59,6 +67,8 @@ struct EtImportStats {
   double measured_span_s = 0;  // first to last measured GPU event of the step, as profiled
   int what_if_model_scaled = 0;      // what-if: ops scaled by the compute model's ratio
   int what_if_bandwidth_scaled = 0;  // what-if: ops scaled by the HBM bandwidth ratio
+  int batch_scaled_ops = 0;          // what-if batch: ops whose shapes carried the batch
+  int64_t recorded_batch = 0, recorded_seq = 0;  // found for batch_scale != 1
 };
 
 replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std::string& et_path,

@@ -149,3 +149,20 @@ def test_what_if_replays_the_recorded_h200_step_on_other_gpus():
     assert 1.0 < b200["trace"]["what_if"]["speedup"] < 1.5
     with pytest.raises(ct.ScenarioError, match=r"trace\.recorded_gpu"):
         ct.run("scenarios/trace-kineto-h200.yaml", overrides={"cluster.gpu": "H100-SXM", "trace.recorded_gpu": "Z100"})
+
+
+def test_what_if_scales_the_recorded_batch():
+    def run(scale):
+        return ct.run("scenarios/trace-kineto-h200.yaml", overrides={"trace.batch_scale": scale}).report
+
+    base, double, half = run(1.0), run(2.0), run(0.5)
+    et = double["trace"]["execution_trace"]
+    assert (et["recorded_batch"], et["recorded_seq"]) == (8, 2048)  # the trace's micro-batch 8 x 2048
+    assert et["batch_scaled_ops"] > 500
+    # Twice the batch: GPU work about doubles and the launch-bound idle time disappears.
+    assert 1.5 * base["step_time_s"] < double["step_time_s"] < 2.1 * base["step_time_s"]
+    assert et["compute_bound_s"] == pytest.approx(2 * base["trace"]["execution_trace"]["compute_bound_s"], rel=0.1)
+    # Half the batch: the CPU launches do not shrink, so the step shrinks far less than half.
+    assert 0.6 * base["step_time_s"] < half["step_time_s"] < base["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match=r"trace\.batch_scale"):
+        ct.run("scenarios/trace-chakra-allreduce.yaml", overrides={"trace.batch_scale": 2.0})
