@@ -12,10 +12,11 @@
 import importlib
 
 from .api import Result, Scenario, ScenarioError, calibrate, export_chakra, load, load_trace, run, schema
+from .optimize import optimize
 from .sweep import sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "plots",
-           "run", "schema", "sweep"]
+__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
+           "plots", "run", "schema", "sweep"]
 
 
 def __getattr__(name):

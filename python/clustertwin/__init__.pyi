@@ -10,7 +10,8 @@ from .api import load as load
 from .api import load_trace as load_trace
 from .api import run as run
 from .api import schema as schema
+from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "plots",
-           "run", "schema", "sweep"]
+__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
+           "plots", "run", "schema", "sweep"]

@@ -123,6 +123,38 @@ SWEEP_SHOWN = ["step_time_s", "mfu", "tflops_per_gpu", "tokens_per_s_per_gpu", "
                "network.ecn_marked_fraction", "network.dropped_packets"]
 
 
+def _constraint(text: str) -> tuple[str, tuple]:
+    """'memory.fits==true' -> ("memory.fits", ("==", True)); operators ==, !=, <=, >=, <, >."""
+    for op in ("==", "!=", "<=", ">=", "<", ">"):
+        if op in text:
+            column, raw = text.split(op, 1)
+            return column.strip(), (op, _value(raw.strip()))
+    raise ScenarioError(f"--constraint {text!r}: expected COLUMN OP VALUE with OP one of ==, !=, <=, >=, <, >")
+
+
+def cmd_optimize(args) -> int:
+    from .optimize import optimize
+
+    space = _grid(args.axis)
+    if not space:
+        raise ScenarioError("optimize: give at least one --axis KEY.PATH=V1,V2,...")
+    constraints = dict(_constraint(c) for c in args.constraint or [])
+    df = optimize(load(args.scenario), space, objective=args.objective, maximize=not args.minimize,
+                  constraints=constraints, overrides=_overrides(args.set), max_evals=args.max_evals,
+                  workers=args.workers, exhaustive=args.exhaustive)
+    if args.csv:
+        df.to_csv(sys.stdout if args.csv == "-" else args.csv, index=False)
+    cols = ["eval", "round", *space, args.objective, "feasible", "best"]
+    print(df[cols].to_string(index=False))
+    best = df[df["best"]]
+    if best.empty:
+        print("no feasible point", file=sys.stderr)
+        return 1
+    print("best: " + ", ".join(f"{k}={best.iloc[0][k]}" for k in space) + f" -> {args.objective}={best.iloc[0][args.objective]:.4g}"
+          f" ({len(df)} evaluations)")
+    return 0
+
+
 def cmd_sweep(args) -> int:
     import pandas as pd
 
@@ -343,6 +375,20 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--minimize", metavar="COL,COL", help="mark the Pareto front: columns to minimise")
     sw.add_argument("--maximize", metavar="COL,COL", help="mark the Pareto front: columns to maximise")
     sw.set_defaults(func=cmd_sweep)
+
+    op = sub.add_parser("optimize", help="greedy (or exhaustive) search for the best point under constraints")
+    op.add_argument("scenario")
+    op.add_argument("--axis", action="append", metavar="KEY=V1,V2,...", help="an ordered axis of the search space")
+    op.add_argument("--objective", default="mfu", help="report column to optimise (default mfu)")
+    op.add_argument("--minimize", action="store_true", help="minimise the objective (default: maximise)")
+    op.add_argument("--constraint", action="append", metavar="COL==VALUE",
+                    help="a feasibility rule on a report column, e.g. memory.fits==true or step_time_s<3")
+    op.add_argument("--max-evals", type=int, default=200, help="evaluation budget (default 200)")
+    op.add_argument("--exhaustive", action="store_true", help="evaluate the whole grid instead")
+    op.add_argument("--workers", type=int, default=1, help="points run in parallel threads (default 1)")
+    op.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key at every point")
+    op.add_argument("--csv", metavar="OUT", help="also write the search trace as CSV (- for stdout)")
+    op.set_defaults(func=cmd_optimize)
     ex = sub.add_parser("export", help="write the scenario's generated training step as a trace (Chakra ET)")
     ex.add_argument("scenario")
     ex.add_argument("--format", default="chakra", choices=["chakra"], help="trace format (default chakra)")
