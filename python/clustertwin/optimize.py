@@ -7,7 +7,7 @@
                      overrides={"training_job.parallelism.data_parallel": 0})
     best = df[df["best"]].iloc[0]
 
-Method (greedy coordinate search with restarts-free steepest ascent): each axis is an ordered
+Method (greedy coordinate search, steepest ascent without restarts): each axis is an ordered
 list of values. From the start point (``start``, or every axis at its middle value) the
 search evaluates every neighbour one step away along one axis, moves to the best feasible
 neighbour that improves the objective; where none does, it also polls the diagonal
@@ -15,8 +15,8 @@ neighbours (one step along two axes at once: layouts often need TP and micro-bat
 together to stay divisible), and stops at a point none of those improves on, or after
 ``max_evals`` evaluations. A point is feasible when it ran without error and meets
 every constraint ``column: (op, value)`` with op one of ==, !=, <, <=, >, >=. An infeasible
-start is allowed: until a feasible point is found, any neighbour counts as a move (the
-first feasible one found wins). The result can be a local optimum; ``exhaustive=True``
+start is allowed: until a feasible point is found, the search moves to the best feasible
+neighbour, or else to a neighbour it has not stood on yet. The result can be a local optimum; ``exhaustive=True``
 evaluates the whole grid instead (the reference the greedy search can be checked against).
 
 Returns the search trace as a DataFrame, one row per evaluated point in evaluation order:
