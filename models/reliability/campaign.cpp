@@ -31,7 +31,7 @@ void require(bool ok, const std::string& key, const std::string& what, double va
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0.0; }
 
-enum class Phase { train, save, detect, wait, check, restart };
+using Phase = CampaignPhase;
 
 int index(FailureClass c) { return static_cast<int>(c); }
 
@@ -148,6 +148,15 @@ class Replica {
     return true;
   }
 
+  void enter(Phase phase, double end) {
+    phase_ = phase;
+    phase_end_ = end;
+    if (s_.record_phases && r_.phases.size() < kMaxPhaseChanges &&
+        (r_.phases.empty() || r_.phases.back().phase != phase)) {
+      r_.phases.push_back({now_, phase});
+    }
+  }
+
   // Moves the clock to t, charging the elapsed time to the current phase.
   void advance(double t) {
     const double dt = t - now_;
@@ -174,8 +183,7 @@ class Replica {
     pend_work_ = pend_save_ = 0.0;
     inflight_ = false;
     starting_ = false;
-    phase_ = Phase::detect;
-    phase_end_ = now_ + (cls == FailureClass::hang ? s_.recovery.hang_detection_s : s_.recovery.detection_s);
+    enter(Phase::detect, now_ + (cls == FailureClass::hang ? s_.recovery.hang_detection_s : s_.recovery.detection_s));
   }
 
   void commit_inflight() {
@@ -192,8 +200,7 @@ class Replica {
     switch (phase_) {
       case Phase::train:
         capture_work_ = pend_work_;
-        phase_ = Phase::save;
-        phase_end_ = std::max(now_, inflight_ ? commit_time_ : now_) + s_.checkpoint.blocking_s;
+        enter(Phase::save, std::max(now_, inflight_ ? commit_time_ : now_) + s_.checkpoint.blocking_s);
         return;
       case Phase::save:
         if (s_.checkpoint.flush_s > 0.0) {
@@ -225,8 +232,7 @@ class Replica {
   }
 
   void start_training() {
-    phase_ = Phase::train;
-    phase_end_ = now_ + s_.checkpoint.interval_s;
+    enter(Phase::train, now_ + s_.checkpoint.interval_s);
   }
 
   void fill_slots() {
@@ -241,13 +247,11 @@ class Replica {
     }
     if (!free_slots_.empty()) {
       if (phase_ != Phase::wait) ++r_.repair_waits;
-      phase_ = Phase::wait;
-      phase_end_ = repairs_.front();  // a failed or rejected node is always in repair here
+      enter(Phase::wait, repairs_.front());  // a failed or rejected node is always in repair here
       return;
     }
     if (s_.recovery.health_check_s > 0.0) {
-      phase_ = Phase::check;
-      phase_end_ = now_ + s_.recovery.health_check_s;
+      enter(Phase::check, now_ + s_.recovery.health_check_s);
       return;
     }
     relaunch();
@@ -260,8 +264,7 @@ class Replica {
       start_training();
       return;
     }
-    phase_ = Phase::restart;
-    phase_end_ = now_ + s_.recovery.restart_s + s_.recovery.restore_s;
+    enter(Phase::restart, now_ + s_.recovery.restart_s + s_.recovery.restore_s);
   }
 
   const CampaignSpec& s_;
@@ -295,6 +298,18 @@ double quantile(const std::vector<double>& sorted, double q) {
 }
 
 }  // namespace
+
+const char* campaign_phase_name(CampaignPhase p) {
+  switch (p) {
+    case CampaignPhase::train: return "train";
+    case CampaignPhase::save: return "save";
+    case CampaignPhase::detect: return "detect";
+    case CampaignPhase::wait: return "wait";
+    case CampaignPhase::check: return "check";
+    case CampaignPhase::restart: return "restart";
+  }
+  return "?";
+}
 
 void validate(const CampaignSpec& s) {
   require(std::isfinite(s.duration_s) && s.duration_s > 0.0, "campaign.duration", "must be positive", s.duration_s);

@@ -77,6 +77,7 @@ struct CampaignSpec {
   int repeats = 10;                   // campaign.repeats
   uint64_t seed = 1;                  // seed
   int threads = 0;                    // campaign.threads (0 = all cores)
+  bool record_phases = false;         // fill ReplicaResult::phases (at most kMaxPhaseChanges)
   JobFootprint job;
   FailureModel failures;
   RecoveryModel recovery;
@@ -94,6 +95,16 @@ struct TimeByCause {
   double health_check_s = 0.0;
 };
 
+// What the job is doing: training, a blocking checkpoint save, detecting a failure, waiting
+// for a repaired node, health-checking new nodes, restarting (relaunch + restore).
+enum class CampaignPhase : uint8_t { train, save, detect, wait, check, restart };
+const char* campaign_phase_name(CampaignPhase p);
+
+struct PhaseChange {
+  double t_s = 0.0;
+  CampaignPhase phase = CampaignPhase::train;
+};
+
 using ClassCounts = std::array<int, kFailureClasses>;      // indexed by FailureClass
 using ClassMeans = std::array<double, kFailureClasses>;
 
@@ -109,6 +120,7 @@ struct ReplicaResult {
   int rto_count = 0;
   double rto_sum_s = 0.0;
   TimeByCause time;
+  std::vector<PhaseChange> phases;  // with CampaignSpec::record_phases: every phase entered, in order
 };
 
 struct CampaignResult {
@@ -127,6 +139,7 @@ struct CampaignResult {
   std::vector<ReplicaResult> replicas;
 };
 
+constexpr size_t kMaxPhaseChanges = 1 << 20;
 constexpr uint64_t kCampaignStream = 0x52454c4900000000ULL;  // "RELI" << 32
 
 // Throws std::invalid_argument naming the scenario key: campaign.duration,

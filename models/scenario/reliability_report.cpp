@@ -69,6 +69,40 @@ FlushContention flush_contention(const Config& c, const storage::CheckpointSize&
   return out;
 }
 
+// Replica 0's phases as a table (t_s, phase, it_w: the step's mean IT power while training,
+// the idle draw otherwise), at most kTimelineRows rows, and how often the whole job stops
+// (training -> anything else: the cluster's power falls by the stop swing each time).
+constexpr size_t kTimelineRows = 20000;
+
+void add_campaign_timeline(const reliability::CampaignSpec& spec, nlohmann::json& report) {
+  reliability::CampaignSpec one = spec;
+  one.record_phases = true;
+  const reliability::ReplicaResult r = reliability::run_replica(one, 0);
+  const bool powered = report.contains("power");
+  const double train_w = powered ? report["power"]["cluster_mean_w"].get<double>() : 0.0;
+  const double idle_w = powered ? report["power"]["idle_w"].get<double>() : 0.0;
+  nlohmann::json rows = nlohmann::json::array();
+  int stops = 0, failure_stops = 0;
+  for (size_t i = 0; i < r.phases.size(); ++i) {
+    const reliability::PhaseChange& p = r.phases[i];
+    const bool training = p.phase == reliability::CampaignPhase::train;
+    if (i > 0 && r.phases[i - 1].phase == reliability::CampaignPhase::train && !training) {
+      ++stops;
+      if (p.phase == reliability::CampaignPhase::detect) ++failure_stops;
+    }
+    if (rows.size() < kTimelineRows) {
+      rows.push_back({{"t_s", p.t_s}, {"phase", reliability::campaign_phase_name(p.phase)},
+                      {"it_w", training ? train_w : idle_w}});
+    }
+  }
+  const double days = spec.duration_s / reliability::kSecondsPerDay;
+  report["tables"]["campaign_phases"] = rows;
+  if (powered) {
+    report["power"]["job_stops_per_day"] = stops / days;
+    report["power"]["failure_stops_per_day"] = failure_stops / days;
+  }
+}
+
 nlohmann::json by_class(const reliability::ClassMeans& means) {
   nlohmann::json out = nlohmann::json::object();
   for (int k = 0; k < reliability::kFailureClasses; ++k) {
@@ -215,6 +249,7 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
                       {"repair_wait", t.repair_wait_s}, {"restart", t.restart_s},       {"health_check", t.health_check_s}};
   r["campaign"] = {{"duration_s", spec.duration_s}, {"repeats", spec.repeats}};
   add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, report);
+  add_campaign_timeline(spec, report);
   if (c.campaign.train_tokens > 0 && report.contains("tokens_per_s") && campaign.goodput_mean > 0) {
     const double ideal = c.campaign.train_tokens / report["tokens_per_s"].get<double>();
     r["time_to_train_s"] = ideal / campaign.goodput_mean;

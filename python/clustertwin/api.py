@@ -145,6 +145,12 @@ class Result:
 
         return result_plots.queues(self, path=path)
 
+    def plot_campaign_power(self, path: str | os.PathLike | None = None):
+        """IT power over one simulated campaign: checkpoint stalls, failures and restarts."""
+        from . import result_plots
+
+        return result_plots.campaign_power(self, path=path)
+
     def plot_interval_curve(self, path: str | os.PathLike | None = None):
         """Goodput versus checkpoint interval: closed form, simulated campaign, Young/Daly."""
         from . import result_plots

@@ -8,6 +8,7 @@
     r.plot_rank_times()         # per-rank step times, slow ranks (>= 10% over the median) marked
     r.plot_interval_curve()     # goodput versus checkpoint interval, closed form and simulated
     r.plot_queues()             # packet mode: queued bytes, deepest queue, paused queues over time
+    r.plot_campaign_power()     # IT power over one simulated campaign: stalls, failures, restarts
 
 Each returns the Figure and writes a PNG when ``path`` is given. A figure whose data the run
 did not produce (no trace, no reliability section) raises ValueError saying what is missing.
@@ -142,6 +143,29 @@ def queues(result, path: str | os.PathLike | None = None, figsize=(8, 4.5)) -> F
     bottom.set_ylabel("paused queues")
     bottom.set_xlabel("time (ms)")
     top.set_title(f"{result.report.get('name', '')}: queues and PFC pauses")
+    return _finish(fig, path)
+
+
+def campaign_power(result, path: str | os.PathLike | None = None, figsize=(9, 3.5)) -> Figure:
+    """IT power of one simulated campaign (replica 0): the step's mean while training, the idle
+    draw during checkpoint stalls, detection, waits, health checks and restarts."""
+    df = pd.DataFrame(result.report.get("tables", {}).get("campaign_phases", []))
+    if df.empty:
+        raise ValueError("no campaign timeline: only training jobs with a checkpoint interval simulate a campaign")
+    end = result.report["reliability"]["campaign"]["duration_s"]
+    t = list(df["t_s"] / 3600) + [end / 3600]
+    w = list(df["it_w"] / 1e6) + [df["it_w"].iloc[-1] / 1e6]
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    ax.step(t, w, where="post", color="C0", lw=0.8)
+    for _, row in df[df["phase"] == "detect"].iterrows():
+        ax.axvline(row["t_s"] / 3600, color="C3", lw=0.6, alpha=0.6)
+    ax.set_xlabel("campaign time (h); red: failures")
+    ax.set_ylabel("IT power (MW)")
+    ax.set_ylim(0, max(w) * 1.1)
+    p = result.report.get("power", {})
+    ax.set_title(f"campaign power: {p.get('job_stops_per_day', 0):.0f} job stops a day "
+                 f"({p.get('failure_stops_per_day', 0):.1f} failures), each a {p.get('stop_swing_w', 0) / 1e6:.2f} MW swing")
     return _finish(fig, path)
 
 

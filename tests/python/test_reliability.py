@@ -143,3 +143,19 @@ def test_kernel_jitter_makes_the_slowest_rank_set_the_pace():
     assert jitter["step_time_s"] == again["step_time_s"]
     assert nominal["step_time_s"] < jitter["step_time_s"] < 1.2 * nominal["step_time_s"]
     assert jitter["ranks"]["step_time_max_s"] >= jitter["ranks"]["step_time_p50_s"]
+
+
+def test_campaign_timeline_counts_the_job_stops_the_grid_sees():
+    r = ct.run(ct.load("scenarios/default.json"), overrides={**FAST, "campaign.repeats": 4})
+    phases = r.report["tables"]["campaign_phases"]
+    assert phases[0]["phase"] == "train" and phases[0]["t_s"] == 0
+    assert all(a["t_s"] <= b["t_s"] for a, b in zip(phases, phases[1:]))
+    assert all(a["phase"] != b["phase"] for a, b in zip(phases, phases[1:]))
+    p = r.report["power"]
+    saves = sum(1 for x in phases if x["phase"] == "save")
+    failures = sum(1 for x in phases if x["phase"] == "detect")
+    assert failures > 0
+    days = r.report["reliability"]["campaign"]["duration_s"] / 86400
+    # Every checkpoint stall and every failure that hits training stops the whole job.
+    assert p["job_stops_per_day"] == pytest.approx((saves + p["failure_stops_per_day"] * days) / days)
+    assert {x["it_w"] for x in phases if x["phase"] != "train"} == {p["idle_w"]}

@@ -27,7 +27,7 @@ def drawn(fig):
 
 
 @pytest.mark.parametrize("name", ["plot_timeline", "plot_breakdown", "plot_links", "plot_power",
-                                  "plot_rank_times", "plot_interval_curve"])
+                                  "plot_rank_times", "plot_interval_curve", "plot_campaign_power"])
 def test_each_plot_draws_and_writes_a_png(result, name, tmp_path):
     path = tmp_path / f"{name}.png"
     fig = getattr(result, name)(path=path)
