@@ -113,23 +113,32 @@ nlohmann::json by_class(const reliability::ClassMeans& means) {
 
 }  // namespace
 
+namespace {
+
+// Each failure rate: its scenario key, where the scenario holds it, where the model takes it.
+struct RateField {
+  const char* key;
+  double FailuresSection::*from;
+  double reliability::FailureModel::*to;
+};
+
+#define CT_RATE(name) RateField{"failures." #name, &FailuresSection::name, &reliability::FailureModel::name}
+constexpr RateField kRates[] = {CT_RATE(node_failure_rate_per_day),     CT_RATE(gpu_failure_rate_per_day),
+                                CT_RATE(hbm_failure_rate_per_day),      CT_RATE(nic_failure_rate_per_day),
+                                CT_RATE(link_failure_rate_per_day),     CT_RATE(switch_failure_rate_per_day),
+                                CT_RATE(software_failure_rate_per_day), CT_RATE(hang_failure_rate_per_day)};
+#undef CT_RATE
+
+}  // namespace
+
 reliability::FailureModel failure_model(const Config& c) {
   const FailuresSection& f = c.failures;
   reliability::FailureModel m;
-  const std::vector<std::pair<const char*, double>> rates{
-      {"failures.node_failure_rate_per_day", f.node_failure_rate_per_day},
-      {"failures.gpu_failure_rate_per_day", f.gpu_failure_rate_per_day},
-      {"failures.hbm_failure_rate_per_day", f.hbm_failure_rate_per_day},
-      {"failures.nic_failure_rate_per_day", f.nic_failure_rate_per_day},
-      {"failures.link_failure_rate_per_day", f.link_failure_rate_per_day},
-      {"failures.switch_failure_rate_per_day", f.switch_failure_rate_per_day},
-      {"failures.software_failure_rate_per_day", f.software_failure_rate_per_day},
-      {"failures.hang_failure_rate_per_day", f.hang_failure_rate_per_day}};
   if (f.profile == "llama3") {
     std::vector<std::string> problems;
-    for (const auto& [key, value] : rates) {
-      if (value != 0.0) {
-        problems.push_back(std::string(key) + ": got " + std::to_string(value) +
+    for (const RateField& r : kRates) {
+      if (f.*r.from != 0.0) {
+        problems.push_back(std::string(r.key) + ": got " + std::to_string(f.*r.from) +
                            ", expected 0 with failures.profile = llama3 (the profile sets every rate; scale them "
                            "with failures.rate_scale or use profile custom)");
       }
@@ -137,20 +146,9 @@ reliability::FailureModel failure_model(const Config& c) {
     if (!problems.empty()) throw ScenarioError(std::move(problems));
     m = reliability::llama3_profile();
   } else {
-    m.node_failure_rate_per_day = f.node_failure_rate_per_day;
-    m.gpu_failure_rate_per_day = f.gpu_failure_rate_per_day;
-    m.hbm_failure_rate_per_day = f.hbm_failure_rate_per_day;
-    m.nic_failure_rate_per_day = f.nic_failure_rate_per_day;
-    m.link_failure_rate_per_day = f.link_failure_rate_per_day;
-    m.switch_failure_rate_per_day = f.switch_failure_rate_per_day;
-    m.software_failure_rate_per_day = f.software_failure_rate_per_day;
-    m.hang_failure_rate_per_day = f.hang_failure_rate_per_day;
+    for (const RateField& r : kRates) m.*r.to = f.*r.from;
   }
-  for (double* rate : {&m.node_failure_rate_per_day, &m.gpu_failure_rate_per_day, &m.hbm_failure_rate_per_day,
-                       &m.nic_failure_rate_per_day, &m.link_failure_rate_per_day, &m.switch_failure_rate_per_day,
-                       &m.software_failure_rate_per_day, &m.hang_failure_rate_per_day}) {
-    *rate *= f.rate_scale;
-  }
+  for (const RateField& r : kRates) m.*r.to *= f.rate_scale;
   m.distribution = keyed([&] { return reliability::parse_failure_distribution(f.distribution); });
   m.weibull_shape = f.weibull_shape;
   m.latent_defect_fraction = f.latent_defect_fraction;
