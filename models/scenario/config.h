@@ -155,6 +155,7 @@ struct TraceSection {
   std::string execution_trace;
   std::string recorded_gpu;
   double batch_scale = 1.0;
+  std::string profiler_overhead = "auto";
 };
 
 struct FailuresSection {

@@ -25,6 +25,7 @@
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
 #include "sim/rng.h"
+#include "sim/units.h"
 #include "sim/trace_writer.h"
 
 namespace ct::scenario {
@@ -253,6 +254,22 @@ hardware::GpuSpec keyed_gpu(const std::string& name) {
   }
 }
 
+// trace.profiler_overhead in microseconds per operator: -1 = estimate (auto), 0 = none.
+double profiler_op_overhead_us(const Config& c) {
+  const std::string& text = c.trace.profiler_overhead;
+  if (text == "auto") return -1;
+  if (text == "none") return 0;
+  const std::string expected = "', expected auto, none or a duration per operator from 0s to 1ms such as 5us";
+  double seconds = -1;
+  try {
+    seconds = sim::parse_duration_seconds(text);
+  } catch (const std::exception&) {
+    throw ScenarioError({"trace.profiler_overhead: got '" + text + expected});
+  }
+  if (!(seconds >= 0 && seconds <= 1e-3)) throw ScenarioError({"trace.profiler_overhead: got '" + text + expected});
+  return seconds * 1e6;
+}
+
 uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
@@ -261,6 +278,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     std::vector<std::string> problems;
     if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
     if (!c.trace.recorded_gpu.empty()) problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu + "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (c.trace.profiler_overhead != "auto") problems.push_back("trace.profiler_overhead: got '" + c.trace.profiler_overhead + "', expected auto (the CPU launch timeline is modelled only for a Kineto trace with trace.execution_trace)");
     if (!problems.empty()) throw ScenarioError(std::move(problems));
   }
   try {
@@ -271,6 +289,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
       trace::EtImportOptions et;
       et.gpu = node.gpu;
       et.calibration = node.compute_calibration;
+      et.profiler_op_overhead_us = profiler_op_overhead_us(c);
       const bool other_gpu = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
       if (other_gpu || c.trace.batch_scale != 1.0) {
         // The trace's GPU with the built-in calibration; the cluster's GPU is the target.

@@ -25,26 +25,18 @@ std::vector<Interval> normalized(std::vector<Interval> v, double lo, double hi) 
   return out;
 }
 
-// c(t): the measure of the counted set minus the overhead up to t, by prefix sums.
+// c(t): the measure of [start, end] minus the overhead up to t, by prefix sums.
 class CpuClock {
  public:
   explicit CpuClock(const CpuTimeline& cpu) {
     const double lo = cpu.start_us, hi = std::max(cpu.end_us, cpu.start_us);
-    const std::vector<Interval> counted =
-        cpu.count_only_inside.empty() ? std::vector<Interval>{{lo, hi}} : normalized(cpu.count_only_inside, lo, hi);
-    const std::vector<Interval> overhead = normalized(cpu.overhead, lo, hi);
-    // counted \ overhead
-    size_t o = 0;
-    for (const Interval& c : counted) {
-      double from = c.begin;
-      while (o < overhead.size() && overhead[o].end <= from) ++o;
-      for (size_t k = o; k < overhead.size() && overhead[k].begin < c.end; ++k) {
-        if (overhead[k].begin > from) pieces_.push_back({from, overhead[k].begin});
-        removed_ += std::min(c.end, overhead[k].end) - std::max(from, overhead[k].begin);
-        from = std::max(from, overhead[k].end);
-      }
-      if (from < c.end) pieces_.push_back({from, c.end});
+    double from = lo;
+    for (const Interval& o : normalized(cpu.overhead, lo, hi)) {
+      if (o.begin > from) pieces_.push_back({from, o.begin});
+      removed_ += o.end - o.begin;
+      from = o.end;
     }
+    if (from < hi) pieces_.push_back({from, hi});
     prefix_.push_back(0);
     for (const Interval& p : pieces_) prefix_.push_back(prefix_.back() + (p.end - p.begin));
     end_ = hi;

@@ -2,11 +2,10 @@
 //
 // CPU clock. The CPU runs its measured timeline from the step's first operator (t0, measured
 // microseconds) with two corrections: (1) time the profiler itself spent (Kineto "overhead"
-// events) is removed; (2) a synchronizing call (cuda*Synchronize) returns when the modelled GPU
-// has finished everything issued before it, instead of after its measured duration. Optionally
-// (count_only_inside = the union of the recorded operators' intervals) CPU time accrues only
-// inside recorded operators, dropping the time between them (Python and profiler bookkeeping):
-//   c(t)  = | [t0, t] ∩ counted \ overhead |                    (measured CPU work up to t)
+// events, and its cost at each recorded operator, op_overhead.h) is removed; (2) a
+// synchronizing call (cuda*Synchronize) returns when the modelled GPU has finished everything
+// issued before it, instead of after its measured duration:
+//   c(t)  = | [t0, t] \ overhead |                              (measured CPU work up to t)
 //   m(t)  = c(t) + sum over syncs j ending by t of (w_j - (c(e_j) - c(b_j)))
 //   w_j   = max(0, G_j - (c(b_j) + shift before j)),  G_j = end of the GPU work issued before b_j
 //
@@ -36,9 +35,8 @@ struct LaunchItem {
 
 struct CpuTimeline {
   double start_us = 0, end_us = 0;              // the step's first and last operator on the CPU
-  std::vector<kineto::Interval> overhead;       // profiler work, removed
+  std::vector<kineto::Interval> overhead;       // profiler work, removed (may overlap)
   std::vector<kineto::Interval> syncs;          // synchronizing calls
-  std::vector<kineto::Interval> count_only_inside;  // empty = all time between start and end counts
 };
 
 struct LaunchSchedule {

@@ -48,6 +48,7 @@
 #include "models/trace/et_graph.h"
 #include "models/trace/kineto_events.h"
 #include "models/trace/launch_model.h"
+#include "models/trace/op_overhead.h"
 #include "models/trace/op_work.h"
 #include "models/trace/trace_import.h"
 
@@ -415,14 +416,14 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   cpu.start_us = cpu_start;
   cpu.end_us = cpu_end;
   cpu.overhead = kt.overhead;
-  for (const kineto::Launch& s : kt.syncs) cpu.syncs.push_back({s.ts, s.ts + s.dur});
-  if (!options.cpu_time_between_ops) {
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (kineto_of[i] < 0) continue;
-      const kineto::CpuOp& op = kt.ops[static_cast<size_t>(kineto_of[i])];
-      cpu.count_only_inside.push_back({op.ts, op.ts + op.dur});
-    }
+  {
+    const OpOverhead per_op = op_overhead(kt, options.profiler_op_overhead_us);
+    cpu.overhead.insert(cpu.overhead.end(), per_op.intervals.begin(), per_op.intervals.end());
+    st.profiler_op_overhead_us = per_op.per_op_us;
+    st.profiler_op_overhead_samples = per_op.samples;
+    st.profiler_op_overhead_estimated = options.profiler_op_overhead_us < 0;
   }
+  for (const kineto::Launch& s : kt.syncs) cpu.syncs.push_back({s.ts, s.ts + s.dur});
   const LaunchSchedule sched = schedule_launches(items, cpu);
   if (!(sched.step_s <= 3600)) {  // a profiled step of more than an hour is not a step (as chakra.cpp)
     throw TraceError("trace.path: " + kineto_path + ": the modelled step lasts " + std::to_string(sched.step_s) +
@@ -558,6 +559,10 @@ nlohmann::json to_json(const EtImportStats& s) {
           {"launch_bound_idle_s", s.launch_bound_idle_s},
           {"before_first_launch_s", s.before_first_launch_s},
           {"profiler_overhead_removed_s", s.profiler_overhead_removed_s},
+          {"profiler_op_overhead",
+           {{"per_op_s", s.profiler_op_overhead_us * 1e-6},
+            {"source", s.profiler_op_overhead_estimated ? "estimated" : "given"},
+            {"samples", s.profiler_op_overhead_samples}}},
           {"sync_wait_s", s.sync_wait_s},
           {"shares",
            {{"compute_bound", s.compute_bound_s / step},

@@ -22,9 +22,9 @@ struct EtImportOptions {
   // The compute model that fills missing kernels and classifies compute/memory-bound work.
   hardware::GpuSpec gpu = hardware::gpu("H200-SXM");
   hardware::Calibration calibration = hardware::Calibration::h200();
-  // false: CPU time accrues only inside recorded operators (a sensitivity bound: it drops the
-  // Python and profiler time between them). See launch_model.h.
-  bool cpu_time_between_ops = true;
+  // The profiler's cost at each recorded operator, removed from the CPU timeline
+  // (op_overhead.h): < 0 estimates it from the trace, 0 removes nothing, > 0 is given (us).
+  double profiler_op_overhead_us = -1;
   // What-if: replay the step on another GPU. Every measured GPU op the compute model can
   // take (op_work.h) runs for its measured time x T_target(op) / T_recorded(op), both from
   // the compute model (`gpu`/`calibration` describe the recorded GPU); other measured kernels
@@ -64,6 +64,9 @@ struct EtImportStats {
   double idle_s = 0, gpu_gap_idle_s = 0, launch_bound_idle_s = 0;
   double before_first_launch_s = 0, after_last_kernel_s = 0;
   double profiler_overhead_removed_s = 0, sync_wait_s = 0;
+  double profiler_op_overhead_us = 0;  // per recorded operator (op_overhead.h)
+  int profiler_op_overhead_samples = 0;  // clean sibling gaps it was estimated from
+  bool profiler_op_overhead_estimated = false;
   double measured_span_s = 0;  // first to last measured GPU event of the step, as profiled
   int what_if_model_scaled = 0;      // what-if: ops scaled by the compute model's ratio
   int what_if_bandwidth_scaled = 0;  // what-if: ops scaled by the HBM bandwidth ratio

@@ -166,3 +166,26 @@ def test_what_if_scales_the_recorded_batch():
     assert 0.6 * base["step_time_s"] < half["step_time_s"] < base["step_time_s"]
     with pytest.raises(ct.ScenarioError, match=r"trace\.batch_scale"):
         ct.run("scenarios/trace-chakra-allreduce.yaml", overrides={"trace.batch_scale": 2.0})
+
+
+def test_profiler_overhead_per_operator_is_estimated_given_or_kept():
+    with open(os.path.join(KINETO, "trace_meta.json")) as f:
+        unprofiled = json.load(f)["unprofiled_step_s"]
+
+    def run(value):
+        return ct.run("scenarios/trace-kineto-h200.yaml", overrides={"trace.profiler_overhead": value}).report
+
+    auto, none, given = run("auto"), run("none"), run("5us")
+    est = auto["trace"]["execution_trace"]["profiler_op_overhead"]
+    assert est["source"] == "estimated" and est["samples"] > 1000 and 2e-6 < est["per_op_s"] < 20e-6
+    assert given["trace"]["execution_trace"]["profiler_op_overhead"] == {
+        "per_op_s": pytest.approx(5e-6), "source": "given", "samples": est["samples"]}
+    # The issue's target: the replay within 5% of the step measured without the profiler.
+    assert abs(auto["step_time_s"] - unprofiled) < 0.05 * unprofiled, (auto["step_time_s"], unprofiled)
+    # Less profiler time removed, a longer (launch-bound) step.
+    assert none["step_time_s"] > given["step_time_s"] > auto["step_time_s"]
+    for bad in ("fast", "-1us", "2ms"):
+        with pytest.raises(ct.ScenarioError, match=r"trace\.profiler_overhead: got '" + bad):
+            run(bad)
+    with pytest.raises(ct.ScenarioError, match=r"trace\.profiler_overhead"):
+        ct.run("scenarios/trace-chakra-allreduce.yaml", overrides={"trace.profiler_overhead": "none"})

@@ -253,10 +253,14 @@ TEST(PytorchEt, GptStepOnOneH200) {
   const TraceRunResult run = run_trace_program(p, small_cluster(1), "analytical");
   EXPECT_NEAR(run.step_time_s, st.step_s, 1e-6 * st.step_s);
 
-  EtImportOptions ops_only;
-  ops_only.cpu_time_between_ops = false;
-  EtImportStats bound;
-  import_pytorch_et(kKineto, kEt, ops_only, &bound);
+  const auto replay_with = [](double per_op_us) {
+    EtImportOptions o;
+    o.profiler_op_overhead_us = per_op_us;
+    EtImportStats out;
+    import_pytorch_et(kKineto, kEt, o, &out);
+    return out;
+  };
+  const EtImportStats profiled = replay_with(0), low = replay_with(3), high = replay_with(10), all = replay_with(1000);
 
   const double measured = validation_step_s();
   const double error = (st.step_s - measured) / measured;
@@ -267,21 +271,32 @@ TEST(PytorchEt, GptStepOnOneH200) {
   std::printf("[ ET+Kineto ] step %.2f ms vs unprofiled %.2f ms: %+.2f%%; profiled GPU span %.2f ms, GPU busy %.2f ms\n",
               st.step_s * 1e3, measured * 1e3, 100 * error, st.measured_span_s * 1e3, st.measured_gpu_s * 1e3);
   std::printf("[ ET+Kineto ] compute-bound %.1f%%, memory-bound %.1f%%, other GPU %.1f%%, idle %.1f%% (GPU gaps %.2f ms, "
-              "launch-bound %.2f ms, before first launch %.2f ms); profiler overhead removed %.2f ms\n",
+              "launch-bound %.2f ms, before first launch %.2f ms); profiler time removed %.2f ms\n",
               100 * st.compute_bound_s / st.step_s, 100 * st.memory_bound_s / st.step_s, 100 * st.other_gpu_s / st.step_s,
               100 * st.idle_s / st.step_s, st.gpu_gap_idle_s * 1e3, st.launch_bound_idle_s * 1e3,
               st.before_first_launch_s * 1e3, st.profiler_overhead_removed_s * 1e3);
-  std::printf("[ ET+Kineto ] CPU time only inside recorded ops (bound): %.2f ms (%+.2f%%)\n", bound.step_s * 1e3,
-              100 * (bound.step_s - measured) / measured);
-  // Measured: +6.2% (0.3235 s). The 5% target is missed: the forward is launch-bound
-  // and its CPU timeline is the profiled one (ET observer + Kineto callbacks on every op);
-  // the profile holds no unprofiled CPU time to take instead, and no constant is fitted.
-  EXPECT_GT(st.step_s, measured);
-  EXPECT_NEAR(st.step_s, measured, 0.07 * measured);
-  EXPECT_NEAR(st.step_s, st.measured_span_s + st.before_first_launch_s, 0.002 * st.step_s);
-  // Dropping the CPU time between ops can only shorten the step, never below GPU busy + gaps.
-  EXPECT_LT(bound.step_s, st.step_s);
-  EXPECT_GT(bound.step_s, st.measured_gpu_s + st.gpu_gap_idle_s);
+  std::printf("[ ET+Kineto ] profiler cost per op %.2f us from %d clean sibling gaps; with none removed %.2f ms (%+.2f%%), "
+              "3 us %.2f ms (%+.2f%%), 10 us %.2f ms (%+.2f%%), all between ops %.2f ms (%+.2f%%)\n",
+              st.profiler_op_overhead_us, st.profiler_op_overhead_samples, profiled.step_s * 1e3,
+              100 * (profiled.step_s - measured) / measured, low.step_s * 1e3, 100 * (low.step_s - measured) / measured,
+              high.step_s * 1e3, 100 * (high.step_s - measured) / measured, all.step_s * 1e3,
+              100 * (all.step_s - measured) / measured);
+  // The target: within 5% of the unprofiled step (measured +0.5% with the estimated
+  // 7.4 us per op; +6.2% keeping the profiled CPU timeline). Nothing here is fitted to the
+  // measured step: the per-op cost comes from the trace's own sibling gaps.
+  EXPECT_TRUE(st.profiler_op_overhead_estimated);
+  EXPECT_GE(st.profiler_op_overhead_samples, 1000);
+  EXPECT_GT(st.profiler_op_overhead_us, 2.0);
+  EXPECT_LT(st.profiler_op_overhead_us, 20.0);
+  EXPECT_NEAR(st.step_s, measured, 0.05 * measured);
+  // Keeping the profiled CPU timeline replays the profiled GPU span.
+  EXPECT_NEAR(profiled.step_s, profiled.measured_span_s + profiled.before_first_launch_s, 0.002 * profiled.step_s);
+  // More profiler cost removed, a shorter step, never below GPU busy + GPU gaps.
+  EXPECT_GT(profiled.step_s, low.step_s);
+  EXPECT_GT(low.step_s, st.step_s);
+  EXPECT_GT(st.step_s, high.step_s);
+  EXPECT_GE(high.step_s, all.step_s);
+  EXPECT_GT(all.step_s, st.measured_gpu_s + st.gpu_gap_idle_s);
   EXPECT_NEAR(st.compute_bound_s + st.memory_bound_s + st.other_gpu_s + st.idle_s, st.step_s, 1e-6 * st.step_s);
   EXPECT_GT(st.compute_bound_s, 0.5 * st.step_s);  // GEMMs and attention dominate a 1.4B GPT step
 }
