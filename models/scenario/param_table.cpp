@@ -157,7 +157,7 @@ std::vector<Param> build_table() {
 
   // trace
   t.push_back(P(trace.format, text, "", "Trace format.").one_of({"chakra", "kineto"}));
-  t.push_back(P(trace.path, text, "", "Directory of .et files (chakra) or a trace file (kineto)."));
+  t.push_back(P(trace.path, text, "", "Directory of .et files (chakra); a trace file, or a directory of one trace per rank (kineto)."));
   t.push_back(P(trace.recorded_gpu, text, "\"\"", "GPU the Kineto + execution trace was recorded on, when cluster.gpu differs: a what-if replay on cluster.gpu (\"\" = the same GPU)."));
   t.push_back(P(trace.batch_scale, real, "1.0", "What-if: the recorded micro-batch times this (Kineto + execution trace; kernels rescaled by the compute model).").at_least(0.001).at_most(1024));
   t.push_back(P(trace.profiler_overhead, text, "\"auto\"", "Profiler CPU cost per recorded operator removed from the launch timeline (Kineto + execution trace): auto (estimated from the trace), none, or a duration such as 5us."));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -274,6 +275,12 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
   double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
+  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path);
+  if (kineto_ranks && !c.trace.execution_trace.empty()) {
+    throw ScenarioError({"trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
+                         c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)"});
+  }
+  trace::KinetoRanksStats ranks_stats;
   if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
     std::vector<std::string> problems;
     if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
@@ -312,6 +319,8 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
       program = trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, et, &stats);
       graph = trace::to_json(stats);
       graph["compute_model"] = c.cluster.gpu_file.empty() ? "built-in calibration" : c.cluster.gpu_file;
+    } else if (kineto_ranks) {
+      program = trace::import_kineto_ranks(c.trace.path, &ranks_stats);
     } else {
       program = trace::import_kineto(c.trace.path);
     }
@@ -360,6 +369,21 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
                      {"instructions", program.instruction_count()}};
   if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
+  if (kineto_ranks) {
+    double simulated = 0;
+    for (const auto& rec : r.execution.collectives) simulated += (rec.end_s - rec.start_s) * rec.group_size;
+    const double n = std::max(1, ranks_stats.ranks);
+    report["trace"]["kineto_ranks"] = {{"collectives", ranks_stats.collectives},
+                                       {"nccl_kernels", ranks_stats.nccl_kernels},
+                                       {"nccl_kept_measured", ranks_stats.nccl_measured},
+                                       {"kernels", ranks_stats.kernels},
+                                       {"compute_waits_on_collectives", ranks_stats.waits},
+                                       {"measured_step_s", ranks_stats.measured_step_s},
+                                       {"measured_nccl_s_per_rank", ranks_stats.measured_nccl_s / n},
+                                       {"simulated_collective_s_per_rank", simulated / n},
+                                       {"idle_kept_s_per_rank", ranks_stats.idle_s / n},
+                                       {"stream_overlap_s", ranks_stats.overlap_s}};
+  }
   if (recorded_step_s > 0) {
     report["trace"]["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},
                                   {"replay_gpu", c.cluster.gpu},

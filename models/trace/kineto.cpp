@@ -46,21 +46,8 @@ constexpr double kMaxStepS = 3600;  // a profiled step of more than an hour is n
 
 replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options, KinetoStats* stats) {
   const kineto::KinetoTrace trace = kineto::read_kineto(trace_path, kKey);
-  std::set<int64_t> autograd_tids;
-  for (const kineto::CpuOp& op : trace.ops) {
-    if (!op.annotation && op.name.rfind("autograd::engine::evaluate_function", 0) == 0) autograd_tids.insert(op.tid);
-  }
-  const auto& step = trace.last_profiler_step;
-  std::vector<kineto::GpuEvent> gpu;
-  for (const kineto::GpuEvent& g : kineto::device_events(trace, options.device, trace_path, kKey)) {
-    if (step.begin >= 0) {
-      const auto l = trace.launches.find(g.correlation);
-      if (l == trace.launches.end() || l->second.ts < step.begin || l->second.ts > step.end) continue;
-    }
-    gpu.push_back(g);
-  }
-  if (gpu.empty()) throw TraceError(std::string(kKey) + ": " + trace_path + ": no GPU events in the last ProfilerStep");
-  std::stable_sort(gpu.begin(), gpu.end(), [](const kineto::GpuEvent& a, const kineto::GpuEvent& b) { return a.ts < b.ts; });
+  const std::vector<kineto::GpuEvent> gpu = kineto::step_events(trace, options.device, trace_path, kKey);
+  const kineto::PhaseOf phase_of(trace);
 
   KinetoStats st;
   replay::RankProgram rank;
@@ -90,15 +77,12 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
     in.kind = InstrKind::compute;
     in.stream = Stream::compute;
     in.seconds = g.dur * 1e-6;
-    bool opt = false;
-    for (const auto& w : trace.optimizer_windows) opt = opt || (g.ts >= w.begin && g.ts < w.end);
-    const auto l = trace.launches.find(g.correlation);
-    const bool bwd = l != trace.launches.end() && autograd_tids.count(l->second.tid) != 0;
-    in.category = opt ? Category::optimizer : bwd ? Category::backward : Category::forward;
-    (opt ? st.optimizer : bwd ? st.backward : st.forward) += 1;
-    std::string lower = g.name;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower.find("nccl") != std::string::npos) {
+    const kineto::Phase phase = phase_of(g);
+    in.category = phase == kineto::Phase::optimizer  ? Category::optimizer
+                  : phase == kineto::Phase::backward ? Category::backward
+                                                     : Category::forward;
+    (phase == kineto::Phase::optimizer ? st.optimizer : phase == kineto::Phase::backward ? st.backward : st.forward) += 1;
+    if (kineto::is_nccl(g.name)) {
       in.tp_seconds = in.seconds;
       ++st.nccl_kernels;
     }

@@ -1,6 +1,8 @@
 // Kineto JSON -> KinetoTrace (see kineto_events.h for the fields read).
 #include "models/trace/kineto_events.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -72,6 +74,10 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
     t.device_name = str(d, "name");
     t.sm_count = static_cast<int>(int_or(d, "numSms", 0));
   }
+  if (t.doc.is_object() && t.doc.contains("distributedInfo") && t.doc["distributedInfo"].is_object()) {
+    t.rank = int_or(t.doc["distributedInfo"], "rank", -1);
+    t.world_size = int_or(t.doc["distributedInfo"], "world_size", -1);
+  }
   for (const json& e : *events) {
     if (!e.is_object() || str(e, "ph") != "X") continue;
     const std::string cat = str(e, "cat");
@@ -98,6 +104,8 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
       g.stream = arg_int(e, "stream", 0);
       g.correlation = arg_int(e, "correlation", -1);
       g.external_id = arg_int(e, "External id", -1);
+      const auto a = e.find("args");
+      g.args = a != e.end() && a->is_object() ? &*a : nullptr;
       t.gpu.push_back(std::move(g));
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       Launch l{name, ts, dur, tid, arg_int(e, "External id", -1)};
@@ -144,6 +152,41 @@ std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const 
   const auto it = by_device.find(chosen);
   if (it == by_device.end()) throw TraceError(key + ": " + path + ": no GPU events on device " + std::to_string(chosen));
   return it->second;
+}
+
+std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path, const std::string& key) {
+  const Interval& step = trace.last_profiler_step;
+  std::vector<GpuEvent> out;
+  for (const GpuEvent& g : device_events(trace, device, path, key)) {
+    if (step.begin >= 0) {
+      const auto l = trace.launches.find(g.correlation);
+      if (l == trace.launches.end() || l->second.ts < step.begin || l->second.ts > step.end) continue;
+    }
+    out.push_back(g);
+  }
+  if (out.empty()) throw TraceError(key + ": " + path + ": no GPU events in the last ProfilerStep");
+  std::stable_sort(out.begin(), out.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+  return out;
+}
+
+bool is_nccl(const std::string& kernel_name) {
+  std::string lower = kernel_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("nccl") != std::string::npos;
+}
+
+PhaseOf::PhaseOf(const KinetoTrace& trace) : trace_(trace) {
+  for (const CpuOp& op : trace.ops) {
+    if (!op.annotation && starts_with(op.name, "autograd::engine::evaluate_function")) autograd_threads_.insert(op.tid);
+  }
+}
+
+Phase PhaseOf::operator()(const GpuEvent& event) const {
+  for (const Interval& w : trace_.optimizer_windows) {
+    if (event.ts >= w.begin && event.ts < w.end) return Phase::optimizer;
+  }
+  const auto l = trace_.launches.find(event.correlation);
+  return l != trace_.launches.end() && autograd_threads_.count(l->second.tid) != 0 ? Phase::backward : Phase::forward;
 }
 
 }  // namespace ct::trace::kineto

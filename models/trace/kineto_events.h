@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,7 @@ struct GpuEvent {
   double ts = 0, dur = 0;
   std::string cat, name;  // cat: kernel, gpu_memset or gpu_memcpy
   int64_t device = 0, stream = 0, correlation = -1, external_id = -1;
+  const nlohmann::json* args = nullptr;  // into KinetoTrace::doc (NCCL kernels: record_param_comms)
 };
 
 struct Interval {
@@ -59,6 +61,7 @@ struct KinetoTrace {
   std::vector<Interval> overhead;            // profiler overhead events
   std::vector<Interval> optimizer_windows;   // gpu_user_annotation Optimizer.step*
   Interval last_profiler_step{-1, -1};       // the last ProfilerStep#N annotation, if any
+  int64_t rank = -1, world_size = -1;        // distributedInfo (torch.distributed), -1 when absent
 };
 
 // Reads and parses the file (gzip or plain). `key` names the scenario key in errors.
@@ -68,6 +71,27 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key);
 // trace has none, several (device = -1) or not that one.
 std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const std::string& path,
                                     const std::string& key);
+
+// The step's GPU events on `device` (as device_events): those launched inside the last
+// ProfilerStep#N annotation when the trace has one, else all; sorted by start. Throws when none.
+std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path, const std::string& key);
+
+// Kernel name of an NCCL kernel ("nccl" in any case).
+bool is_nccl(const std::string& kernel_name);
+
+// Training phase of a GPU event: optimizer when it starts inside an Optimizer.step GPU
+// annotation, backward when launched from a thread that ran autograd::engine::evaluate_function
+// operators, forward otherwise.
+enum class Phase { forward, backward, optimizer };
+class PhaseOf {
+ public:
+  explicit PhaseOf(const KinetoTrace& trace);
+  Phase operator()(const GpuEvent& event) const;
+
+ private:
+  const KinetoTrace& trace_;
+  std::set<int64_t> autograd_threads_;
+};
 
 // Parses JSON text; a syntax error names the byte offset. Shared with the execution trace.
 nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& key);

@@ -109,12 +109,6 @@ Category category_of(const EtGraph& g, size_t node) {
   return backward ? Category::backward : Category::forward;
 }
 
-bool is_nccl(const std::string& name) {
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find("nccl") != std::string::npos;
-}
-
 // Storages an op reads and writes (defined tensors only).
 void storages(const OpView& op, std::vector<int64_t>& reads, std::vector<int64_t>& writes) {
   const std::vector<bool> mutated = mutated_arguments(op.schema);
@@ -370,7 +364,7 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       if (units[u].filled || units[u].events.empty() || batch_scaled[u]) continue;
       const OpWork& w = work[units[u].node];
       bool nccl = false;
-      for (const kineto::GpuEvent* e : units[u].events) nccl = nccl || is_nccl(e->name);
+      for (const kineto::GpuEvent* e : units[u].events) nccl = nccl || kineto::is_nccl(e->name);
       if (nccl) continue;
       if (w.kind != OpWork::Kind::none && w.modelled) {
         speed_ratio[u] = modelled_seconds(w, target) / modelled_seconds(w, model);
@@ -479,7 +473,7 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     if (!deps.empty()) in.after = deps[0];
     if (deps.size() > 1) in.after2 = deps[1];
     const OpWork& w = work[unit.node];
-    if (event != nullptr && is_nccl(event->name)) {
+    if (event != nullptr && kineto::is_nccl(event->name)) {
       in.tp_seconds = seconds;
       ++st.nccl_kernels;
     }

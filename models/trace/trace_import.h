@@ -88,6 +88,24 @@ struct KinetoStats {
 replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options = {},
                                   KinetoStats* stats = nullptr);
 
+// ---- Kineto, one file per rank (kineto_ranks.cpp) ----------------------------------------
+
+struct KinetoRanksStats {
+  int ranks = 0;
+  int collectives = 0;         // collective instances (matched across their groups)
+  int nccl_kernels = 0;        // NCCL kernels replayed as collectives, all ranks
+  int nccl_measured = 0;       // NCCL kernels kept at their measured time (send/recv, broadcast, ...)
+  int kernels = 0;             // events on the compute streams, all ranks
+  int waits = 0;               // compute events that wait for a collective
+  double measured_nccl_s = 0;  // measured time of the replayed NCCL kernels, all ranks
+  double measured_step_s = 0;  // the longest rank's measured GPU span
+  double idle_s = 0;           // idle kept on the compute streams, all ranks
+  double overlap_s = 0;        // compute-stream events that overlapped (other streams), serialized
+};
+
+// Every *.json / *.json.gz in `directory`, one per rank (distributedInfo). Throws TraceError.
+replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats = nullptr);
+
 // ---- Running -----------------------------------------------------------------------------
 
 struct TraceRunOptions {

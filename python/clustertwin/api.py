@@ -211,13 +211,19 @@ def _chakra_ranks(path: str) -> int:
     return len(ranks)
 
 
+def _kineto_files(path: str) -> list[str]:
+    return [f for f in os.listdir(path) if f.endswith((".json", ".json.gz"))]
+
+
 def load_trace(path: str | os.PathLike, format: str | None = None, execution_trace: str | os.PathLike | None = None,
                cluster: Mapping[str, Any] | None = None, name: str | None = None) -> Scenario:
     """A Scenario that replays a recorded step: ``ct.run(ct.load_trace(path))``.
 
-    ``format`` is guessed from ``path`` when not given: a directory (of ``<name>.<rank>.et``
-    files) is ``"chakra"``, a ``.json`` or ``.json.gz`` file ``"kineto"``. ``execution_trace``
-    (a PyTorch execution trace of the same step) goes with a Kineto trace only. ``cluster`` is
+    ``format`` is guessed from ``path`` when not given: a directory of ``<name>.<rank>.et``
+    files is ``"chakra"``; a ``.json`` or ``.json.gz`` file, or a directory of them (one
+    Kineto trace per rank of a torch.distributed job, NCCL collectives replayed on the
+    fabric), ``"kineto"``. ``execution_trace`` (a PyTorch execution trace of the same step)
+    goes with a single Kineto file only. ``cluster`` is
     the scenario's cluster section; by default the smallest one of the default hardware that
     holds the trace's ranks (8 GPUs per node; a single-rank trace gets a one-GPU node). Paths
     are stored absolute, so the scenario runs from any directory.
@@ -227,7 +233,8 @@ def load_trace(path: str | os.PathLike, format: str | None = None, execution_tra
         raise FileNotFoundError(f"load_trace: {path}: no such file or directory")
     if format is None:
         if os.path.isdir(path):
-            format = "chakra"
+            format = "kineto" if _kineto_files(path) and not any(f.endswith(".et") for f in os.listdir(path)) \
+                else "chakra"
         elif path.endswith((".json", ".json.gz")):
             format = "kineto"
         else:
@@ -243,11 +250,15 @@ def load_trace(path: str | os.PathLike, format: str | None = None, execution_tra
             raise ValueError("load_trace: execution_trace goes with a Kineto trace, not a Chakra one")
         ranks = _chakra_ranks(path)
     else:
+        ranks = 1
         if os.path.isdir(path):
-            raise ValueError(f"load_trace: {path}: a Kineto trace is a .json or .json.gz file, not a directory")
+            ranks = len(_kineto_files(path))
+            if not ranks:
+                raise ValueError(f"load_trace: {path}: no .json or .json.gz Kineto traces (one per rank)")
+            if execution_trace is not None:
+                raise ValueError("load_trace: execution_trace goes with a single Kineto file, not a directory of ranks")
         if execution_trace is not None:
             trace["execution_trace"] = os.path.abspath(os.fspath(execution_trace))
-        ranks = 1
     if cluster is None:
         per_node = min(8, ranks)
         cluster = {"nodes": -(-ranks // per_node), "gpus_per_node": per_node, "nics_per_node": per_node}

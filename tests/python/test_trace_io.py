@@ -189,3 +189,51 @@ def test_profiler_overhead_per_operator_is_estimated_given_or_kept():
             run(bad)
     with pytest.raises(ct.ScenarioError, match=r"trace\.profiler_overhead"):
         ct.run("scenarios/trace-chakra-allreduce.yaml", overrides={"trace.profiler_overhead": "none"})
+
+
+def _rank_trace(rank, world, nelems):
+    """One rank of a data-parallel step (us): a GEMM [0, 200], the gradient all-reduce after it
+    (measured [200, 700]), an optimizer kernel [705, 755] that waits for it."""
+    def launch(corr, ts):
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 3,
+                "args": {"correlation": corr}}
+
+    def kernel(corr, name, ts, dur, stream=7, **extra):
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+                "args": {"device": 0, "stream": stream, "correlation": corr, **extra}}
+
+    nccl = {"Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": nelems, "Out msg nelems": nelems,
+            "Group size": world, "Process Group Name": "0",
+            "Process Group Ranks": "[" + ", ".join(str(r) for r in range(world)) + "]"}
+    events = [launch(1, -20), kernel(1, "gemm", 0, 200), launch(2, 5),
+              kernel(2, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 200, 500, stream=20, **nccl),
+              launch(3, 600), kernel(3, "multi_tensor_apply_kernel", 705, 50)]
+    return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world}, "traceEvents": events}
+
+
+def test_multi_rank_kineto_replays_nccl_kernels_as_collectives_on_the_fabric(tmp_path):
+    world, nelems = 8, 64 << 20  # 128 MiB of bf16 gradients
+    for rank in range(world):
+        with open(tmp_path / f"host_{rank}.pt.trace.json", "w") as f:
+            json.dump(_rank_trace(rank, world, nelems), f)
+    sc = ct.load_trace(tmp_path)
+    assert sc.data["trace"]["format"] == "kineto"
+    assert sc.data["cluster"] == {"nodes": 1, "gpus_per_node": 8, "nics_per_node": 8}
+    one_node = ct.run(sc).report
+    kr = one_node["trace"]["kineto_ranks"]
+    assert (kr["collectives"], kr["nccl_kernels"], kr["compute_waits_on_collectives"]) == (1, world, world)
+    assert kr["measured_step_s"] == pytest.approx(755e-6)
+    assert kr["measured_nccl_s_per_rank"] == pytest.approx(500e-6)
+    (coll,) = one_node["collectives"]
+    assert (coll["op"], coll["group_size"], coll["bytes"]) == ("all_reduce", world, 2 * nelems)
+    # The step is the GEMM, the simulated all-reduce, the 5 us CPU gap and the optimizer kernel.
+    assert one_node["step_time_s"] == pytest.approx(200e-6 + coll["time_s"] + 5e-6 + 50e-6, rel=1e-6)
+    # The same recorded step with its ranks spread over two nodes: the all-reduce crosses the
+    # RDMA fabric (NICs far slower than NVLink), so the step is longer.
+    two_nodes = ct.run(ct.load_trace(tmp_path, cluster={"nodes": 2, "gpus_per_node": 4, "nics_per_node": 4})).report
+    assert two_nodes["collectives"][0]["time_s"] > coll["time_s"]
+    assert two_nodes["step_time_s"] > one_node["step_time_s"]
+    with pytest.raises(ValueError, match="execution_trace goes with a single Kineto file"):
+        ct.load_trace(tmp_path, execution_trace=os.path.join(KINETO, "pytorch_et_gpt1.3b_h200.json.gz"))
+    with pytest.raises(ct.ScenarioError, match=r"trace\.execution_trace"):
+        ct.run(sc, overrides={"trace.execution_trace": os.path.join(KINETO, "pytorch_et_gpt1.3b_h200.json.gz")})

@@ -1,0 +1,360 @@
+// PyTorch profiler (Kineto) traces of a multi-rank job, one file per rank -> replay::StepProgram
+// whose NCCL collectives run on the simulated fabric instead of at their measured time.
+//
+// Files: every *.json and *.json.gz in the directory. The rank is the file's
+// distributedInfo.rank; every file's distributedInfo.world_size must equal the number of
+// files, and ranks 0..N-1 appear once each. Rank r runs on GPU r.
+// Per rank, the step's GPU events (kineto::step_events: the last ProfilerStep, or all) split in:
+//   * Collectives: NCCL kernels with record_param_comms arguments. "Collective name"
+//     (lower case, '_' dropped) starting with allreduce, allgather, reducescatter or alltoall
+//     gives the kind; the payload is the nccl-tests buffer per rank,
+//       bytes = max("In msg nelems", "Out msg nelems") x size of "dtype";
+//     the group is "Process Group Ranks" (global ranks; when truncated with "...", every rank
+//     if "Group size" is the world size, else an error). The k-th collective of a process
+//     group (name and ranks) on each member is one instance: kind and bytes must agree and
+//     every member must have it. They run in measured start order on the dp stream.
+//   * Other GPU events, NCCL kernels without those arguments or of other kinds (send/recv,
+//     broadcast, ...) included, run in start order on the compute stream at their measured
+//     time (several streams serialized, as import_kineto); a kept NCCL kernel counts as exposed
+//     communication (tp_seconds) and in KinetoRanksStats::nccl_measured.
+// Dependencies, from the measured timeline:
+//   * A collective waits for the compute event launched last before it (cudaLaunchKernel
+//     order): PyTorch orders the NCCL stream after the current stream at the call.
+//   * A compute event e waits for the collective that ended last (measured) in
+//     (end of the compute stream's previous event, start of e]: the stream was idle until then
+//     (work.wait()). Collectives end in stream order, so one such dependency covers the others.
+//   * Idle: the rest of the measured gap before e, start_e - max(end_prev, end of that
+//     collective), stays as an idle instruction after the wait (CPU launch time).
+// A collective's time is the collective engine's on the cluster, not the measured kernel
+// time (which includes waiting for the slowest peer); both are reported.
+// Step end: after the last compute event and the last collective of the rank.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "models/trace/kineto_events.h"
+#include "models/trace/trace_import.h"
+
+namespace ct::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using replay::Category;
+using replay::CollectiveKind;
+using replay::Instr;
+using replay::InstrKind;
+using replay::Stream;
+
+constexpr const char* kKey = "trace.path";
+constexpr double kMaxStepS = 3600;  // as import_kineto
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  int64_t bytes = 0;
+  std::string group_key;  // "<pg name>:<ranks>"
+  std::vector<int> ranks;
+};
+
+std::string where(const std::string& file, const kineto::GpuEvent& e) {
+  return std::string(kKey) + ": " + file + ": NCCL kernel '" + e.name + "' at ts " + std::to_string(e.ts);
+}
+
+std::string arg_text(const json& args, const char* key) {
+  const auto it = args.find(key);
+  if (it == args.end()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+int64_t arg_count(const json& args, const char* key, const std::string& at) {
+  const auto it = args.find(key);
+  if (it == args.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
+    throw TraceError(at + ": \"" + key + "\" is " + (it == args.end() ? "missing" : it->dump()) +
+                     ", expected a non-negative integer");
+  }
+  return it->get<int64_t>();
+}
+
+int64_t dtype_bytes(const std::string& dtype, const std::string& at) {
+  static const std::map<std::string, int64_t> sizes = {
+      {"Byte", 1},  {"Char", 1},   {"Bool", 1},          {"Float8_e5m2", 1},   {"Float8_e4m3fn", 1},
+      {"Short", 2}, {"Half", 2},   {"BFloat16", 2},      {"Int", 4},           {"Float", 4},
+      {"Long", 8},  {"Double", 8}, {"ComplexFloat", 8},  {"ComplexDouble", 16}};
+  const auto it = sizes.find(dtype);
+  if (it == sizes.end()) throw TraceError(at + ": dtype '" + dtype + "' is not a known tensor type");
+  return it->second;
+}
+
+// "[0, 1, 2]" (or a JSON array) -> ranks; empty with truncated set when the list has "...".
+std::vector<int> parse_ranks(const json& args, int64_t world, const std::string& at) {
+  const std::string text = arg_text(args, "Process Group Ranks");
+  const auto group_size = args.find("Group size");
+  const bool whole_world = group_size != args.end() && group_size->is_number_integer() && group_size->get<int64_t>() == world;
+  if (text.find("...") != std::string::npos || text.empty()) {
+    if (!whole_world) {
+      throw TraceError(at + ": \"Process Group Ranks\" is " + (text.empty() ? "missing" : "truncated ('" + text + "')") +
+                       " and \"Group size\" is not the world size " + std::to_string(world));
+    }
+    std::vector<int> all(static_cast<size_t>(world));
+    for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+    return all;
+  }
+  std::vector<int> ranks;
+  std::string number;
+  for (const char c : text + ",") {
+    if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      number += c;
+    } else if (c == ',' || c == ']') {
+      if (number.empty()) continue;
+      if (number.size() > 9 || std::stoll(number) >= world) {
+        throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' names rank " + number + ", outside 0.." +
+                         std::to_string(world - 1));
+      }
+      ranks.push_back(std::stoi(number));
+      number.clear();
+    } else if (c != '[' && c != ' ') {
+      throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' is not a list of ranks");
+    }
+  }
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  if (ranks.empty() || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' is empty or repeats a rank");
+  }
+  if (group_size != args.end() && (!group_size->is_number_integer() || group_size->get<int64_t>() != static_cast<int64_t>(ranks.size()))) {
+    throw TraceError(at + ": \"Group size\" " + group_size->dump() + " differs from the " + std::to_string(ranks.size()) +
+                     " ranks listed");
+  }
+  return ranks;
+}
+
+// The collective an NCCL kernel runs, or false for one kept at its measured time.
+bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, Collective& out) {
+  if (e.args == nullptr || !kineto::is_nccl(e.name)) return false;
+  const json& args = *e.args;
+  std::string name;
+  for (const char c : arg_text(args, "Collective name")) {
+    if (c != '_') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (name.rfind("allreduce", 0) == 0) {
+    out.kind = CollectiveKind::all_reduce;
+  } else if (name.rfind("allgather", 0) == 0) {
+    out.kind = CollectiveKind::all_gather;
+  } else if (name.rfind("reducescatter", 0) == 0) {
+    out.kind = CollectiveKind::reduce_scatter;
+  } else if (name.rfind("alltoall", 0) == 0) {
+    out.kind = CollectiveKind::all_to_all;
+  } else {
+    return false;
+  }
+  const std::string at = where(file, e);
+  const int64_t elements = std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
+  const int64_t element = dtype_bytes(arg_text(args, "dtype"), at);
+  if (elements > (int64_t{1} << 40) / element) throw TraceError(at + ": the message exceeds 1 TiB");
+  out.bytes = elements * element;
+  out.ranks = parse_ranks(args, world, at);
+  out.group_key = arg_text(args, "Process Group Name") + ":";
+  for (const int r : out.ranks) out.group_key += std::to_string(r) + ",";
+  return true;
+}
+
+struct RankFile {
+  std::string path;
+  kineto::KinetoTrace trace;
+};
+
+Category category(kineto::Phase p) {
+  return p == kineto::Phase::optimizer ? Category::optimizer : p == kineto::Phase::backward ? Category::backward : Category::forward;
+}
+
+Instr compute(double seconds, Category c) {
+  Instr in;
+  in.kind = InstrKind::compute;
+  in.stream = Stream::compute;
+  in.category = c;
+  in.seconds = seconds;
+  return in;
+}
+
+}  // namespace
+
+replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto ends = [&](const std::string& suffix) {
+      return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (entry.is_regular_file() && (ends(".json") || ends(".json.gz"))) paths.push_back(entry.path().string());
+  }
+  if (ec) throw TraceError(std::string(kKey) + ": " + directory + ": " + ec.message());
+  if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
+  std::sort(paths.begin(), paths.end());
+  const auto n = static_cast<int64_t>(paths.size());
+  std::vector<RankFile> files(paths.size());
+  std::vector<bool> seen(paths.size(), false);
+  for (const std::string& p : paths) {
+    kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
+    if (t.rank < 0 || t.world_size < 0) {
+      throw TraceError(std::string(kKey) + ": " + p + ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
+    }
+    if (t.world_size != n) {
+      throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " + std::to_string(t.world_size) +
+                       " but " + directory + " holds " + std::to_string(n) + " traces");
+    }
+    if (t.rank >= n || seen[static_cast<size_t>(t.rank)]) {
+      throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +
+                       (t.rank >= n ? " is outside 0.." + std::to_string(n - 1) : " appears in two files"));
+    }
+    seen[static_cast<size_t>(t.rank)] = true;
+    files[static_cast<size_t>(t.rank)] = {p, std::move(t)};
+  }
+
+  KinetoRanksStats st;
+  st.ranks = static_cast<int>(n);
+  // Per rank: step events and their collectives; instances of each group in order.
+  std::vector<std::vector<kineto::GpuEvent>> events(files.size());
+  std::vector<std::vector<int>> coll_of(files.size());  // per event: instance index or -1
+  std::map<std::pair<std::string, int>, int> instance_index;
+  std::vector<Collective> instances;
+  std::vector<std::vector<int>> members;  // per instance: ranks that issued it
+  std::vector<std::pair<int, double>> first_seen;  // per instance: (rank, ts) of the first member, for errors
+  for (size_t r = 0; r < files.size(); ++r) {
+    events[r] = kineto::step_events(files[r].trace, -1, files[r].path, kKey);
+    coll_of[r].assign(events[r].size(), -1);
+    std::map<std::string, int> seq;
+    for (size_t i = 0; i < events[r].size(); ++i) {
+      Collective c;
+      if (!collective_of(events[r][i], n, files[r].path, c)) continue;
+      const std::string at = where(files[r].path, events[r][i]);
+      if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
+        throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");
+      }
+      const std::pair<std::string, int> key{c.group_key, seq[c.group_key]++};
+      auto [it, fresh] = instance_index.emplace(key, static_cast<int>(instances.size()));
+      if (fresh) {
+        instances.push_back(c);
+        members.emplace_back();
+        first_seen.emplace_back(static_cast<int>(r), events[r][i].ts);
+      } else if (instances[static_cast<size_t>(it->second)].kind != c.kind ||
+                 instances[static_cast<size_t>(it->second)].bytes != c.bytes) {
+        throw TraceError(at + ": collective #" + std::to_string(key.second) + " of its process group differs in kind or size from rank " +
+                         std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
+      }
+      members[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
+      coll_of[r][i] = it->second;
+    }
+  }
+  replay::StepProgram program;
+  for (size_t k = 0; k < instances.size(); ++k) {
+    if (members[k].size() != instances[k].ranks.size()) {
+      const auto [r, ts] = first_seen[k];
+      throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(r)].path + ": the collective at ts " +
+                       std::to_string(ts) + " has " + std::to_string(members[k].size()) + " of its " +
+                       std::to_string(instances[k].ranks.size()) + " ranks in the traces (the k-th of each group must match)");
+    }
+    replay::Group g;
+    g.gpus = instances[k].ranks;
+    g.simulated = instances[k].ranks;
+    program.groups.push_back(std::move(g));
+  }
+  st.collectives = static_cast<int>(instances.size());
+
+  for (size_t r = 0; r < files.size(); ++r) {
+    const kineto::KinetoTrace& t = files[r].trace;
+    const kineto::PhaseOf phase_of(t);
+    const auto launch_ts = [&](const kineto::GpuEvent& e) {
+      const auto l = t.launches.find(e.correlation);
+      return l == t.launches.end() ? e.ts : l->second.ts;
+    };
+    replay::RankProgram rank;
+    rank.gpu = static_cast<int>(r);
+    std::vector<std::pair<double, int32_t>> launched;  // compute events: (launch ts, instruction)
+    int32_t last_coll = -1;
+    double frontier = -1;  // measured end of the compute stream's latest event
+    struct Ended {
+      double end;
+      int32_t instr;
+    };
+    std::vector<Ended> colls_ended;  // replayed collectives on this rank, by measured end
+    const double t0 = events[r].front().ts;
+    double last_end = t0;
+    for (size_t i = 0; i < events[r].size(); ++i) {
+      const kineto::GpuEvent& e = events[r][i];
+      last_end = std::max(last_end, e.ts + e.dur);
+      if (coll_of[r][i] >= 0) {
+        Instr in;
+        in.kind = InstrKind::collective;
+        in.stream = Stream::dp;
+        in.category = Category::dp;
+        const Collective& c = instances[static_cast<size_t>(coll_of[r][i])];
+        in.collective = c.kind;
+        in.bytes = c.bytes;
+        in.group = coll_of[r][i];
+        // The compute event launched last before this collective.
+        const double at = launch_ts(e);
+        int32_t dep = -1;
+        double best = -1e300;
+        for (const auto& [ts, idx] : launched) {
+          if (ts <= at && ts >= best) {
+            best = ts;
+            dep = idx;
+          }
+        }
+        in.after = dep;
+        last_coll = static_cast<int32_t>(rank.instrs.size());
+        colls_ended.push_back({e.ts + e.dur, last_coll});
+        rank.instrs.push_back(in);
+        ++st.nccl_kernels;
+        st.measured_nccl_s += e.dur * 1e-6;
+        continue;
+      }
+      // Compute stream: the collective it waited for, the idle rest of its gap.
+      int32_t wait = -1;
+      double wait_end = frontier;
+      for (const Ended& c : colls_ended) {
+        if (c.end > frontier && c.end <= e.ts && c.end >= wait_end) {
+          wait = c.instr;
+          wait_end = c.end;
+        }
+      }
+      if (frontier >= 0 && e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
+      if (wait >= 0) ++st.waits;
+      const double gap = frontier < 0 ? 0.0 : e.ts - std::max(frontier, wait_end);
+      if (gap > 0) {  // idle after the wait; the event follows it on the stream
+        Instr idle = compute(gap * 1e-6, Category::step_end);
+        idle.after = wait;
+        rank.instrs.push_back(idle);
+        st.idle_s += gap * 1e-6;
+        wait = -1;
+      }
+      Instr in = compute(e.dur * 1e-6, category(phase_of(e)));
+      in.after = wait;
+      if (kineto::is_nccl(e.name)) {
+        in.tp_seconds = in.seconds;
+        ++st.nccl_measured;
+      }
+      launched.emplace_back(launch_ts(e), static_cast<int32_t>(rank.instrs.size()));
+      rank.instrs.push_back(in);
+      ++st.kernels;
+      frontier = std::max(frontier, e.ts + e.dur);
+    }
+    if ((last_end - t0) * 1e-6 > kMaxStepS) {
+      throw TraceError(std::string(kKey) + ": " + files[r].path + ": the GPU events span " +
+                       std::to_string((last_end - t0) * 1e-6) + " s, more than the hour a replayed step may");
+    }
+    st.measured_step_s = std::max(st.measured_step_s, (last_end - t0) * 1e-6);
+    Instr end = compute(0, Category::step_end);
+    end.after = last_coll;
+    rank.instrs.push_back(end);
+    program.ranks.push_back(std::move(rank));
+  }
+  program.steps = 1;
+  if (stats != nullptr) *stats = st;
+  return program;
+}
+
+}  // namespace ct::trace
