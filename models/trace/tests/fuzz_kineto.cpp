@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes as a PyTorch profiler (Kineto) trace file through
-// import_kineto, with and without the idle gaps. The importer reads files (gzip detected by its
-// magic bytes), so each input is written to one file in /dev/shm (a RAM disk; the system
+// import_kineto, with and without the idle gaps, and as the only rank of a multi-rank job
+// through import_kineto_ranks. The importers read files (gzip detected by its magic bytes), so
+// each input is written to one file in its own folder in /dev/shm (a RAM disk; the system
 // temporary directory when absent) first. A TraceError is the expected answer to a bad trace;
 // any other exception, a crash, undefined behaviour, a leak or a hang is a bug.
 #include <unistd.h>
@@ -15,21 +16,22 @@
 
 namespace {
 
-std::string input_path() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
-  return (dir / ("ct_fuzz_kineto_" + std::to_string(::getpid()) + ".json")).string();
-}
-
 struct InputFile {
-  std::string path = input_path();
-  InputFile() = default;
+  std::filesystem::path dir;
+  std::string path;
+  InputFile() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
+    dir = base / ("ct_fuzz_kineto_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    path = (dir / "rank.json").string();
+  }
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
   ~InputFile() {
     std::error_code ec;
-    std::filesystem::remove(path, ec);
+    std::filesystem::remove_all(dir, ec);
   }
 };
 
@@ -52,6 +54,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ct::trace::import_kineto(path, options);
     } catch (const ct::trace::TraceError&) {
     }
+  }
+  try {
+    ct::trace::import_kineto_ranks(file.dir.string());
+  } catch (const ct::trace::TraceError&) {
   }
   return 0;
 }

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 const fs::path kSeeds = "tests/fuzz/trace-seeds";
 
 TEST(TraceFuzzSeeds, EveryInputImportsOrFailsCleanly) {
-  int chakra = 0, kineto = 0;
+  int chakra = 0, kineto = 0, ranks_imported = 0;
   const network::ClusterSpec cluster = replay::testing::small_cluster(1);
   for (const auto& entry : fs::directory_iterator(kSeeds)) {
     const std::string name = entry.path().filename().string();
@@ -57,8 +57,22 @@ TEST(TraceFuzzSeeds, EveryInputImportsOrFailsCleanly) {
           EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
         }
       }
+      // As the only rank of a job (fuzz_kineto does the same).
+      const fs::path dir = fs::temp_directory_path() / ("ct_seed_ranks_" + std::to_string(::getpid()));
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      fs::copy_file(entry.path(), dir / name);
+      try {
+        const replay::StepProgram p = import_kineto_ranks(dir.string());
+        ++ranks_imported;
+        EXPECT_GE(run_trace_program(p, cluster, "analytical").step_time_s, 0.0);
+      } catch (const TraceError& e) {
+        EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+      }
+      fs::remove_all(dir);
     }
   }
+  EXPECT_GE(ranks_imported, 1);  // kineto-rank0-allreduce.json
   EXPECT_GE(chakra, 3);
   EXPECT_GE(kineto, 2);
 }
