@@ -2,15 +2,10 @@
 //
 // Files: every `<name>.<rank>.et` in the directory, one <name>, ranks 0..N-1; rank r runs on
 // GPU r. Each file is a sequence of varint-length-prefixed protobuf messages: one
-// GlobalMetadata (field 1 version, which must be "0.0.4", the schema whose field numbers are
-// decoded here), then Nodes. The wire format is decoded here (varint, 64-bit,
-// length-delimited, 32-bit; unknown fields skipped) from the Chakra schema's field numbers
-// (mlcommons/chakra schema/protobuf/et_def.proto):
-//   Node: 1 id, 2 name, 3 type, 4 ctrl_deps, 5 data_deps (repeated uint64, packed or not),
-//         7 duration_micros, 10 attr (AttributeProto).
-//   AttributeProto: 1 name; value 3 double, 5 float, 7 int32, 9 int64, 11 uint32, 13 uint64,
-//         15 sint32, 17 sint64 (zigzag), 19 fixed32, 21 fixed64, 23 sfixed32, 25 sfixed64,
-//         27 bool, 29 string (list values are skipped).
+// GlobalMetadata (version, which must be "0.0.4"), then Nodes, parsed with the protobuf
+// library from chakra_et.proto (our copy of the schema's field numbers): a node's id, name,
+// type, ctrl_deps and data_deps, duration_micros and attributes; an attribute holds a number
+// (double, float or any integer type; bool as 0/1) or a string (list values are ignored).
 //   NodeType: 4 COMP, 5 COMM_SEND, 6 COMM_RECV, 7 COMM_COLL; others (metadata, memory, ...)
 //         take no time and only pass their dependencies on.
 //   CollectiveCommType (attr comm_type): 0 ALL_REDUCE, 2 ALL_GATHER, 6 ALL_TO_ALL,
@@ -47,7 +42,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -55,6 +49,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include "chakra_et.pb.h"
 #include "models/trace/file_io.h"
 #include "models/trace/trace_import.h"
 
@@ -80,70 +77,7 @@ std::string num(double v) {
   return buf;
 }
 
-// ---- protobuf wire format ----------------------------------------------------------------
-
-class Reader {
- public:
-  Reader(const char* begin, const char* end, const char* base, const std::string* where)
-      : p_(begin), end_(end), base_(base), where_(where) {}
-  [[nodiscard]] bool done() const { return p_ >= end_; }
-  [[nodiscard]] size_t offset() const { return static_cast<size_t>(p_ - base_); }
-
-  uint64_t varint() {
-    const char* start = p_;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ >= end_) fail_at(start, "truncated varint");
-      const auto b = static_cast<uint8_t>(*p_++);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    fail_at(start, "varint longer than 10 bytes");
-  }
-  uint64_t fixed(int bytes) {
-    if (end_ - p_ < bytes) {
-      fail_at(p_, "truncated fixed-width field (" + std::to_string(bytes) + " bytes, " +
-                      std::to_string(end_ - p_) + " left)");
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
-    p_ += bytes;
-    return v;
-  }
-  Reader sub() {
-    const char* start = p_;
-    const uint64_t n = varint();
-    if (n > static_cast<uint64_t>(end_ - p_)) {
-      fail_at(start, "length-delimited field of " + std::to_string(n) + " bytes runs past the end (" +
-                         std::to_string(end_ - p_) + " bytes left)");
-    }
-    Reader r(p_, p_ + n, base_, where_);
-    p_ += n;
-    return r;
-  }
-  std::string str() {
-    Reader r = sub();
-    return {r.p_, r.end_};
-  }
-  void skip(uint32_t wire) {
-    switch (wire) {
-      case 0: varint(); break;
-      case 1: fixed(8); break;
-      case 2: sub(); break;
-      case 5: fixed(4); break;
-      default: fail_at(p_, "unsupported wire type " + std::to_string(wire));
-    }
-  }
-  [[noreturn]] void fail_at(const char* at, const std::string& what) const {
-    throw TraceError(prefix(*where_) + "corrupt protobuf at byte " + std::to_string(at - base_) + ": " + what);
-  }
-
- private:
-  const char* p_;
-  const char* end_;
-  const char* base_;
-  const std::string* where_;
-};
+// ---- messages ----------------------------------------------------------------------------
 
 enum NodeType : uint32_t { kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
 
@@ -194,110 +128,82 @@ void set_real(Attr& a, double v) {
   a.i = a.is_integer ? static_cast<int64_t>(v) : 0;
 }
 
-Attr decode_attr(Reader r, std::string& name) {
-  Attr a;
-  while (!r.done()) {
-    const uint64_t key = r.varint();
-    const auto field = static_cast<uint32_t>(key >> 3);
-    const auto wire = static_cast<uint32_t>(key & 7);
-    if (field == 1 && wire == 2) {
-      name = r.str();
-    } else if (wire == 0 && (field == 7 || field == 9 || field == 11 || field == 13 || field == 27)) {
-      const uint64_t v = r.varint();
-      set_integer(a, field == 7    ? static_cast<int32_t>(v)
-                     : field == 11 ? static_cast<int64_t>(static_cast<uint32_t>(v))
-                                   : static_cast<int64_t>(v));
-    } else if (wire == 0 && (field == 15 || field == 17)) {
-      const uint64_t z = r.varint();
-      set_integer(a, static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1));
-    } else if (wire == 1 && (field == 3 || field == 21 || field == 25)) {
-      const uint64_t v = r.fixed(8);
-      if (field == 3) {
-        double d = 0;
-        std::memcpy(&d, &v, sizeof(double));
-        set_real(a, d);
-      } else {
-        set_integer(a, static_cast<int64_t>(v));
-      }
-    } else if (wire == 5 && (field == 5 || field == 19 || field == 23)) {
-      const auto v = static_cast<uint32_t>(r.fixed(4));
-      if (field == 5) {
-        float f = 0;
-        std::memcpy(&f, &v, sizeof(float));
-        set_real(a, f);
-      } else {
-        set_integer(a, field == 23 ? static_cast<int32_t>(v) : static_cast<int64_t>(v));
-      }
-    } else if (field == 29 && wire == 2) {
-      a.s = r.str();
-    } else {
-      r.skip(wire);
-    }
+Attr attr_of(const chakra::AttributeProto& a) {
+  using V = chakra::AttributeProto;
+  Attr out;
+  switch (a.value_case()) {
+    case V::kDoubleVal: set_real(out, a.double_val()); break;
+    case V::kFloatVal: set_real(out, a.float_val()); break;
+    case V::kInt32Val: set_integer(out, a.int32_val()); break;
+    case V::kInt64Val: set_integer(out, a.int64_val()); break;
+    case V::kUint32Val: set_integer(out, a.uint32_val()); break;
+    case V::kUint64Val: set_integer(out, static_cast<int64_t>(a.uint64_val())); break;
+    case V::kSint32Val: set_integer(out, a.sint32_val()); break;
+    case V::kSint64Val: set_integer(out, a.sint64_val()); break;
+    case V::kFixed32Val: set_integer(out, a.fixed32_val()); break;
+    case V::kFixed64Val: set_integer(out, static_cast<int64_t>(a.fixed64_val())); break;
+    case V::kSfixed32Val: set_integer(out, a.sfixed32_val()); break;
+    case V::kSfixed64Val: set_integer(out, a.sfixed64_val()); break;
+    case V::kBoolVal: set_integer(out, a.bool_val() ? 1 : 0); break;
+    case V::kStringVal: out.s = a.string_val(); break;
+    case V::kBytesVal:
+    case V::VALUE_NOT_SET: break;
   }
-  return a;
+  return out;
 }
 
-void decode_deps(Reader& r, uint32_t wire, std::vector<uint64_t>& out) {
-  if (wire == 2) {  // packed
-    Reader p = r.sub();
-    while (!p.done()) out.push_back(p.varint());
-  } else if (wire == 0) {
-    out.push_back(r.varint());
-  } else {
-    r.skip(wire);
+// Reads the varint-length-prefixed message at the stream's position into `m`; false at the
+// end of the data. Errors name the byte where the message's length prefix starts.
+bool next_message(google::protobuf::io::CodedInputStream& in, size_t total, google::protobuf::MessageLite& m,
+                  const std::string& file, const char* what) {
+  const auto at = static_cast<size_t>(in.CurrentPosition());
+  if (at == total) return false;
+  const std::string here = prefix(file) + "corrupt protobuf at byte " + std::to_string(at) + ": ";
+  uint64_t size = 0;
+  if (!in.ReadVarint64(&size)) throw TraceError(here + "truncated length prefix of a " + what);
+  const size_t left = total - static_cast<size_t>(in.CurrentPosition());
+  if (size > left) {
+    throw TraceError(here + what + " of " + std::to_string(size) + " bytes runs past the end (" + std::to_string(left) +
+                     " bytes left)");
   }
-}
-
-Node decode_node(Reader r) {
-  Node n;
-  n.offset = r.offset();
-  while (!r.done()) {
-    const uint64_t key = r.varint();
-    const auto field = static_cast<uint32_t>(key >> 3);
-    const auto wire = static_cast<uint32_t>(key & 7);
-    if (field == 1 && wire == 0) {
-      n.id = r.varint();
-    } else if (field == 2 && wire == 2) {
-      n.name = r.str();
-    } else if (field == 3 && wire == 0) {
-      n.type = static_cast<uint32_t>(r.varint());
-    } else if (field == 4 || field == 5) {
-      decode_deps(r, wire, n.deps);
-    } else if (field == 7 && wire == 0) {
-      n.duration_us = r.varint();
-    } else if (field == 10 && wire == 2) {
-      std::string name;
-      Attr a = decode_attr(r.sub(), name);
-      n.attr[name] = std::move(a);
-    } else {
-      r.skip(wire);
-    }
+  const auto limit = in.PushLimit(static_cast<int>(size));
+  const bool parsed = m.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
+  in.PopLimit(limit);
+  if (!parsed) {
+    throw TraceError(here + "the " + std::to_string(size) + "-byte " + what +
+                     " does not parse (a field cut short, or a malformed tag or group)");
   }
-  return n;
+  return true;
 }
 
 std::vector<Node> decode_et(const std::string& data, const std::string& file) {
   if (data.empty()) throw TraceError(prefix(file) + "empty file");
-  Reader r(data.data(), data.data() + data.size(), data.data(), &file);
-  Reader meta = r.sub();
-  std::string version;
-  while (!meta.done()) {
-    const uint64_t key = meta.varint();
-    if (key == ((1U << 3) | 2U)) {
-      version = meta.str();
-    } else {
-      meta.skip(static_cast<uint32_t>(key & 7));
-    }
+  if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw TraceError(prefix(file) + "larger than 2 GiB, the most one protobuf stream reads");
   }
-  if (version != kChakraVersion) {
-    throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + version +
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()), static_cast<int>(data.size()));
+  chakra::GlobalMetadata meta;
+  next_message(in, data.size(), meta, file, "GlobalMetadata");
+  if (meta.version() != kChakraVersion) {
+    throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + meta.version() +
                      "', this reader decodes " + kChakraVersion);
   }
   std::vector<Node> nodes;
-  while (!r.done()) {
-    const size_t at = r.offset();
-    nodes.push_back(decode_node(r.sub()));
-    nodes.back().offset = at;
+  chakra::Node msg;
+  for (;;) {
+    const auto at = static_cast<size_t>(in.CurrentPosition());
+    msg.Clear();
+    if (!next_message(in, data.size(), msg, file, "Node")) break;
+    Node n;
+    n.offset = at;
+    n.id = msg.id();
+    n.name = msg.name();
+    n.type = static_cast<uint32_t>(msg.type());
+    n.deps.assign(msg.ctrl_deps().begin(), msg.ctrl_deps().end());
+    n.deps.insert(n.deps.end(), msg.data_deps().begin(), msg.data_deps().end());
+    n.duration_us = msg.duration_micros();
+    for (const chakra::AttributeProto& a : msg.attr()) n.attr[a.name()] = attr_of(a);
+    nodes.push_back(std::move(n));
   }
   return nodes;
 }

@@ -1,9 +1,8 @@
 // replay::StepProgram -> Chakra execution traces (mlcommons/chakra schema/protobuf/et_def.proto,
-// version 0.0.4), encoded by hand with the protobuf wire format: varint keys
-// (field << 3 | wire type), varint integers, 64-bit little-endian doubles, length-delimited
-// strings, sub-messages and packed repeated integers. A file is a sequence of messages, each
-// prefixed by its varint length (Chakra's protolib encodeMessage): GlobalMetadata
-// {1 version = "0.0.4"}, then one Node per instruction of the rank, in program order:
+// version 0.0.4), serialized with the protobuf library from chakra_et.proto. A file is a
+// sequence of messages, each prefixed by its varint length (Chakra's protolib encodeMessage):
+// GlobalMetadata {1 version = "0.0.4"}, then one Node per instruction of the rank, in program
+// order (fields at their proto3 defaults, such as id 0, are not written):
 //   Node: 1 id = the instruction's index, 2 name, 3 type, 4 ctrl_deps, 5 data_deps (packed),
 //         7 duration_micros, 10 attr (AttributeProto: 1 name, then 27 bool_val, 7 int32_val,
 //         9 int64_val, 3 double_val or 29 string_val -- the value fields ASTRA-sim's
@@ -38,10 +37,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
+
+#include "chakra_et.pb.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -53,70 +55,17 @@ using replay::Instr;
 using replay::InstrKind;
 using replay::Stream;
 
-enum NodeType : uint64_t { kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
+// ---- messages ------------------------------------------------------------------------------
 
-// ---- wire format ---------------------------------------------------------------------------
-
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-void put_key(std::string& out, uint32_t field, uint32_t wire) { put_varint(out, (uint64_t{field} << 3) | wire); }
-void put_uint(std::string& out, uint32_t field, uint64_t v) {
-  put_key(out, field, 0);
-  put_varint(out, v);
-}
-void put_bytes(std::string& out, uint32_t field, const std::string& b) {
-  put_key(out, field, 2);
-  put_varint(out, b.size());
-  out += b;
-}
-void put_double(std::string& out, uint32_t field, double d) {
-  uint64_t v = 0;
-  std::memcpy(&v, &d, sizeof v);
-  put_key(out, field, 1);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void put_packed(std::string& out, uint32_t field, const std::vector<uint64_t>& values) {
-  if (values.empty()) return;
-  std::string packed;
-  for (const uint64_t v : values) put_varint(packed, v);
-  put_bytes(out, field, packed);
+chakra::AttributeProto& attr(chakra::Node& node, const std::string& name) {
+  chakra::AttributeProto& a = *node.add_attr();
+  a.set_name(name);
+  return a;
 }
 
-// AttributeProto values (int32 and int64 are two's complement varints, as protobuf writes them).
-std::string attr_bool(const std::string& name, bool v) {
-  std::string a;
-  put_bytes(a, 1, name);
-  put_uint(a, 27, v ? 1 : 0);
-  return a;
-}
-std::string attr_int32(const std::string& name, int32_t v) {
-  std::string a;
-  put_bytes(a, 1, name);
-  put_uint(a, 7, static_cast<uint64_t>(static_cast<int64_t>(v)));
-  return a;
-}
-std::string attr_int64(const std::string& name, int64_t v) {
-  std::string a;
-  put_bytes(a, 1, name);
-  put_uint(a, 9, static_cast<uint64_t>(v));
-  return a;
-}
-std::string attr_double(const std::string& name, double v) {
-  std::string a;
-  put_bytes(a, 1, name);
-  put_double(a, 3, v);
-  return a;
-}
-std::string attr_string(const std::string& name, const std::string& v) {
-  std::string a;
-  put_bytes(a, 1, name);
-  put_bytes(a, 29, v);
-  return a;
+void append_delimited(std::string& out, const google::protobuf::MessageLite& m) {
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::util::SerializeDelimitedToZeroCopyStream(m, &stream);
 }
 
 const char* category_name(Category c) {
@@ -131,14 +80,14 @@ const char* category_name(Category c) {
   return "?";
 }
 
-uint64_t comm_type(CollectiveKind k) {
+chakra::CollectiveCommType comm_type(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return 0;
-    case CollectiveKind::all_gather: return 2;
-    case CollectiveKind::all_to_all: return 6;
-    case CollectiveKind::reduce_scatter: return 7;
+    case CollectiveKind::all_reduce: return chakra::ALL_REDUCE;
+    case CollectiveKind::all_gather: return chakra::ALL_GATHER;
+    case CollectiveKind::all_to_all: return chakra::ALL_TO_ALL;
+    case CollectiveKind::reduce_scatter: return chakra::REDUCE_SCATTER;
   }
-  return 0;
+  return chakra::ALL_REDUCE;
 }
 
 const char* kind_name(CollectiveKind k) {
@@ -207,52 +156,52 @@ class Encoder {
 
   [[nodiscard]] std::string encode(int r) const {
     const auto& instrs = p_.ranks[static_cast<size_t>(r)].instrs;
-    std::string out, meta;
-    put_bytes(meta, 1, kChakraVersion);
-    put_varint(out, meta.size());
-    out += meta;
+    std::string out;
+    chakra::GlobalMetadata meta;
+    meta.set_version(kChakraVersion);
+    append_delimited(out, meta);
     std::array<int64_t, 3> last_on{-1, -1, -1};  // previous instruction per stream
+    chakra::Node node;
     for (size_t i = 0; i < instrs.size(); ++i) {
       const Instr& in = instrs[i];
-      std::string node;
-      put_uint(node, 1, i);
-      std::vector<std::string> attrs{attr_bool("is_cpu_op", false)};
-      uint64_t type = kComp;
+      node.Clear();
+      node.set_id(i);
+      attr(node, "is_cpu_op").set_bool_val(false);
       std::string name;
       switch (in.kind) {
         case InstrKind::compute:
-          type = kComp;
+          node.set_type(chakra::COMP_NODE);
           name = category_name(in.category);
-          attrs.push_back(attr_string("ct_category", category_name(in.category)));
-          attrs.push_back(attr_double("ct_duration_s", in.seconds));
-          if (in.tp_seconds > 0) attrs.push_back(attr_double("ct_tp_s", in.tp_seconds));
+          attr(node, "ct_category").set_string_val(category_name(in.category));
+          attr(node, "ct_duration_s").set_double_val(in.seconds);
+          if (in.tp_seconds > 0) attr(node, "ct_tp_s").set_double_val(in.tp_seconds);
           break;
         case InstrKind::send:
-          type = kSend;
+          node.set_type(chakra::COMM_SEND_NODE);
           name = "send_to_" + std::to_string(in.peer);
-          attrs.push_back(attr_int32("comm_src", r));
-          attrs.push_back(attr_int32("comm_dst", in.peer));
-          attrs.push_back(attr_int64("comm_size", in.bytes));
-          attrs.push_back(attr_int32("comm_tag", in.peer_instr));
-          if (in.stream == Stream::compute) attrs.push_back(attr_string("ct_stream", "compute"));
+          attr(node, "comm_src").set_int32_val(r);
+          attr(node, "comm_dst").set_int32_val(in.peer);
+          attr(node, "comm_size").set_int64_val(in.bytes);
+          attr(node, "comm_tag").set_int32_val(in.peer_instr);
+          if (in.stream == Stream::compute) attr(node, "ct_stream").set_string_val("compute");
           break;
         case InstrKind::recv: {
           const auto [src, send] = send_of_[static_cast<size_t>(r)][i];
-          type = kRecv;
+          node.set_type(chakra::COMM_RECV_NODE);
           name = "recv_from_" + std::to_string(src);
-          attrs.push_back(attr_int32("comm_src", src));
-          attrs.push_back(attr_int32("comm_dst", r));
+          attr(node, "comm_src").set_int32_val(src);
+          attr(node, "comm_dst").set_int32_val(r);
           const Instr& matching = p_.ranks[static_cast<size_t>(src)].instrs[static_cast<size_t>(send)];
-          attrs.push_back(attr_int64("comm_size", matching.bytes));
-          attrs.push_back(attr_int32("comm_tag", static_cast<int32_t>(i)));
+          attr(node, "comm_size").set_int64_val(matching.bytes);
+          attr(node, "comm_tag").set_int32_val(static_cast<int32_t>(i));
           break;
         }
         case InstrKind::collective:
-          type = kColl;
+          node.set_type(chakra::COMM_COLL_NODE);
           name = kind_name(in.collective);
-          attrs.push_back(attr_int64("comm_type", static_cast<int64_t>(comm_type(in.collective))));
-          attrs.push_back(attr_int64("comm_size", in.bytes));
-          attrs.push_back(attr_string("pg_name", std::to_string(in.group + 1)));
+          attr(node, "comm_type").set_int64_val(comm_type(in.collective));
+          attr(node, "comm_size").set_int64_val(in.bytes);
+          attr(node, "pg_name").set_string_val(std::to_string(in.group + 1));
           break;
       }
       name += " step" + std::to_string(in.step);
@@ -260,12 +209,11 @@ class Encoder {
       if (in.kind != InstrKind::collective && per_pass) {
         name += " chunk" + std::to_string(in.chunk) + " mb" + std::to_string(in.microbatch);
       }
-      if (in.step != 0) attrs.push_back(attr_int64("ct_step", in.step));
-      if (in.chunk != 0) attrs.push_back(attr_int64("ct_chunk", in.chunk));
-      if (in.microbatch != 0) attrs.push_back(attr_int64("ct_microbatch", in.microbatch));
-      put_bytes(node, 2, name);
-      put_uint(node, 3, type);
-      std::vector<uint64_t> data, ctrl;
+      if (in.step != 0) attr(node, "ct_step").set_int64_val(in.step);
+      if (in.chunk != 0) attr(node, "ct_chunk").set_int64_val(in.chunk);
+      if (in.microbatch != 0) attr(node, "ct_microbatch").set_int64_val(in.microbatch);
+      node.set_name(name);
+      std::vector<uint64_t> data;
       for (const int32_t d : {in.after, in.after2}) {
         const auto id = static_cast<uint64_t>(d);
         if (d >= 0 && std::find(data.begin(), data.end(), id) == data.end()) data.push_back(id);
@@ -273,19 +221,13 @@ class Encoder {
       if (in.stream != Stream::none) {
         const int64_t prev = last_on[static_cast<size_t>(in.stream)];
         if (prev >= 0 && std::find(data.begin(), data.end(), static_cast<uint64_t>(prev)) == data.end()) {
-          ctrl.push_back(static_cast<uint64_t>(prev));
+          node.add_ctrl_deps(static_cast<uint64_t>(prev));
         }
         last_on[static_cast<size_t>(in.stream)] = static_cast<int64_t>(i);
       }
-      put_packed(node, 4, ctrl);
-      put_packed(node, 5, data);
-      if (in.kind == InstrKind::compute) {
-        const auto us = static_cast<uint64_t>(std::llround(in.seconds * 1e6));
-        if (us > 0) put_uint(node, 7, us);
-      }
-      for (const auto& a : attrs) put_bytes(node, 10, a);
-      put_varint(out, node.size());
-      out += node;
+      for (const uint64_t d : data) node.add_data_deps(d);
+      if (in.kind == InstrKind::compute) node.set_duration_micros(static_cast<uint64_t>(std::llround(in.seconds * 1e6)));
+      append_delimited(out, node);
     }
     return out;
   }

@@ -253,21 +253,22 @@ std::string import_error(const std::string& bytes) {
 
 TEST(ChakraImport, WireErrorsNameFileAndByte) {
   // A varint cut off: the metadata length byte says "more follows", then the file ends.
-  EXPECT_EQ(import_error("\x80"), "trace.path: t.0.et: corrupt protobuf at byte 0: truncated varint");
+  EXPECT_EQ(import_error("\x80"),
+            "trace.path: t.0.et: corrupt protobuf at byte 0: truncated length prefix of a GlobalMetadata");
   // A node whose length runs past the end: metadata (8 bytes), then 100 declared, 3 present.
   EXPECT_EQ(import_error(metadata("0.0.4") + "\x64\x08\x01\x18"),
-            "trace.path: t.0.et: corrupt protobuf at byte 8: length-delimited field of 100 bytes runs past the "
-            "end (3 bytes left)");
-  // A varint cut off inside a node: the node's id varint at byte 10.
+            "trace.path: t.0.et: corrupt protobuf at byte 8: Node of 100 bytes runs past the end (3 bytes left)");
+  // A varint cut off inside a node: the 2-byte node at byte 8 ends inside its id.
   EXPECT_EQ(import_error(metadata("0.0.4") + "\x02\x08\x80"),
-            "trace.path: t.0.et: corrupt protobuf at byte 10: truncated varint");
+            "trace.path: t.0.et: corrupt protobuf at byte 8: the 2-byte Node does not parse (a field cut short, or a "
+            "malformed tag or group)");
   EXPECT_EQ(import_error(metadata("0.0.3") + comp_node(1, 5)),
             "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3', this reader decodes 0.0.4");
   EXPECT_EQ(import_error(std::string()), "trace.path: t.0.et: empty file");
   // Byte offsets hold for a real file: cut all_reduce.3.et inside its node.
   const std::string real = read_bytes(kData + "chakra/all_reduce_8npus_1MB/all_reduce.3.et");
   const std::string e = import_error(real.substr(0, 40));
-  EXPECT_NE(e.find("trace.path: t.0.et: corrupt protobuf at byte 8: length-delimited field of "), std::string::npos)
+  EXPECT_NE(e.find("trace.path: t.0.et: corrupt protobuf at byte 8: Node of "), std::string::npos)
       << e;
 }
 
