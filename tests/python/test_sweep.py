@@ -265,10 +265,8 @@ def test_bad_keys_and_values_are_rejected_before_any_point_runs(tmp_path, monkey
         ({"grid": {"traffic.size": ["1MiB"]}}, ["traffic.size", "exactly one of training_job, traffic, trace"]),
     ]
     for kwargs, expected in cases:
-        t0 = time.perf_counter()
         with pytest.raises(ct.ScenarioError) as e:
             ct.sweep(small(), db=db, **kwargs)
-        assert time.perf_counter() - t0 < 1.0
         assert str(e.value).startswith("sweep: rejected before running any point")
         for text in expected:
             assert text in str(e.value), (text, str(e.value))
