@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -160,9 +161,17 @@ bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& 
   return true;
 }
 
+// What the program needs of one GPU event; the parsed trace is dropped after each file.
+struct StepEvent {
+  double ts = 0, dur = 0, launch = 0;  // us; launch: its launch call (ts when absent)
+  kineto::Phase phase = kineto::Phase::forward;
+  bool nccl = false;
+  int instance = -1;  // collective instance, -1 for the compute stream
+};
+
 struct RankFile {
   std::string path;
-  kineto::KinetoTrace trace;
+  std::vector<StepEvent> events;
 };
 
 Category category(kineto::Phase p) {
@@ -194,10 +203,17 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
   std::sort(paths.begin(), paths.end());
   const auto n = static_cast<int64_t>(paths.size());
+  KinetoRanksStats st;
+  st.ranks = static_cast<int>(n);
   std::vector<RankFile> files(paths.size());
   std::vector<bool> seen(paths.size(), false);
+  // Collective instances: the k-th collective of each process group on each member.
+  std::map<std::pair<std::string, int>, int> instance_index;
+  std::vector<Collective> instances;
+  std::vector<std::vector<int>> members;           // per instance: ranks that issued it
+  std::vector<std::pair<int, double>> first_seen;  // per instance: (rank, ts) of the first member, for errors
   for (const std::string& p : paths) {
-    kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
+    const kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
     if (t.rank < 0 || t.world_size < 0) {
       throw TraceError(std::string(kKey) + ": " + p + ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
     }
@@ -209,43 +225,37 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
       throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +
                        (t.rank >= n ? " is outside 0.." + std::to_string(n - 1) : " appears in two files"));
     }
-    seen[static_cast<size_t>(t.rank)] = true;
-    files[static_cast<size_t>(t.rank)] = {p, std::move(t)};
-  }
-
-  KinetoRanksStats st;
-  st.ranks = static_cast<int>(n);
-  // Per rank: step events and their collectives; instances of each group in order.
-  std::vector<std::vector<kineto::GpuEvent>> events(files.size());
-  std::vector<std::vector<int>> coll_of(files.size());  // per event: instance index or -1
-  std::map<std::pair<std::string, int>, int> instance_index;
-  std::vector<Collective> instances;
-  std::vector<std::vector<int>> members;  // per instance: ranks that issued it
-  std::vector<std::pair<int, double>> first_seen;  // per instance: (rank, ts) of the first member, for errors
-  for (size_t r = 0; r < files.size(); ++r) {
-    events[r] = kineto::step_events(files[r].trace, -1, files[r].path, kKey);
-    coll_of[r].assign(events[r].size(), -1);
+    const auto r = static_cast<size_t>(t.rank);
+    seen[r] = true;
+    RankFile& file = files[r];
+    file.path = p;
+    const kineto::PhaseOf phase_of(t);
     std::map<std::string, int> seq;
-    for (size_t i = 0; i < events[r].size(); ++i) {
+    for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
+      const auto l = t.launches.find(e.correlation);
+      StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1};
       Collective c;
-      if (!collective_of(events[r][i], n, files[r].path, c)) continue;
-      const std::string at = where(files[r].path, events[r][i]);
-      if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
-        throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");
+      if (collective_of(e, n, p, c)) {
+        const std::string at = where(p, e);
+        if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
+          throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");
+        }
+        const std::pair<std::string, int> key{c.group_key, seq[c.group_key]++};
+        auto [it, fresh] = instance_index.emplace(key, static_cast<int>(instances.size()));
+        if (fresh) {
+          instances.push_back(c);
+          members.emplace_back();
+          first_seen.emplace_back(static_cast<int>(r), e.ts);
+        } else if (instances[static_cast<size_t>(it->second)].kind != c.kind ||
+                   instances[static_cast<size_t>(it->second)].bytes != c.bytes) {
+          throw TraceError(at + ": collective #" + std::to_string(key.second) +
+                           " of its process group differs in kind or size from rank " +
+                           std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
+        }
+        members[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
+        ev.instance = it->second;
       }
-      const std::pair<std::string, int> key{c.group_key, seq[c.group_key]++};
-      auto [it, fresh] = instance_index.emplace(key, static_cast<int>(instances.size()));
-      if (fresh) {
-        instances.push_back(c);
-        members.emplace_back();
-        first_seen.emplace_back(static_cast<int>(r), events[r][i].ts);
-      } else if (instances[static_cast<size_t>(it->second)].kind != c.kind ||
-                 instances[static_cast<size_t>(it->second)].bytes != c.bytes) {
-        throw TraceError(at + ": collective #" + std::to_string(key.second) + " of its process group differs in kind or size from rank " +
-                         std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
-      }
-      members[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
-      coll_of[r][i] = it->second;
+      file.events.push_back(ev);
     }
   }
   replay::StepProgram program;
@@ -264,63 +274,44 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   st.collectives = static_cast<int>(instances.size());
 
   for (size_t r = 0; r < files.size(); ++r) {
-    const kineto::KinetoTrace& t = files[r].trace;
-    const kineto::PhaseOf phase_of(t);
-    const auto launch_ts = [&](const kineto::GpuEvent& e) {
-      const auto l = t.launches.find(e.correlation);
-      return l == t.launches.end() ? e.ts : l->second.ts;
-    };
+    const std::vector<StepEvent>& events = files[r].events;
     replay::RankProgram rank;
     rank.gpu = static_cast<int>(r);
-    std::vector<std::pair<double, int32_t>> launched;  // compute events: (launch ts, instruction)
+    // Latest entry at or before a time (equal times: the one added last), or -1.
+    const auto latest_by = [](const std::multimap<double, int32_t>& m, double at) {
+      const auto it = m.upper_bound(at);
+      return it == m.begin() ? std::pair<double, int32_t>{0.0, -1} : std::pair<double, int32_t>{*std::prev(it)};
+    };
+    std::multimap<double, int32_t> launched;  // compute events: launch ts -> instruction
+    std::multimap<double, int32_t> ended;     // collectives: measured end -> instruction
     int32_t last_coll = -1;
     double frontier = -1;  // measured end of the compute stream's latest event
-    struct Ended {
-      double end;
-      int32_t instr;
-    };
-    std::vector<Ended> colls_ended;  // replayed collectives on this rank, by measured end
-    const double t0 = events[r].front().ts;
+    const double t0 = events.front().ts;
     double last_end = t0;
-    for (size_t i = 0; i < events[r].size(); ++i) {
-      const kineto::GpuEvent& e = events[r][i];
+    for (const StepEvent& e : events) {
       last_end = std::max(last_end, e.ts + e.dur);
-      if (coll_of[r][i] >= 0) {
+      if (e.instance >= 0) {
         Instr in;
         in.kind = InstrKind::collective;
         in.stream = Stream::dp;
         in.category = Category::dp;
-        const Collective& c = instances[static_cast<size_t>(coll_of[r][i])];
+        const Collective& c = instances[static_cast<size_t>(e.instance)];
         in.collective = c.kind;
         in.bytes = c.bytes;
-        in.group = coll_of[r][i];
-        // The compute event launched last before this collective.
-        const double at = launch_ts(e);
-        int32_t dep = -1;
-        double best = -1e300;
-        for (const auto& [ts, idx] : launched) {
-          if (ts <= at && ts >= best) {
-            best = ts;
-            dep = idx;
-          }
-        }
-        in.after = dep;
+        in.group = e.instance;
+        in.after = latest_by(launched, e.launch).second;  // the compute event launched last before it
         last_coll = static_cast<int32_t>(rank.instrs.size());
-        colls_ended.push_back({e.ts + e.dur, last_coll});
+        ended.emplace(e.ts + e.dur, last_coll);
         rank.instrs.push_back(in);
         ++st.nccl_kernels;
         st.measured_nccl_s += e.dur * 1e-6;
         continue;
       }
       // Compute stream: the collective it waited for, the idle rest of its gap.
-      int32_t wait = -1;
-      double wait_end = frontier;
-      for (const Ended& c : colls_ended) {
-        if (c.end > frontier && c.end <= e.ts && c.end >= wait_end) {
-          wait = c.instr;
-          wait_end = c.end;
-        }
-      }
+      const auto [coll_end, coll] = latest_by(ended, e.ts);
+      const bool waits = coll >= 0 && coll_end > frontier;
+      int32_t wait = waits ? coll : -1;
+      const double wait_end = waits ? coll_end : frontier;
       if (frontier >= 0 && e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
       if (wait >= 0) ++st.waits;
       const double gap = frontier < 0 ? 0.0 : e.ts - std::max(frontier, wait_end);
@@ -331,13 +322,13 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
         st.idle_s += gap * 1e-6;
         wait = -1;
       }
-      Instr in = compute(e.dur * 1e-6, category(phase_of(e)));
+      Instr in = compute(e.dur * 1e-6, category(e.phase));
       in.after = wait;
-      if (kineto::is_nccl(e.name)) {
+      if (e.nccl) {
         in.tp_seconds = in.seconds;
         ++st.nccl_measured;
       }
-      launched.emplace_back(launch_ts(e), static_cast<int32_t>(rank.instrs.size()));
+      launched.emplace(e.launch, static_cast<int32_t>(rank.instrs.size()));
       rank.instrs.push_back(in);
       ++st.kernels;
       frontier = std::max(frontier, e.ts + e.dur);
