@@ -1,4 +1,11 @@
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
@@ -10,23 +17,47 @@
 namespace py = pybind11;
 
 namespace ct::python {
+namespace {
+
+// A numpy array that takes over the vector's buffer: a capsule frees it with the array.
+template <typename T>
+py::array numpy_owning(std::vector<T>&& values) {
+  auto* owned = new std::vector<T>(std::move(values));
+  py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), free_when_done);
+}
+
+}  // namespace
 
 void bind_run(py::module_& m) {
   m.def(
       "run",
-      [](const std::string& document_json, const std::string& overrides_json, const std::string& trace_path) {
+      [](const std::string& document_json, const std::string& overrides_json, const std::string& trace_path,
+         bool column_tables) {
         scenario::Config c = checked_config(document_json, overrides_json);
         scenario::RunOptions options;
         options.trace_path = trace_path;
+        std::map<std::string, scenario::ColumnTable> tables;
+        if (column_tables) options.tables = &tables;
         std::string report;
         {
           py::gil_scoped_release release;
           report = scenario::run(c, options).dump();
         }
-        return report;
+        py::dict arrays;
+        for (auto& [name, columns] : tables) {
+          py::dict table;
+          for (auto& [column, data] : columns) {
+            table[py::str(column)] = std::visit([](auto& v) { return numpy_owning(std::move(v)); }, data);
+          }
+          arrays[py::str(name)] = table;
+        }
+        return py::make_tuple(report, arrays);
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}", py::arg("trace_path") = "",
-      "Runs a scenario (the GIL is released while it runs); returns the report as JSON text.");
+      py::arg("column_tables") = true,
+      "Runs a scenario (the GIL is released while it runs); returns (report as JSON text, {table: {column: "
+      "numpy array}}), the arrays owning the C++ buffers (no copy).");
   m.def(
       "nccl_tests",
       [](const std::string& document_json, const std::string& overrides_json, const std::string& op,

@@ -115,6 +115,7 @@ StepResult simulate_step(const StepInput& in) {
   out.power_mean_w = out.power_series_w.empty() ? 0 : sum / static_cast<double>(out.power_series_w.size());
   out.max_link_utilization = net->max_link_utilization();
   for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
+  if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "models/hardware/node.h"
 #include "models/hardware/power.h"
 #include "models/network/cluster.h"
+#include "models/network/link_table.h"
 #include "models/network/network.h"
 #include "models/network/packet_network.h"
 #include "models/replay/executor.h"
@@ -39,6 +40,7 @@ struct StepInput {
   int trace_ranks = 16;
   uint64_t seed = 1;
   hardware::PowerModel power;
+  bool fabric_links = false;  // fill StepResult::fabric_links (every link direction's load)
 };
 
 struct LinkSummary {
@@ -57,6 +59,7 @@ struct StepResult {
   std::vector<CollectiveRecord> collectives;
   double max_link_utilization = 0;
   std::vector<LinkSummary> top_links;
+  network::FabricLinkTable fabric_links;  // when StepInput::fabric_links
   // IT power over the last step (hardware::PowerModel): mean, peak and trough of the
   // cluster's draw in busy_bucket_s buckets, and the series itself.
   double power_mean_w = 0, power_peak_w = 0, power_min_w = 0;

@@ -149,8 +149,17 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
     in.trace = trace.get();
     in.trace_ranks = options.trace_ranks;
   }
-  const replay::StepResult r = replay::simulate_step(in);
+  in.fabric_links = options.tables != nullptr;
+  replay::StepResult r = replay::simulate_step(in);
   if (trace) trace->finish();
+  if (options.tables != nullptr) {
+    network::FabricLinkTable& l = r.fabric_links;
+    (*options.tables)["fabric_links"] = {
+        {"link", std::move(l.link)},           {"src_tier", std::move(l.src_tier)},
+        {"src_index", std::move(l.src_index)}, {"dst_tier", std::move(l.dst_tier)},
+        {"dst_index", std::move(l.dst_index)}, {"plane", std::move(l.plane)},
+        {"bytes", std::move(l.bytes)},         {"utilization", std::move(l.utilization)}};
+  }
 
   report["step_time_s"] = r.step_time_s;
   report["mfu"] = r.mfu;

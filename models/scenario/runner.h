@@ -1,7 +1,11 @@
 // Runs a checked scenario and assembles the report (DESIGN.md "Report" keys).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,9 +14,17 @@
 
 namespace ct::scenario {
 
+// A table too large for JSON, as named columns (the Python binding hands each to numpy
+// without copying).
+using Column = std::variant<std::vector<int64_t>, std::vector<double>>;
+using ColumnTable = std::vector<std::pair<std::string, Column>>;
+
 struct RunOptions {
   std::string trace_path;  // Chrome trace of chosen ranks; empty = none
   int trace_ranks = 16;    // how many ranks the trace shows
+  // When set, receives the column tables of the run: "fabric_links" (training_job runs: every
+  // fabric link direction with its ends and load, network/link_table.h).
+  std::map<std::string, ColumnTable>* tables = nullptr;
 };
 
 // The report as a JSON object. Keys a model cannot yet compute are absent and listed

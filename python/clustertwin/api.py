@@ -66,10 +66,17 @@ def schema() -> dict:
 
 @dataclass
 class Result:
-    """One run: the report dict, plus tables as pandas DataFrames when pandas is present."""
+    """One run: the report dict, plus tables as pandas DataFrames when pandas is present.
+
+    ``arrays`` holds the tables too large for the report as numpy arrays that own the
+    simulator's buffers (no copy): ``arrays["fabric_links"]`` (training steps) has one entry
+    per fabric link direction -- ``link``, ``src_tier``, ``src_index``, ``dst_tier``,
+    ``dst_index``, ``plane``, ``bytes``, ``utilization`` (tier 0 is a NIC, index its nic_id).
+    """
 
     report: dict
     trace_path: str | None = None
+    arrays: dict = field(default_factory=dict, repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
 
     def _table(self, key: str):
@@ -94,6 +101,13 @@ class Result:
     @property
     def ranks(self):
         return self._table("ranks")
+
+    @property
+    def fabric_links(self):
+        """Every fabric link direction (``arrays["fabric_links"]``) as a DataFrame; empty when the run has none."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arrays.get("fabric_links", {}))
 
     @property
     def collectives(self):
@@ -126,6 +140,12 @@ class Result:
         from . import result_plots
 
         return result_plots.links(self, top=top, path=path)
+
+    def plot_link_heatmap(self, path: str | os.PathLike | None = None):
+        """Utilization of every fabric link as heatmaps: NIC uplinks by node and rail, then switch-to-switch links by tier."""
+        from . import result_plots
+
+        return result_plots.link_heatmap(self, path=path)
 
     def plot_power(self, path: str | os.PathLike | None = None):
         """Cluster power over the step, the idle draw of a stopped job, facility power on the right."""
@@ -179,8 +199,8 @@ def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, An
         scenario = load(scenario)
     elif not isinstance(scenario, Scenario):
         scenario = Scenario(scenario)
-    report = json.loads(_core.run(scenario.to_json(), json.dumps(dict(overrides or {})), trace or ""))
-    return Result(report=report, trace_path=trace)
+    text, arrays = _core.run(scenario.to_json(), json.dumps(dict(overrides or {})), trace or "")
+    return Result(report=json.loads(text), trace_path=trace, arrays=arrays)
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | os.PathLike) -> Scenario:

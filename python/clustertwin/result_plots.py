@@ -4,6 +4,7 @@
     r.plot_timeline()           # compute / p2p / collective bars of the first ranks (Chrome trace)
     r.plot_breakdown()          # stacked step-time breakdown
     r.plot_links(top=20)        # utilization of the busiest links
+    r.plot_link_heatmap()       # every fabric link: NIC uplinks by node x rail, switch tiers
     r.plot_power()              # cluster power over the step, idle draw and facility scale
     r.plot_rank_times()         # per-rank step times, slow ranks (>= 10% over the median) marked
     r.plot_interval_curve()     # goodput versus checkpoint interval, closed form and simulated
@@ -82,6 +83,52 @@ def links(result, top: int = 20, path: str | os.PathLike | None = None, figsize=
     ax.set_xlabel("utilization over the step (%)")
     ax.set_xlim(0, 100)
     ax.set_title(f"busiest {len(df)} links")
+    return _finish(fig, path)
+
+
+_TIER = {0: "NIC", 1: "leaf", 2: "spine", 3: "core"}
+
+
+def link_heatmap(result, path: str | os.PathLike | None = None, figsize=None) -> Figure:
+    """Utilization of every fabric link (``Result.fabric_links``), one heatmap per tier boundary.
+
+    NIC <-> leaf: one cell per NIC, rows are nodes and columns rails (the busier direction).
+    Switch tiers: rows are the lower switches, columns the upper ones; a cell is the busiest
+    direction of the cables joining the pair (all planes together). Hot rails, nodes or
+    spines show as bright rows or columns.
+    """
+    import numpy as np
+
+    df = result.fabric_links
+    if df.empty:
+        raise ValueError("this run has no fabric link table (training steps run through ct.run have one)")
+    nodes = int(result.report.get("cluster", {}).get("nodes", 0))
+    lower = np.minimum(df["src_tier"].to_numpy(), df["dst_tier"].to_numpy())
+    upper = np.maximum(df["src_tier"].to_numpy(), df["dst_tier"].to_numpy())
+    low_index = np.where(df["src_tier"] <= df["dst_tier"], df["src_index"], df["dst_index"])
+    high_index = np.where(df["src_tier"] <= df["dst_tier"], df["dst_index"], df["src_index"])
+    util = df["utilization"].to_numpy()
+    tiers = sorted(set(zip(lower.tolist(), upper.tolist())))
+    vmax = max(1.0, 100 * float(util.max()))  # one colour scale for every panel
+    fig = _figure(figsize or (4.2 * len(tiers) + 1, 4.6))
+    axes = fig.subplots(1, len(tiers), squeeze=False)[0]
+    image = None
+    for ax, (lo, hi) in zip(axes, tiers):
+        pick = (lower == lo) & (upper == hi)
+        rows, cols, u = low_index[pick], high_index[pick], util[pick]
+        if lo == 0 and nodes > 0:  # NIC id = node x nics_per_node + rail
+            per_node = max(1, (int(rows.max()) + 1) // nodes)
+            rows, cols = rows // per_node, rows % per_node
+            ax.set_xlabel("rail")
+            ax.set_ylabel("node")
+        else:
+            ax.set_xlabel(f"{_TIER.get(hi, hi)} switch")
+            ax.set_ylabel(f"{_TIER.get(lo, lo)} switch")
+        grid = np.zeros((int(rows.max()) + 1, int(cols.max()) + 1))
+        np.maximum.at(grid, (rows, cols), u)
+        image = ax.imshow(grid * 100, aspect="auto", interpolation="nearest", cmap="magma", vmin=0, vmax=vmax)
+        ax.set_title(f"{_TIER.get(lo, lo)} <-> {_TIER.get(hi, hi)}: max {u.max():.0%}", fontsize="medium")
+    fig.colorbar(image, ax=list(axes), label="utilization over the step (%)")
     return _finish(fig, path)
 
 

@@ -102,7 +102,7 @@ def _run_point(doc: str, overrides: Mapping[str, Any]) -> dict:
     """
     t0 = time.perf_counter()
     try:
-        report = json.loads(_core.run(doc, json.dumps(dict(overrides)), ""))
+        report = json.loads(_core.run(doc, json.dumps(dict(overrides)), "", False)[0])
         return {"report": flatten(report), "error": None, "wall_s": time.perf_counter() - t0, "final": True}
     except ScenarioError as e:  # a rule across keys: deterministic, so a resumed sweep keeps it
         return {"report": {}, "error": str(e), "wall_s": time.perf_counter() - t0, "final": True}

@@ -61,3 +61,33 @@ def test_packet_storm_queue_series_shows_the_pause_spreading(tmp_path):
     assert len(fig.axes) == 2 and drawn(fig) > 0
     with pytest.raises(ValueError, match="packet"):
         ct.run(ct.Scenario(SMALL)).plot_queues()
+
+
+def test_fabric_link_arrays_are_zero_copy_and_complete(result, tmp_path):
+    arrays = result.arrays["fabric_links"]
+    util = arrays["utilization"]
+    # numpy views of the simulator's buffers: no copy, kept alive by a capsule.
+    assert not util.flags.owndata and util.base is not None
+    n = len(arrays["link"])
+    assert all(len(v) == n for v in arrays.values())
+    assert list(arrays["link"]) == list(range(n))
+    df = result.fabric_links
+    assert ((df.src_tier - df.dst_tier).abs() == 1).all()  # every cable joins adjacent tiers
+    nics = df[df.src_tier == 0]
+    assert sorted(nics.src_index) == list(range(8 * 8))  # 8 nodes x 8 NICs, one uplink each
+    assert ((df.utilization >= 0) & (df.utilization <= 1)).all() and df.utilization.max() > 0
+    # The busiest fabric link agrees with the report's top links (the same LinkStats).
+    fabric_top = [l["utilization"] for l in result.report["network"]["top_links"]
+                  if "nvlink" not in l["link"] and "pcie" not in l["link"]]
+    if fabric_top:
+        assert df.utilization.max() == pytest.approx(max(fabric_top), rel=1e-12)
+    fig = result.plot_link_heatmap(path=tmp_path / "heat.png")
+    images = [ax for ax in fig.axes if ax.images]
+    assert len(images) == df.assign(t=df[["src_tier", "dst_tier"]].min(axis=1)).t.nunique()
+    assert images[0].images[0].get_array().shape == (8, 8)  # nodes x rails
+    assert (tmp_path / "heat.png").stat().st_size > 1000
+    # A trace replay has no fabric table: a clear error.
+    replay = ct.run("scenarios/trace-chakra-allreduce.yaml")
+    assert replay.fabric_links.empty
+    with pytest.raises(ValueError, match="no fabric link table"):
+        replay.plot_link_heatmap()
