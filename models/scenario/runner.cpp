@@ -32,6 +32,14 @@
 namespace ct::scenario {
 namespace {
 
+// RunOptions::tables["fabric_links"] from the link table, its vectors moved.
+ColumnTable link_columns(network::FabricLinkTable&& l) {
+  return {{"link", std::move(l.link)},           {"src_tier", std::move(l.src_tier)},
+          {"src_index", std::move(l.src_index)}, {"dst_tier", std::move(l.dst_tier)},
+          {"dst_index", std::move(l.dst_index)}, {"plane", std::move(l.plane)},
+          {"bytes", std::move(l.bytes)},         {"utilization", std::move(l.utilization)}};
+}
+
 constexpr int64_t kPacketStepGpus = 1024;  // packet-mode step replay: a slice of the cluster
 constexpr uint64_t kVariabilityStream = 0x56415249ULL << 32;  // "VARI" << 32
 
@@ -152,14 +160,7 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
   in.fabric_links = options.tables != nullptr;
   replay::StepResult r = replay::simulate_step(in);
   if (trace) trace->finish();
-  if (options.tables != nullptr) {
-    network::FabricLinkTable& l = r.fabric_links;
-    (*options.tables)["fabric_links"] = {
-        {"link", std::move(l.link)},           {"src_tier", std::move(l.src_tier)},
-        {"src_index", std::move(l.src_index)}, {"dst_tier", std::move(l.dst_tier)},
-        {"dst_index", std::move(l.dst_index)}, {"plane", std::move(l.plane)},
-        {"bytes", std::move(l.bytes)},         {"utilization", std::move(l.utilization)}};
-  }
+  if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
 
   report["step_time_s"] = r.step_time_s;
   report["mfu"] = r.mfu;
@@ -342,6 +343,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   run_options.network = network_params(c);
   run_options.collectives = collective_params(c);
   run_options.seed = static_cast<uint64_t>(c.seed);
+  run_options.fabric_links = options.tables != nullptr;
   std::ofstream trace_file;
   std::unique_ptr<sim::TraceWriter> writer;
   if (!options.trace_path.empty()) {
@@ -357,6 +359,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     throw ScenarioError({e.what()});
   }
   if (writer) writer->finish();
+  if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
   report["step_time_s"] = r.step_time_s;
   std::vector<double> ends;
   json rank_rows = json::array();
@@ -436,7 +439,9 @@ json run(const Config& c, const RunOptions& options) {
       reliability_report(c, report["step_time_s"].get<double>(), report);
     }
   } else if (c.has("traffic")) {
-    events = run_traffic(c, report);
+    network::FabricLinkTable links;
+    events = run_traffic(c, report, options.tables != nullptr ? &links : nullptr);
+    if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(links));
   } else {
     events = trace_report(c, options, report);
     not_computed["mfu"] = "a trace carries kernel times, not model FLOPs";

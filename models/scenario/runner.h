@@ -22,8 +22,9 @@ using ColumnTable = std::vector<std::pair<std::string, Column>>;
 struct RunOptions {
   std::string trace_path;  // Chrome trace of chosen ranks; empty = none
   int trace_ranks = 16;    // how many ranks the trace shows
-  // When set, receives the column tables of the run: "fabric_links" (training_job runs: every
-  // fabric link direction with its ends and load, network/link_table.h).
+  // When set, receives the column tables of the run: "fabric_links" (every fabric link
+  // direction with its ends and load, network/link_table.h; training steps, traffic studies
+  // and trace replays).
   std::map<std::string, ColumnTable>* tables = nullptr;
 };
 

@@ -102,7 +102,7 @@ nlohmann::json packet_report(const network::PacketStats& p) {
 
 }  // namespace
 
-uint64_t run_traffic(const Config& c, nlohmann::json& report) {
+uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLinkTable* fabric_links) {
   const network::Cluster cluster(cluster_spec(c));
   sim::Simulation sim(static_cast<uint64_t>(c.seed));
   std::unique_ptr<network::Network> net;
@@ -190,6 +190,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
     report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
     if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
     if (sampler) report["tables"] = {{"queues", sampler->table()}};
+    if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
     return sim.events_executed();
   }
   if (sampler) sampler->start(flow);
@@ -203,6 +204,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report) {
   report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
   if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
   if (sampler) report["tables"] = {{"queues", sampler->table()}};
+  if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
   return sim.events_executed();
 }
 

@@ -13,11 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/network/link_table.h"
 #include "models/scenario/config.h"
 
 namespace ct::scenario {
 
-// Writes report["traffic"] and report["network"]; returns the events simulated.
-uint64_t run_traffic(const Config& config, nlohmann::json& report);
+// Writes report["traffic"] and report["network"] (and, when given, every fabric link's load);
+// returns the events simulated.
+uint64_t run_traffic(const Config& config, nlohmann::json& report, network::FabricLinkTable* fabric_links = nullptr);
 
 }  // namespace ct::scenario

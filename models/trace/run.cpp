@@ -34,6 +34,7 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
   exec.busy_bucket_s = options.busy_bucket_s;
   TraceRunResult out;
   out.execution = replay::execute(program, sim, comm, exec);
+  if (options.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
   // The last step, as replay::simulate_step counts it (one step: from time zero).
   double end_last = 0, end_prev = 0;
   for (const auto& r : out.execution.ranks) {

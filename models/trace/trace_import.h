@@ -25,6 +25,7 @@
 
 #include "models/collective/collective.h"
 #include "models/network/cluster.h"
+#include "models/network/link_table.h"
 #include "models/network/network.h"
 #include "models/replay/executor.h"
 #include "models/replay/step_program.h"
@@ -118,10 +119,12 @@ struct TraceRunOptions {
   // replayed time, so a trace of minutes at the step model's 100 us costs seconds and
   // megabytes; the trace report does not use the series.
   double busy_bucket_s = 10e-3;
+  bool fabric_links = false;  // fill TraceRunResult::fabric_links
 };
 
 struct TraceRunResult {
   replay::ExecutionResult execution;
+  network::FabricLinkTable fabric_links;  // every fabric link direction's load (link_table.h)
   // The latest rank's end of the step; for a program of several steps (a ClusterTwin export
   // of a training step), the last one as the step model counts it: end(last) - end(last - 1),
   // the latest rank's end each time.

@@ -101,7 +101,8 @@ def link_heatmap(result, path: str | os.PathLike | None = None, figsize=None) ->
 
     df = result.fabric_links
     if df.empty:
-        raise ValueError("this run has no fabric link table (training steps run through ct.run have one)")
+        raise ValueError("this run has no fabric link table (ct.run gives one for training steps, traffic studies "
+                         "and trace replays)")
     nodes = int(result.report.get("cluster", {}).get("nodes", 0))
     lower = np.minimum(df["src_tier"].to_numpy(), df["dst_tier"].to_numpy())
     upper = np.maximum(df["src_tier"].to_numpy(), df["dst_tier"].to_numpy())

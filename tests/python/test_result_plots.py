@@ -86,8 +86,9 @@ def test_fabric_link_arrays_are_zero_copy_and_complete(result, tmp_path):
     assert len(images) == df.assign(t=df[["src_tier", "dst_tier"]].min(axis=1)).t.nunique()
     assert images[0].images[0].get_array().shape == (8, 8)  # nodes x rails
     assert (tmp_path / "heat.png").stat().st_size > 1000
-    # A trace replay has no fabric table: a clear error.
-    replay = ct.run("scenarios/trace-chakra-allreduce.yaml")
-    assert replay.fabric_links.empty
+    # Traffic studies and trace replays carry the table too; a Result without one says so.
+    incast = ct.run("scenarios/ecn-tuning-incast.yaml", overrides={"network.mode": "flow"}).fabric_links
+    assert incast.utilization.max() > 0.5  # the incast's victim downlink
+    assert len(ct.run("scenarios/trace-chakra-allreduce.yaml").fabric_links) > 0
     with pytest.raises(ValueError, match="no fabric link table"):
-        replay.plot_link_heatmap()
+        ct.Result(report={}).plot_link_heatmap()
