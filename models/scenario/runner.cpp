@@ -291,6 +291,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
                          c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)"});
   }
   trace::KinetoRanksStats ranks_stats;
+  trace::ChakraStats chakra_stats;
   if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
     std::vector<std::string> problems;
     if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
@@ -300,7 +301,9 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   }
   try {
     if (c.trace.format == "chakra") {
-      program = trace::import_chakra(c.trace.path);
+      trace::ChakraOptions chakra;
+      chakra.memory_bytes_per_s = node_spec(c).pcie_rate.bps() / 8;
+      program = trace::import_chakra(c.trace.path, &chakra_stats, chakra);
     } else if (!c.trace.execution_trace.empty()) {
       const hardware::NodeSpec node = node_spec(c);
       trace::EtImportOptions et;
@@ -381,6 +384,11 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
                      {"instructions", program.instruction_count()}};
   if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
+  if (c.trace.format == "chakra") {
+    report["trace"]["chakra"] = {{"nodes", chakra_stats.nodes},           {"compute_nodes", chakra_stats.computes},
+                                 {"memory_nodes", chakra_stats.memory},    {"collectives", chakra_stats.collectives},
+                                 {"point_to_point", chakra_stats.point_to_point}, {"steps", chakra_stats.steps}};
+  }
   if (kineto_ranks) {
     double simulated = 0;
     for (const auto& rec : r.execution.collectives) simulated += (rec.end_s - rec.start_s) * rec.group_size;

@@ -6,8 +6,8 @@
 // library from chakra_et.proto (our copy of the schema's field numbers): a node's id, name,
 // type, ctrl_deps and data_deps, duration_micros and attributes; an attribute holds a number
 // (double, float or any integer type; bool as 0/1) or a string (list values are ignored).
-//   NodeType: 4 COMP, 5 COMM_SEND, 6 COMM_RECV, 7 COMM_COLL; others (metadata, memory, ...)
-//         take no time and only pass their dependencies on.
+//   NodeType: 2 MEM_LOAD, 3 MEM_STORE, 4 COMP, 5 COMM_SEND, 6 COMM_RECV, 7 COMM_COLL; others
+//         (metadata, invalid) take no time and only pass their dependencies on.
 //   CollectiveCommType (attr comm_type): 0 ALL_REDUCE, 2 ALL_GATHER, 6 ALL_TO_ALL,
 //         7 REDUCE_SCATTER; others are an error.
 // Rules:
@@ -17,6 +17,9 @@
 //     dropped. Up to two remaining ones become after/after2; more are joined through
 //     zero-second join instructions (see trace_import.h) on the compute stream.
 //   * COMP: compute stream, duration_micros as measured (no roofline from num_ops).
+//   * MEM_LOAD / MEM_STORE (ASTRA-sim's remote-memory accesses): compute stream, for
+//     duration_micros, or without one tensor_size / ChakraOptions::memory_bytes_per_s (the
+//     node's PCIe rate: memory outside the GPU); neither is an error naming the node.
 //   * COMM_COLL: dp stream, bytes = comm_size taken as the nccl-tests buffer per rank. The k-th
 //     collective of process group pg_name (attr; absent or "0" = all ranks, as in ASTRA-sim)
 //     on each rank forms one group with the k-th of every other rank that has one; kind and
@@ -79,7 +82,7 @@ std::string num(double v) {
 
 // ---- messages ----------------------------------------------------------------------------
 
-enum NodeType : uint32_t { kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
+enum NodeType : uint32_t { kMemLoad = 2, kMemStore = 3, kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
 
 struct Attr {
   int64_t i = 0;
@@ -340,6 +343,21 @@ double seconds_of(const Node& n, const std::string& file) {
   return static_cast<double>(n.duration_us) * 1e-6;
 }
 
+// A memory node's time: its duration when it has one, else tensor_size / memory_bytes_per_s.
+double memory_seconds(const Node& n, const std::string& file, const ChakraOptions& options) {
+  if (n.duration_us > 0 || n.has("ct_duration_s")) return seconds_of(n, file);
+  if (!n.has("tensor_size")) throw TraceError(n.where(file) + ": memory node with neither duration_micros nor tensor_size");
+  const int64_t bytes = n.integer("tensor_size", file);
+  if (bytes < 0 || bytes > kMaxCommBytes) {
+    throw TraceError(n.where(file) + ": tensor_size " + std::to_string(bytes) + " is not in 0..2^40 bytes");
+  }
+  if (!(options.memory_bytes_per_s > 0)) {
+    throw TraceError(n.where(file) + ": memory node of tensor_size " + std::to_string(bytes) +
+                     " without duration_micros, and no memory bandwidth to time it (the cluster's PCIe rate)");
+  }
+  return static_cast<double>(bytes) / options.memory_bytes_per_s;
+}
+
 int64_t comm_bytes(const Node& n, const std::string& file) {
   const int64_t size = n.integer("comm_size", file);
   if (size < 0 || size > kMaxCommBytes) {
@@ -366,7 +384,7 @@ std::string pg_of(const Node& n) {
 
 }  // namespace
 
-replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats) {
+replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats, const ChakraOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(directory, ec)) throw TraceError(prefix(directory) + "no such directory");
@@ -400,14 +418,14 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
   }
   std::vector<std::pair<std::string, std::string>> ranks;
   for (int r = 0; r < n; ++r) ranks.emplace_back(files[r], detail::read_file(files[r], kKey));
-  replay::StepProgram program = import_chakra_bytes(directory, ranks, stats);
+  replay::StepProgram program = import_chakra_bytes(directory, ranks, stats, options);
   if (stats != nullptr) stats->name = name;
   return program;
 }
 
 replay::StepProgram import_chakra_bytes(const std::string& where,
                                         const std::vector<std::pair<std::string, std::string>>& rank_files,
-                                        ChakraStats* stats) {
+                                        ChakraStats* stats, const ChakraOptions& options) {
   const int n = static_cast<int>(rank_files.size());
   if (n == 0) throw TraceError(prefix(where) + "no ranks");
   std::vector<std::string> files;
@@ -426,8 +444,8 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
     bool has_end = false;
     double total = 0;
     for (const Node& nd : nodes[ru]) {
-      if (nd.type == kComp) {
-        total += seconds_of(nd, files[ru]);
+      if (nd.type == kComp || nd.type == kMemLoad || nd.type == kMemStore) {
+        total += nd.type == kComp ? seconds_of(nd, files[ru]) : memory_seconds(nd, files[ru], options);
         if (total > kMaxRankSeconds) {
           throw TraceError(nd.where(files[ru]) + ": durations on this rank add up to more than " +
                            num(kMaxRankSeconds) + " s");
@@ -518,7 +536,16 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
       in.chunk = static_cast<int16_t>(ct_int(nd, "ct_chunk", 0, std::numeric_limits<int16_t>::max(), rb.file));
       in.microbatch = ct_int(nd, "ct_microbatch", 0, std::numeric_limits<int64_t>::max(), rb.file);
       int32_t result = -1;
-      if (nd.type == kComp) {
+      if (nd.type == kMemLoad || nd.type == kMemStore) {
+        in.kind = InstrKind::compute;
+        in.stream = Stream::compute;
+        in.category = Category::forward;
+        in.seconds = memory_seconds(nd, rb.file, options);
+        depend(rb, in, deps);
+        rb.instrs.push_back(in);
+        result = static_cast<int32_t>(rb.instrs.size() - 1);
+        ++st.memory;
+      } else if (nd.type == kComp) {
         in.kind = InstrKind::compute;
         in.stream = Stream::compute;
         in.category = Category::forward;

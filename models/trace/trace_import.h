@@ -50,17 +50,26 @@ struct ChakraStats {
   int all_to_all = 0;       // of which all-to-all, decomposed into sends
   int point_to_point = 0;   // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
   int computes = 0;         // COMP nodes
+  int memory = 0;           // MEM_LOAD / MEM_STORE nodes
   int steps = 1;            // steps the trace carries (step_end nodes of a ClusterTwin export)
   std::string name;         // the <name> of <name>.<rank>.et
 };
 
+struct ChakraOptions {
+  // A MEM_LOAD / MEM_STORE node without a duration moves its tensor_size bytes at this rate
+  // (ASTRA-sim's remote memory: the scenario runner passes the node's GPU<->host PCIe rate);
+  // 0 makes such a node an error.
+  double memory_bytes_per_s = 0;
+};
+
 // Reads every <name>.<rank>.et in `directory` (ranks 0..N-1, one name). Throws TraceError.
-replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats = nullptr);
+replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats = nullptr,
+                                  const ChakraOptions& options = {});
 // The same from memory: rank_files[r] = (file name used in errors, its bytes); `where` names
 // the whole set in errors that concern several ranks.
 replay::StepProgram import_chakra_bytes(const std::string& where,
                                         const std::vector<std::pair<std::string, std::string>>& rank_files,
-                                        ChakraStats* stats = nullptr);
+                                        ChakraStats* stats = nullptr, const ChakraOptions& options = {});
 
 // ---- Kineto (PyTorch profiler) ------------------------------------------------------------
 

@@ -19,6 +19,10 @@
 #include "models/replay/tests/fixtures.h"
 #include "models/trace/chakra_export.h"
 #include "models/trace/tests/trace_test_util.h"
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
+
+#include "chakra_et.pb.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -320,6 +324,57 @@ TEST(ChakraImport, ExactDurationUnlessEdited) {
   };
   EXPECT_EQ(seconds(1235), exact);
   EXPECT_EQ(seconds(2000), 2000e-6);
+}
+
+// MEM_LOAD / MEM_STORE nodes (ASTRA-sim's remote memory) run on the compute stream for their
+// duration, or tensor_size at the given memory rate; written here with our schema's classes.
+TEST(ChakraImport, MemoryNodesMoveTheirTensorAtTheMemoryRate) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream out(&bytes);
+  chakra::GlobalMetadata meta;
+  meta.set_version(kChakraVersion);
+  google::protobuf::util::SerializeDelimitedToZeroCopyStream(meta, &out);
+  const auto node = [&](uint64_t id, chakra::NodeType type, uint64_t micros, int64_t tensor, std::vector<uint64_t> deps) {
+    chakra::Node n;
+    n.set_id(id);
+    n.set_type(type);
+    n.set_duration_micros(micros);
+    for (const uint64_t d : deps) n.add_data_deps(d);
+    if (tensor >= 0) {
+      chakra::AttributeProto* a = n.add_attr();
+      a->set_name("tensor_size");
+      a->set_uint64_val(static_cast<uint64_t>(tensor));
+    }
+    google::protobuf::util::SerializeDelimitedToZeroCopyStream(n, &out);
+  };
+  node(1, chakra::COMP_NODE, 100, -1, {});
+  node(2, chakra::MEM_LOAD_NODE, 0, int64_t{64} << 20, {1});  // 64 MiB from host memory
+  node(3, chakra::MEM_STORE_NODE, 40, int64_t{1} << 30, {2});  // its duration wins
+  node(4, chakra::COMP_NODE, 200, -1, {3});
+  ChakraOptions options;
+  options.memory_bytes_per_s = 32e9;  // PCIe Gen4 x16
+  ChakraStats st;
+  const std::string file = bytes;
+  const replay::StepProgram p = import_chakra_bytes("dir", {{"m.0.et", file}}, &st, options);
+  EXPECT_EQ(st.memory, 2);
+  EXPECT_EQ(st.computes, 2);
+  const auto& in = p.ranks[0].instrs;
+  ASSERT_GE(in.size(), 4U);
+  EXPECT_DOUBLE_EQ(in[1].seconds, static_cast<double>(int64_t{64} << 20) / 32e9);
+  EXPECT_DOUBLE_EQ(in[2].seconds, 40e-6);
+  const TraceRunResult run = run_trace_program(p, replay::testing::small_cluster(1), "analytical");
+  EXPECT_NEAR(run.step_time_s, 100e-6 + static_cast<double>(int64_t{64} << 20) / 32e9 + 40e-6 + 200e-6, 1e-12);
+  // Without a memory rate, or without a size or a duration, the node is named.
+  EXPECT_NE(error_of([&] { import_chakra_bytes("dir", {{"m.0.et", file}}); })
+                .find("m.0.et: node 2 (byte "),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { import_chakra_bytes("dir", {{"m.0.et", file}}); }).find("no memory bandwidth to time it"),
+            std::string::npos);
+  node(5, chakra::MEM_LOAD_NODE, 0, -1, {4});  // starts where `file` ended
+  const std::string e = error_of([&] { import_chakra_bytes("dir", {{"m.0.et", bytes}}, nullptr, options); });
+  EXPECT_NE(e.find("node 5 (byte " + std::to_string(file.size()) + "): memory node with neither duration_micros nor tensor_size"),
+            std::string::npos)
+      << e;
 }
 
 // The cluster must have a GPU for every rank; a smaller trace uses the first GPUs.
