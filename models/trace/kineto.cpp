@@ -9,10 +9,13 @@
 //   * The step: when the trace has ProfilerStep#N annotations (CPU), the GPU events launched
 //     (cuda_runtime/cuda_driver event with the same args.correlation) inside the last one;
 //     otherwise every GPU event of the trace (a profile of one step).
-//   * Order and duration: events sorted by start time, each one compute instruction of its
-//     measured duration on the compute stream (the executor runs them in order). Events that
-//     overlapped in time (several CUDA streams) are serialized; the overlap is reported in
-//     KinetoStats::overlap_s.
+//   * Order and duration: events sorted by start time, each one compute instruction on the
+//     compute stream (the executor runs them in order) of the part of its measured interval
+//     beyond the union of the intervals before it: seconds = max(0, end - max(start, frontier)),
+//     frontier = the latest end so far. Events of one stream run for their measured duration;
+//     an event that ran beside another stream's keeps that measured overlap (its concurrency
+//     with the other streams is replayed as measured, not re-simulated), so the replayed busy
+//     time is the union of the measured intervals. The overlap is KinetoStats::overlap_s.
 //   * Idle: with keep_idle_gaps, each interval in which no GPU event ran between the first
 //     start and the last end becomes an idle instruction (trace_import.h) of that length, so
 //     the replayed step equals the trace's GPU span; without, the replay is the GPU-busy time.
@@ -71,12 +74,13 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
     } else {
       st.overlap_s += (std::min(frontier, end) - g.ts) * 1e-6;
     }
+    const double beyond = std::max(0.0, end - std::max(frontier, g.ts));
     frontier = std::max(frontier, end);
     streams.insert(g.stream);
     Instr in;
     in.kind = InstrKind::compute;
     in.stream = Stream::compute;
-    in.seconds = g.dur * 1e-6;
+    in.seconds = beyond * 1e-6;
     const kineto::Phase phase = phase_of(g);
     in.category = phase == kineto::Phase::optimizer  ? Category::optimizer
                   : phase == kineto::Phase::backward ? Category::backward
@@ -87,7 +91,7 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
       ++st.nccl_kernels;
     }
     (g.cat == "kernel" ? st.kernels : g.cat == "gpu_memset" ? st.memsets : st.memcpys) += 1;
-    st.gpu_busy_s += in.seconds;
+    st.gpu_busy_s += g.dur * 1e-6;
     rank.instrs.push_back(in);
   }
   st.span_s = (frontier - t0) * 1e-6;

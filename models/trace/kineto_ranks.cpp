@@ -15,8 +15,9 @@
 //     every member must have it. They run in measured start order on the dp stream.
 //   * Other GPU events, NCCL kernels without those arguments or of other kinds (send/recv,
 //     broadcast, ...) included, run in start order on the compute stream at their measured
-//     time (several streams serialized, as import_kineto); a kept NCCL kernel counts as exposed
-//     communication (tp_seconds) and in KinetoRanksStats::nccl_measured.
+//     time, less the part that overlapped earlier events of other streams (as import_kineto:
+//     the measured concurrency is kept); a kept NCCL kernel counts as exposed communication
+//     (tp_seconds) and in KinetoRanksStats::nccl_measured.
 // Dependencies, from the measured timeline:
 //   * A collective waits for the compute event launched last before it (cudaLaunchKernel
 //     order): PyTorch orders the NCCL stream after the current stream at the call.
@@ -322,7 +323,7 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
         st.idle_s += gap * 1e-6;
         wait = -1;
       }
-      Instr in = compute(e.dur * 1e-6, category(e.phase));
+      Instr in = compute(std::max(0.0, e.ts + e.dur - std::max(frontier, e.ts)) * 1e-6, category(e.phase));
       in.after = wait;
       if (e.nccl) {
         in.tp_seconds = in.seconds;

@@ -90,7 +90,7 @@ struct KinetoStats {
   double gpu_busy_s = 0;   // sum of GPU event durations
   double span_s = 0;       // first GPU event start to last GPU event end
   double idle_s = 0;       // time inside the span with no GPU event running
-  double overlap_s = 0;    // time two GPU events overlapped (other streams), serialized in replay
+  double overlap_s = 0;    // time GPU events of different streams overlapped (kept in the replay)
   int et_nodes = 0;        // nodes of the execution trace, when given
 };
 
@@ -110,7 +110,7 @@ struct KinetoRanksStats {
   double measured_nccl_s = 0;  // measured time of the replayed NCCL kernels, all ranks
   double measured_step_s = 0;  // the longest rank's measured GPU span
   double idle_s = 0;           // idle kept on the compute streams, all ranks
-  double overlap_s = 0;        // compute-stream events that overlapped (other streams), serialized
+  double overlap_s = 0;        // compute events of different streams that overlapped (kept in the replay)
 };
 
 // Every *.json / *.json.gz in `directory`, one per rank (distributedInfo). Throws TraceError.

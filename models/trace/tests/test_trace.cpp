@@ -10,6 +10,7 @@
 #include <functional>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <string>
 
 #include "models/collective/collective.h"
@@ -245,6 +246,29 @@ TEST(Kineto, ReplayReproducesTheProfiledStep) {
   // Busy GPU time the executor counts = the trace's kernels (idle instructions are step_end).
   EXPECT_NEAR(run.execution.ranks[0].last_step.compute_s + run.execution.ranks[0].last_step.optimizer_s,
               st.gpu_busy_s, 1e-6);
+}
+
+// Kernels of two CUDA streams that ran side by side keep their measured overlap: the replay
+// is the union of the measured intervals, not their sum.
+TEST(Kineto, ConcurrentStreamsKeepTheirMeasuredOverlap) {
+  const fs::path dir = temp_dir("ct_kineto", "streams");
+  std::string events;
+  int corr = 0;
+  for (const auto& [stream, ts, dur] : {std::tuple{7, 0, 100}, {9, 10, 50}, {7, 100, 50}, {9, 140, 60}}) {
+    ++corr;
+    events += std::string(events.empty() ? "" : ",") + "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":" +
+              std::to_string(stream) + ",\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+              ",\"args\":{\"device\":0,\"stream\":" + std::to_string(stream) + ",\"correlation\":" + std::to_string(corr) + "}}";
+  }
+  std::ofstream(dir / "two_streams.json") << "{\"traceEvents\":[" << events << "]}";
+  KinetoStats st;
+  const replay::StepProgram p = import_kineto((dir / "two_streams.json").string(), {}, &st);
+  EXPECT_EQ(st.streams, 2);
+  EXPECT_NEAR(st.gpu_busy_s, 260e-6, 1e-12);   // the sum of the kernels
+  EXPECT_NEAR(st.overlap_s, 60e-6, 1e-12);     // B inside A (50), D over C (10)
+  EXPECT_NEAR(st.span_s, 200e-6, 1e-12);
+  EXPECT_NEAR(run_trace_program(p, small_cluster(1), "analytical").step_time_s, 200e-6, 1e-12);
+  fs::remove_all(dir);
 }
 
 TEST(Kineto, Errors) {
