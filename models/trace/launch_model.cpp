@@ -2,6 +2,7 @@
 #include "models/trace/launch_model.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ct::trace {
 namespace {
@@ -71,8 +72,8 @@ LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const Cpu
   LaunchSchedule out;
   out.start_s.reserve(items.size());
   out.overhead_removed_s = clock.removed_us() * 1e-6;
-  double shift_us = 0;  // m(t) - c(t)
-  double gpu_end = 0;   // seconds from the step start
+  double shift_us = 0;    // m(t) - c(t)
+  double issued_end = 0;  // latest end of the items issued so far, seconds from the step start
   double issue = cpu.start_us;
   size_t next_sync = 0;
   // A sync returns when the GPU work issued before it is done.
@@ -80,29 +81,45 @@ LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const Cpu
     while (next_sync < syncs.size() && syncs[next_sync].end <= t) {
       const Interval& s = syncs[next_sync++];
       const double m_begin = clock.at(s.begin) + shift_us;
-      const double wait = std::max(0.0, gpu_end * 1e6 - m_begin);
+      const double wait = std::max(0.0, issued_end * 1e6 - m_begin);
       out.sync_wait_s += wait * 1e-6;
       shift_us += wait - (clock.at(s.end) - clock.at(s.begin));
     }
   };
+  std::map<int64_t, double> stream_end;  // per stream: its latest item's end
+  std::vector<double> end(items.size(), 0.0);
   for (size_t i = 0; i < items.size(); ++i) {
     const LaunchItem& item = items[i];
     issue = std::max(issue, item.issue_us);
     pass_syncs_before(issue);
-    const double ready = (clock.at(issue) + shift_us) * 1e-6 + item.latency_s;
-    const double start = i == 0 ? std::max(0.0, ready) : std::max(gpu_end + item.gap_s, ready);
-    const double idle = start - gpu_end;
-    const double gpu_part = i == 0 ? 0.0 : std::min(idle, item.gap_s);
-    out.gpu_gap_idle_s += gpu_part;
-    out.launch_bound_idle_s += idle - gpu_part;
-    if (i == 0) out.before_first_launch_s = start;
+    double start = std::max(0.0, (clock.at(issue) + shift_us) * 1e-6 + item.latency_s);
+    const auto previous = stream_end.find(item.stream);
+    if (previous != stream_end.end()) start = std::max(start, previous->second + item.gap_s);
+    if (item.waits_for >= 0 && static_cast<size_t>(item.waits_for) < i) start = std::max(start, end[static_cast<size_t>(item.waits_for)]);
     out.start_s.push_back(start);
-    gpu_end = start + item.seconds;
+    end[i] = start + item.seconds;
+    stream_end[item.stream] = end[i];
+    issued_end = std::max(issued_end, end[i]);
   }
   pass_syncs_before(std::max(issue, cpu.end_us));
   const double cpu_end = (clock.at(cpu.end_us) + shift_us) * 1e-6;
-  out.step_s = std::max(gpu_end, cpu_end);
-  out.after_last_kernel_s = out.step_s - gpu_end;
+  out.busy_end_s = issued_end;
+  out.step_s = std::max(issued_end, cpu_end);
+  out.after_last_kernel_s = out.step_s - issued_end;
+  // Idle in start order: the gaps of the union of the items' intervals.
+  std::vector<size_t> by_start(items.size());
+  for (size_t i = 0; i < by_start.size(); ++i) by_start[i] = i;
+  std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return out.start_s[a] < out.start_s[b]; });
+  double frontier = 0;
+  for (size_t k = 0; k < by_start.size(); ++k) {
+    const size_t i = by_start[k];
+    const double idle = std::max(0.0, out.start_s[i] - frontier);
+    const double gpu_part = k == 0 ? 0.0 : std::min(idle, items[i].gap_s);
+    out.gpu_gap_idle_s += gpu_part;
+    out.launch_bound_idle_s += idle - gpu_part;
+    if (k == 0) out.before_first_launch_s = out.start_s[i];
+    frontier = std::max(frontier, end[i]);
+  }
   return out;
 }
 

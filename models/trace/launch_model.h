@@ -9,15 +9,20 @@
 //   m(t)  = c(t) + sum over syncs j ending by t of (w_j - (c(e_j) - c(b_j)))
 //   w_j   = max(0, G_j - (c(b_j) + shift before j)),  G_j = end of the GPU work issued before b_j
 //
-// GPU queue (one in-order engine, as the executor runs a rank): item i is issued when its
-// launch call returns (issue_i, measured; a filled op: when its operator returns) and
+// GPU queues: one in-order queue per CUDA stream, streams side by side. Item i on stream s_i
+// is issued when its launch call returns (issue_i, measured; a filled op: when its operator
+// returns) and
 //   ready_i = m(issue_i) + latency_i
-//   start_i = max(end_{i-1} + gap_i, ready_i),  start_0 = ready_0,  end_i = start_i + seconds_i
-// latency_i (launch return -> start on an idle GPU) and gap_i (GPU-side gap between queued
-// kernels) are measured per kernel in the trace where it shows them, else their medians.
-// The step ends at max(end_last, m(t_end)), t_end the end of the step's last operator on the
-// CPU. Idle before item i is start_i - end_{i-1}: up to gap_i of it is the GPU's own gap, the
-// rest waits for the CPU (launch-bound).
+//   start_i = max(end_{p(i)} + gap_i, ready_i, end_{w(i)}),   start = ready_i for a stream's first
+//   end_i   = start_i + seconds_i
+// p(i) is the item before i on s_i, w(i) an earlier item of another stream that i waited for
+// in the trace (cudaStreamWaitEvent; none: -1). latency_i (launch return -> start on an idle
+// stream) and gap_i (stream-side gap between queued kernels) are measured per kernel in the
+// trace where it shows them, else their medians. A sync waits for every item issued before it.
+// The step ends at max(max_i end_i, m(t_end)), t_end the end of the step's last operator on
+// the CPU. GPU idle is the time in the step no item covers: before an item that starts a busy
+// period, up to its gap_i is the GPU's own gap (not for the first item), the rest waits for the
+// CPU (launch-bound). With one stream this is the single in-order queue the executor runs.
 #pragma once
 
 #include <vector>
@@ -31,6 +36,8 @@ struct LaunchItem {
   double seconds = 0;    // kernel duration
   double gap_s = 0;      // GPU-side gap after the previous kernel when queued
   double latency_s = 0;  // launch return -> start on an idle GPU
+  int64_t stream = 0;    // CUDA stream
+  int32_t waits_for = -1;  // an earlier item of another stream it waited for, or -1
 };
 
 struct CpuTimeline {
@@ -41,6 +48,7 @@ struct CpuTimeline {
 
 struct LaunchSchedule {
   std::vector<double> start_s;      // per item, from the step start
+  double busy_end_s = 0;            // the last item's end
   double step_s = 0;
   double gpu_gap_idle_s = 0;        // idle the GPU's own inter-kernel gaps explain
   double launch_bound_idle_s = 0;   // idle waiting for the CPU (includes the time before the first launch)

@@ -16,13 +16,15 @@
 //     instruction of the compute model's time for its shapes (the outermost such op, so a
 //     linear is filled as one GEMM, not also its addmm). One whose shapes the model cannot take
 //     is counted in not_modelled and adds nothing.
-//   * Order. GPU ops run in the order they were issued on the CPU: a measured op at its first
+//   * Order. GPU ops are issued in the order of their CPU launch: a measured op at its first
 //     launch call, a filled op when its operator returned (an ET-only op: with the operator
-//     before it in rf_id order). All CUDA streams map to the executor's compute stream, which
-//     runs one kernel at a time (the executor has one compute engine per rank; its p2p and dp
-//     streams carry transfers and collectives only): kernels of several CUDA streams are
-//     serialized in launch order and their measured overlap is reported. NCCL kernels (name
-//     contains "nccl") stay on the compute stream as exposed communication (tp_seconds), as a
+//     before it in rf_id order), a filled op on the stream with the most kernels. Each CUDA
+//     stream is an in-order queue and streams run side by side (launch_model.h), an event
+//     that waited for another stream's event keeping that wait. The program lists the items in
+//     their modelled start order on the executor's one compute engine, each for the part of
+//     its interval beyond the ones before it, so concurrent streams keep their overlap (their
+//     contention is the measured one, not re-simulated); the measured overlap is reported.
+//     NCCL kernels (name contains "nccl") count as exposed communication (tp_seconds), as a
 //     one-rank program has no peers.
 //   * Dependencies. Data: an op reads the storages of its tensor inputs and writes those of
 //     its outputs and of the inputs its schema marks mutable ("Tensor(a!)"); it depends on the
@@ -41,7 +43,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -292,33 +296,51 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       for (const size_t c : children[i]) stack.push_back(c);
     }
   }
-  // Measured gaps and launch latencies, in GPU order of the measured events: an event whose
-  // launch returned before the GPU was free was queued (its gap is the GPU's); otherwise the
-  // GPU waited for it (its latency is launch return -> start).
+  // Measured gaps and launch latencies, per CUDA stream in GPU order of the measured events:
+  // an event whose launch returned before its stream was free was queued (its gap is the
+  // stream's); otherwise the stream waited for it (its latency is launch return -> start).
+  // An event that started only after another stream's event ended, later than both its
+  // stream's previous end and its launch, waited for that event (cudaStreamWaitEvent): the
+  // wait, not a gap or a latency, explains its delay.
   struct Shown {
     bool queued = false;
     double gap_us = 0, latency_us = 0;
+    const kineto::GpuEvent* waited = nullptr;
   };
   std::unordered_map<const kineto::GpuEvent*, Shown> shown;
   std::vector<double> gaps, latencies;
+  int64_t main_stream = 0;  // the stream with the most events: filled ops run there
   {
     std::vector<const kineto::GpuEvent*> by_start;
     for (const Unit& u : units) by_start.insert(by_start.end(), u.events.begin(), u.events.end());
-    std::sort(by_start.begin(), by_start.end(), [](const kineto::GpuEvent* a, const kineto::GpuEvent* b) { return a->ts < b->ts; });
+    std::stable_sort(by_start.begin(), by_start.end(), [](const kineto::GpuEvent* a, const kineto::GpuEvent* b) { return a->ts < b->ts; });
     double frontier = by_start.empty() ? 0 : by_start.front()->ts;
+    std::map<int64_t, double> stream_free;
+    std::map<int64_t, int> per_stream;
+    std::multimap<double, const kineto::GpuEvent*> ended;  // events so far, by end
     for (size_t k = 0; k < by_start.size(); ++k) {
       const kineto::GpuEvent* e = by_start[k];
       if (k > 0 && e->ts < frontier) st.overlap_s += (std::min(frontier, e->ts + e->dur) - e->ts) * 1e-6;
       Shown& sh = shown[e];
-      sh.queued = k > 0 && launch_end(e) <= frontier;
-      if (sh.queued) {
-        sh.gap_us = std::max(0.0, e->ts - frontier);
+      const auto free = stream_free.find(e->stream);
+      const bool first = free == stream_free.end();
+      const double lo = std::max(first ? -std::numeric_limits<double>::infinity() : free->second, launch_end(e));
+      const auto latest = ended.upper_bound(e->ts);
+      if (latest != ended.begin() && std::prev(latest)->first > lo && std::prev(latest)->second->stream != e->stream) {
+        sh.waited = std::prev(latest)->second;
+      }
+      sh.queued = !first && launch_end(e) <= free->second;
+      if (sh.waited == nullptr && sh.queued) {
+        sh.gap_us = std::max(0.0, e->ts - free->second);
         gaps.push_back(sh.gap_us);
-      } else {
+      } else if (sh.waited == nullptr) {
         sh.latency_us = e->ts - launch_end(e);
         latencies.push_back(sh.latency_us);
       }
       frontier = std::max(frontier, e->ts + e->dur);
+      stream_free[e->stream] = first ? e->ts + e->dur : std::max(free->second, e->ts + e->dur);
+      ended.emplace(e->ts + e->dur, e);
+      if (++per_stream[e->stream] > per_stream[main_stream]) main_stream = e->stream;
     }
   }
   const double median_gap = median(gaps), median_latency = median(latencies);
@@ -396,15 +418,29 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   });
   std::vector<LaunchItem> items;
   std::vector<std::pair<size_t, const kineto::GpuEvent*>> item_of;
+  std::unordered_map<const kineto::GpuEvent*, int32_t> item_index;
   for (const ItemRef& r : refs) {
+    LaunchItem item;
     if (r.event == nullptr) {
-      items.push_back({units[r.unit].issue_us, units[r.unit].filled_s, median_gap * 1e-6, median_latency * 1e-6});
+      item = {units[r.unit].issue_us, units[r.unit].filled_s, median_gap * 1e-6, median_latency * 1e-6};
+      item.stream = main_stream;
     } else {
       const Shown& sh = shown.at(r.event);
-      items.push_back({launch_end(r.event), r.event->dur * 1e-6 * speed_ratio[r.unit], (sh.queued ? sh.gap_us : median_gap) * 1e-6,
-                       (sh.queued ? median_latency : sh.latency_us) * 1e-6});
+      const bool measured_gap = sh.queued && sh.waited == nullptr;
+      const bool measured_latency = !sh.queued && sh.waited == nullptr;
+      item = {launch_end(r.event), r.event->dur * 1e-6 * speed_ratio[r.unit], (measured_gap ? sh.gap_us : median_gap) * 1e-6,
+              (measured_latency ? sh.latency_us : median_latency) * 1e-6};
+      item.stream = r.event->stream;
+      item_index[r.event] = static_cast<int32_t>(items.size());
     }
+    items.push_back(item);
     item_of.emplace_back(r.unit, r.event);
+  }
+  for (size_t k = 0; k < items.size(); ++k) {
+    const kineto::GpuEvent* e = item_of[k].second;
+    if (e == nullptr || shown.at(e).waited == nullptr) continue;
+    const auto w = item_index.find(shown.at(e).waited);
+    if (w != item_index.end() && static_cast<size_t>(w->second) < k) items[k].waits_for = w->second;
   }
   CpuTimeline cpu;
   cpu.start_us = cpu_start;
@@ -429,8 +465,13 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   rank.gpu = 0;
   std::vector<int32_t> last_instr(units.size(), -1);
   std::unordered_map<int64_t, size_t> last_writer;  // storage -> unit
-  double gpu_end = 0;
-  for (size_t k = 0; k < items.size(); ++k) {
+  // In GPU start order; each item replays the part of its interval beyond those before it (one
+  // stream: all of it), so kernels of several streams keep their modelled overlap.
+  std::vector<size_t> order(items.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sched.start_s[a] < sched.start_s[b]; });
+  double frontier = 0;
+  for (const size_t k : order) {
     const auto [u, event] = item_of[k];
     const Unit& unit = units[u];
     const EtNode& node = g.nodes[unit.node];
@@ -463,18 +504,21 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       rank.instrs.push_back(join);
       ++st.joins;
     }
-    const double idle = sched.start_s[k] - gpu_end;
+    const double start = sched.start_s[k];
+    const double idle = start - frontier;
     if (idle > 0) {
       rank.instrs.push_back(compute_instr(idle, Category::step_end));
       st.idle_s += idle;
     }
     const double seconds = items[k].seconds;
-    Instr in = compute_instr(seconds, cat);
+    const double replayed = std::max(0.0, start + seconds - std::max(frontier, start));
+    frontier = std::max(frontier, start + seconds);
+    Instr in = compute_instr(replayed, cat);
     if (!deps.empty()) in.after = deps[0];
     if (deps.size() > 1) in.after2 = deps[1];
     const OpWork& w = work[unit.node];
     if (event != nullptr && kineto::is_nccl(event->name)) {
-      in.tp_seconds = seconds;
+      in.tp_seconds = replayed;
       ++st.nccl_kernels;
     }
     if (event == nullptr) {
@@ -485,16 +529,15 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     }
     const bool memory_event = event != nullptr && event->cat != "kernel";
     if (!memory_event && compute_bound(w, options.gpu)) {
-      st.compute_bound_s += seconds;
+      st.compute_bound_s += replayed;
     } else if (memory_event || w.kind != OpWork::Kind::none) {
-      st.memory_bound_s += seconds;
+      st.memory_bound_s += replayed;
     } else {
-      st.other_gpu_s += seconds;
+      st.other_gpu_s += replayed;
     }
     (cat == Category::optimizer ? st.optimizer : cat == Category::backward ? st.backward : st.forward) += 1;
     last_instr[u] = static_cast<int32_t>(rank.instrs.size());
     rank.instrs.push_back(in);
-    gpu_end = sched.start_s[k] + seconds;
   }
   if (sched.after_last_kernel_s > 0) {
     rank.instrs.push_back(compute_instr(sched.after_last_kernel_s, Category::step_end));

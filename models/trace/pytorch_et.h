@@ -56,7 +56,7 @@ struct EtImportStats {
   int dependencies = 0;        // data dependencies between GPU ops (through storages)
   int joins = 0;               // join instructions for ops with more than two producers
   int streams = 0;             // CUDA streams of the measured kernels
-  double overlap_s = 0;        // measured kernel overlap across streams (serialized in replay)
+  double overlap_s = 0;        // measured kernel overlap across streams (kept in the replay)
   int forward = 0, backward = 0, optimizer = 0;  // GPU instructions by category
   double measured_gpu_s = 0, filled_s = 0;
   double compute_bound_s = 0, memory_bound_s = 0, other_gpu_s = 0;  // by op (op_work.h)

@@ -178,6 +178,46 @@ TEST(PytorchEt, SyntheticScheduleIsTheClosedForm) {
   EXPECT_EQ(reached, std::set<int32_t>({gpu[0], gpu[1], gpu[2], gpu[3]}));
 }
 
+// Two CUDA streams (us): mm on stream 7 [12,112]; an independent gelu on stream 9 [32,82]
+// beside it; add (reads both) queued on stream 7 [114,124]; a gelu of add's output on stream 9
+// [126,136], which waited for add. The replay keeps the overlap (not the 170 us of kernels in
+// a row) and the wait: the last gelu starts when add ends (124; the measured 2 us after the
+// wait is not modelled), so the step is 134 us.
+TEST(PytorchEt, ConcurrentStreamsOverlapAsMeasured) {
+  json nodes = json::array();
+  nodes.push_back({{"id", 1}, {"name", "[pytorch|profiler|execution_trace|process]"}, {"ctrl_deps", 1},
+                   {"attrs", json::array({{{"name", "rf_id"}, {"value", 0}}})}});
+  nodes.push_back(et_node(2, "aten::mm", 1, {tensor(1, 10), tensor(2, 11)}, {tensor(3, 12)},
+                          "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  nodes.push_back(et_node(3, "aten::gelu", 2, {tensor(4, 13)}, {tensor(5, 14)}, "aten::gelu(Tensor self) -> Tensor"));
+  nodes.push_back(et_node(4, "aten::add", 3, {tensor(3, 12), tensor(5, 14)}, {tensor(6, 15)},
+                          "aten::add.Tensor(Tensor self, Tensor other) -> Tensor"));
+  nodes.push_back(et_node(5, "aten::gelu", 4, {tensor(6, 15)}, {tensor(7, 16)}, "aten::gelu(Tensor self) -> Tensor"));
+  json ev = json::array();
+  const auto op = [&](const std::string& name, int64_t rf, double ts, double launch, double kernel_ts, double dur,
+                      int stream) {
+    ev.push_back(x_event("cpu_op", name, ts, 20, {{"External id", rf}, {"Record function id", rf}}));
+    ev.push_back(x_event("cuda_runtime", "cudaLaunchKernel", launch, 5, {{"External id", rf}, {"correlation", 100 + rf}}));
+    ev.push_back(x_event("kernel", "k" + std::to_string(rf), kernel_ts, dur,
+                         {{"device", 0}, {"stream", stream}, {"correlation", 100 + rf}, {"External id", rf}}, stream));
+  };
+  op("aten::mm", 1, 0, 5, 12, 100, 7);
+  op("aten::gelu", 2, 20, 25, 32, 50, 9);
+  op("aten::add", 3, 40, 45, 114, 10, 7);
+  op("aten::gelu", 4, 60, 65, 126, 10, 9);  // waits on stream 9 for add (stream 7) to end
+  const Synthetic files({{"traceEvents", ev}}, {{"schema", "1.1.1-chakra.0.0.4"}, {"nodes", nodes}});
+  EtImportStats st;
+  const replay::StepProgram p = import_pytorch_et(files.kineto, files.et, {}, &st);
+  EXPECT_EQ(st.streams, 2);
+  EXPECT_EQ(st.kernels, 4);
+  EXPECT_NEAR(st.overlap_s, 50e-6, 1e-12);
+  EXPECT_NEAR(st.measured_gpu_s, 170e-6, 1e-12);
+  EXPECT_NEAR(st.step_s, 134e-6, 1e-12);
+  EXPECT_NEAR(st.launch_bound_idle_s, 12e-6, 1e-12);  // before the first kernel
+  EXPECT_NEAR(st.compute_bound_s + st.memory_bound_s + st.other_gpu_s + st.idle_s, st.step_s, 1e-12);
+  EXPECT_NEAR(run_trace_program(p, small_cluster(1), "analytical").step_time_s, 134e-6, 1e-12);
+}
+
 TEST(PytorchEt, Errors) {
   // Nodes that do not match the Kineto ops: a renamed node, then rf_ids of another run.
   json renamed = synthetic_et();
