@@ -78,12 +78,26 @@ def cmd_run(args) -> int:
         with open(os.path.join(args.out, "report.json"), "w") as f:
             json.dump(result.report, f, indent=1)
         _write_csvs(result.report, args.out)
+        _write_array_csvs(result.arrays, args.out)
     if args.json:
         json.dump(result.report, sys.stdout)
         sys.stdout.write("\n")
     else:
         _print_summary(result.report)
     return 0
+
+
+def _write_array_csvs(arrays: dict, out: str) -> None:
+    """The column tables (``Result.arrays``, e.g. fabric_links) as CSV, one row per entry."""
+    import csv
+
+    for name, columns in arrays.items():
+        if not columns:
+            continue
+        with open(os.path.join(out, f"{name}.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(list(columns))
+            w.writerows(zip(*(c.tolist() for c in columns.values())))
 
 
 def _write_csvs(report: dict, out: str) -> None:
@@ -327,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="simulate a scenario and print its report")
     r.add_argument("scenario")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
-    r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables")
+    r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables (fabric_links.csv: every link's load)")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
     r.set_defaults(func=cmd_run)
     n = sub.add_parser("nccl-tests", help="nccl-tests style table of a collective on the scenario's cluster")

@@ -98,6 +98,10 @@ def test_cli_run_json_and_errors(tmp_path):
     report = json.loads(out.stdout)
     assert report["cluster"]["gpus"] == 10240
     assert (tmp_path / "report.json").exists()
+    with open(tmp_path / "fabric_links.csv") as f:
+        header, first = f.readline().strip().split(","), f.readline().strip().split(",")
+    assert header == ["link", "src_tier", "src_index", "dst_tier", "dst_index", "plane", "bytes", "utilization"]
+    assert first[:4] == ["0", "0", "0", "1"]  # NIC 0's uplink to its leaf
     bad = subprocess.run([ROOT_LAUNCHER, "run", "scenarios/default.json", "--set", "network.mode=quantum"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
