@@ -5,7 +5,8 @@
 // distributedInfo.rank; every file's distributedInfo.world_size must equal the number of
 // files, and ranks 0..N-1 appear once each. Rank r runs on GPU r.
 // Per rank, the step's GPU events (kineto::step_events: the last ProfilerStep, or all) split in:
-//   * Collectives: NCCL kernels with record_param_comms arguments. "Collective name"
+//   * Collectives: NCCL kernels with record_param_comms arguments (on the kernel event, or on
+//     the record_param_comms operator its launch call ran in). "Collective name"
 //     (lower case, '_' dropped) starting with allreduce, allgather, reducescatter or alltoall
 //     gives the kind; the payload is the nccl-tests buffer per rank,
 //       bytes = max("In msg nelems", "Out msg nelems") x size of "dtype";
@@ -35,6 +36,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "models/trace/kineto_events.h"
 #include "models/trace/trace_import.h"
@@ -133,9 +135,39 @@ std::vector<int> parse_ranks(const json& args, int64_t world, const std::string&
 }
 
 // The collective an NCCL kernel runs, or false for one kept at its measured time.
-bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, Collective& out) {
-  if (e.args == nullptr || !kineto::is_nccl(e.name)) return false;
-  const json& args = *e.args;
+// The record_param_comms operators of a trace, per CPU thread, by start.
+class CommOps {
+ public:
+  explicit CommOps(const kineto::KinetoTrace& t) : trace_(t) {
+    for (const kineto::CpuOp& op : t.ops) {
+      if (op.name == "record_param_comms" && op.args != nullptr) by_thread_[op.tid].emplace(op.ts, &op);
+    }
+  }
+  // The args of the record_param_comms operator running when `e` was launched, or null.
+  [[nodiscard]] const json* around_launch_of(const kineto::GpuEvent& e) const {
+    const auto l = trace_.launches.find(e.correlation);
+    if (l == trace_.launches.end()) return nullptr;
+    const auto thread = by_thread_.find(l->second.tid);
+    if (thread == by_thread_.end()) return nullptr;
+    auto it = thread->second.upper_bound(l->second.ts);
+    if (it == thread->second.begin()) return nullptr;
+    const kineto::CpuOp& op = *std::prev(it)->second;
+    return l->second.ts <= op.ts + op.dur ? op.args : nullptr;
+  }
+
+ private:
+  const kineto::KinetoTrace& trace_;
+  std::map<int64_t, std::multimap<double, const kineto::CpuOp*>> by_thread_;
+};
+
+// The communication arguments are the kernel's own, or (profilers that do not copy them to
+// the kernel) those of the record_param_comms operator its launch ran in.
+bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops,
+                   Collective& out) {
+  if (!kineto::is_nccl(e.name)) return false;
+  const json* found = e.args != nullptr && e.args->contains("Collective name") ? e.args : comm_ops.around_launch_of(e);
+  if (found == nullptr) return false;
+  const json& args = *found;
   std::string name;
   for (const char c : arg_text(args, "Collective name")) {
     if (c != '_') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -231,12 +263,13 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     RankFile& file = files[r];
     file.path = p;
     const kineto::PhaseOf phase_of(t);
+    const CommOps comm_ops(t);
     std::map<std::string, int> seq;
     for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
       const auto l = t.launches.find(e.correlation);
       StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1};
       Collective c;
-      if (collective_of(e, n, p, c)) {
+      if (collective_of(e, n, p, comm_ops, c)) {
         const std::string at = where(p, e);
         if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
           throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");

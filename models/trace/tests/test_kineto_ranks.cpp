@@ -32,7 +32,9 @@ json nccl_args(const std::string& name, const std::string& dtype, int64_t in, in
 // and measured [100,400]; B [100,120] beside it; C [405,455] after it (5 us of CPU gap);
 // a broadcast [455,465] (kept at its measured time); an all-gather of 1 Mi -> 2 Mi bf16 in
 // {0,1} or {2,3} [470,570]; D [600,610] after it (30 us gap).
-json rank_trace(int rank, int world = 4) {
+// args_on_op: the communication arguments sit on a record_param_comms CPU operator around the
+// launch instead of on the kernel (profilers that do not copy them).
+json rank_trace(int rank, int world = 4, bool args_on_op = false) {
   json ev = json::array();
   int64_t corr = 0;
   const auto kernel = [&](const std::string& name, double launch, double ts, double dur, json extra = json::object(),
@@ -41,6 +43,11 @@ json rank_trace(int rank, int world = 4) {
     ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
                   {"dur", 3}, {"args", {{"correlation", corr}}}});
     json args = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
+    if (args_on_op && !extra.empty()) {
+      ev.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"}, {"pid", 1}, {"tid", 1},
+                    {"ts", launch - 1}, {"dur", 5}, {"args", extra}});
+      extra = json::object();
+    }
     args.update(extra);
     ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur},
                   {"args", args}});
@@ -108,6 +115,19 @@ TEST(KinetoRanks, CollectivesRunOnTheFabricInTheMeasuredOrder) {
   EXPECT_GT(all_reduce, 100e-6);  // 96 MiB over NVLink per rank: the fabric's time, not the 300 us measured
   // A, the all-reduce (B beside it), 5 us, C, the broadcast, the all-gather, 30 us, D.
   EXPECT_NEAR(run.step_time_s, 100e-6 + all_reduce + 5e-6 + 50e-6 + 10e-6 + all_gather + 30e-6 + 10e-6, 1e-9);
+}
+
+TEST(KinetoRanks, ArgumentsFromTheRecordParamCommsOperator) {
+  const RankDir on_kernels("args_kernel"), on_ops("args_op");
+  for (int r = 0; r < 4; ++r) on_ops.put(r, rank_trace(r, 4, true));
+  KinetoRanksStats a, b;
+  const replay::StepProgram p = import_kineto_ranks(on_kernels.dir.string(), &a);
+  const replay::StepProgram q = import_kineto_ranks(on_ops.dir.string(), &b);
+  EXPECT_EQ(b.collectives, 3);
+  EXPECT_EQ(b.nccl_kernels, a.nccl_kernels);
+  EXPECT_EQ(b.nccl_measured, a.nccl_measured);
+  EXPECT_EQ(run_trace_program(p, small_cluster(1), "analytical").step_time_s,
+            run_trace_program(q, small_cluster(1), "analytical").step_time_s);
 }
 
 TEST(KinetoRanks, Errors) {
