@@ -396,6 +396,8 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     report["trace"]["kineto_ranks"] = {{"collectives", ranks_stats.collectives},
                                        {"nccl_kernels", ranks_stats.nccl_kernels},
                                        {"nccl_kept_measured", ranks_stats.nccl_measured},
+                                       {"point_to_point", ranks_stats.point_to_point},
+                                       {"measured_p2p_s_per_rank", ranks_stats.measured_p2p_s / n},
                                        {"kernels", ranks_stats.kernels},
                                        {"compute_waits_on_collectives", ranks_stats.waits},
                                        {"measured_step_s", ranks_stats.measured_step_s},

@@ -19,17 +19,21 @@
 //     time, less the part that overlapped earlier events of other streams (as import_kineto:
 //     the measured concurrency is kept); a kept NCCL kernel counts as exposed communication
 //     (tp_seconds) and in KinetoRanksStats::nccl_measured.
+//   * Point to point: "send" / "recv" kernels whose arguments name the peer ("Dst Rank" /
+//     "Src Rank", global ranks) are transfers on the fabric: a send on the p2p stream, its
+//     receive completing when the data arrives; the k-th send from s to d pairs with the k-th
+//     receive on d from s (counts and sizes must agree). Batched ones (no peer) stay measured.
 // Dependencies, from the measured timeline:
-//   * A collective waits for the compute event launched last before it (cudaLaunchKernel
-//     order): PyTorch orders the NCCL stream after the current stream at the call.
-//   * A compute event e waits for the collective that ended last (measured) in
+//   * A collective or a send waits for the compute event launched last before it
+//     (cudaLaunchKernel order): PyTorch orders the NCCL stream after the current stream.
+//   * A compute event e waits for the collective or receive that ended last (measured) in
 //     (end of the compute stream's previous event, start of e]: the stream was idle until then
-//     (work.wait()). Collectives end in stream order, so one such dependency covers the others.
+//     (work.wait()).
 //   * Idle: the rest of the measured gap before e, start_e - max(end_prev, end of that
 //     collective), stays as an idle instruction after the wait (CPU launch time).
 // A collective's time is the collective engine's on the cluster, not the measured kernel
 // time (which includes waiting for the slowest peer); both are reported.
-// Step end: after the last compute event and the last collective of the rank.
+// Step end: after the compute stream, the last collective, the last send and every receive.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -160,18 +164,59 @@ class CommOps {
   std::map<int64_t, std::multimap<double, const kineto::CpuOp*>> by_thread_;
 };
 
-// The communication arguments are the kernel's own, or (profilers that do not copy them to
-// the kernel) those of the record_param_comms operator its launch ran in.
-bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops,
-                   Collective& out) {
-  if (!kineto::is_nccl(e.name)) return false;
-  const json* found = e.args != nullptr && e.args->contains("Collective name") ? e.args : comm_ops.around_launch_of(e);
-  if (found == nullptr) return false;
-  const json& args = *found;
+// The communication arguments of an NCCL kernel: its own, or (profilers that do not copy them
+// to the kernel) those of the record_param_comms operator its launch ran in; null if neither.
+const json* comm_args_of(const kineto::GpuEvent& e, const CommOps& comm_ops) {
+  if (!kineto::is_nccl(e.name)) return nullptr;
+  return e.args != nullptr && e.args->contains("Collective name") ? e.args : comm_ops.around_launch_of(e);
+}
+
+// "Collective name" in lower case without '_'.
+std::string comm_name(const json& args) {
   std::string name;
   for (const char c : arg_text(args, "Collective name")) {
     if (c != '_') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
+  return name;
+}
+
+// max(In, Out msg nelems) x the dtype's size (the nccl-tests buffer per rank).
+int64_t message_bytes(const json& args, const std::string& at) {
+  const int64_t elements = std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
+  const int64_t element = dtype_bytes(arg_text(args, "dtype"), at);
+  if (elements > (int64_t{1} << 40) / element) throw TraceError(at + ": the message exceeds 1 TiB");
+  return elements * element;
+}
+
+struct PointToPoint {
+  bool send = false;
+  int peer = -1;  // global rank: "Dst Rank" of a send, "Src Rank" of a recv
+  int64_t bytes = 0;
+};
+
+// A send or recv kernel that names its peer, or false.
+bool p2p_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops, PointToPoint& out) {
+  const json* args = comm_args_of(e, comm_ops);
+  if (args == nullptr) return false;
+  const std::string name = comm_name(*args);
+  if (name != "send" && name != "recv") return false;
+  out.send = name == "send";
+  const char* key = out.send ? "Dst Rank" : "Src Rank";
+  if (!args->contains(key)) return false;
+  const std::string at = where(file, e);
+  const int64_t peer = arg_count(*args, key, at);
+  if (peer >= world) throw TraceError(at + ": \"" + key + "\" " + std::to_string(peer) + " is outside 0.." + std::to_string(world - 1));
+  out.peer = static_cast<int>(peer);
+  out.bytes = message_bytes(*args, at);
+  return true;
+}
+
+bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops,
+                   Collective& out) {
+  const json* found = comm_args_of(e, comm_ops);
+  if (found == nullptr) return false;
+  const json& args = *found;
+  const std::string name = comm_name(args);
   if (name.rfind("allreduce", 0) == 0) {
     out.kind = CollectiveKind::all_reduce;
   } else if (name.rfind("allgather", 0) == 0) {
@@ -184,10 +229,7 @@ bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& 
     return false;
   }
   const std::string at = where(file, e);
-  const int64_t elements = std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
-  const int64_t element = dtype_bytes(arg_text(args, "dtype"), at);
-  if (elements > (int64_t{1} << 40) / element) throw TraceError(at + ": the message exceeds 1 TiB");
-  out.bytes = elements * element;
+  out.bytes = message_bytes(args, at);
   out.ranks = parse_ranks(args, world, at);
   out.group_key = arg_text(args, "Process Group Name") + ":";
   for (const int r : out.ranks) out.group_key += std::to_string(r) + ",";
@@ -200,6 +242,7 @@ struct StepEvent {
   kineto::Phase phase = kineto::Phase::forward;
   bool nccl = false;
   int instance = -1;  // collective instance, -1 for the compute stream
+  PointToPoint p2p;   // a send or recv when p2p.peer >= 0
 };
 
 struct RankFile {
@@ -267,8 +310,12 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     std::map<std::string, int> seq;
     for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
       const auto l = t.launches.find(e.correlation);
-      StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1};
+      StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1, {}};
       Collective c;
+      if (p2p_of(e, n, p, comm_ops, ev.p2p)) {
+        file.events.push_back(ev);
+        continue;
+      }
       if (collective_of(e, n, p, comm_ops, c)) {
         const std::string at = where(p, e);
         if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
@@ -306,6 +353,8 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     program.groups.push_back(std::move(g));
   }
   st.collectives = static_cast<int>(instances.size());
+  // Point-to-point operations by (source, destination): (instruction, bytes) in measured order.
+  std::map<std::pair<int, int>, std::vector<std::pair<int32_t, int64_t>>> sends, recvs;
 
   for (size_t r = 0; r < files.size(); ++r) {
     const std::vector<StepEvent>& events = files[r].events;
@@ -317,13 +366,36 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
       return it == m.begin() ? std::pair<double, int32_t>{0.0, -1} : std::pair<double, int32_t>{*std::prev(it)};
     };
     std::multimap<double, int32_t> launched;  // compute events: launch ts -> instruction
-    std::multimap<double, int32_t> ended;     // collectives: measured end -> instruction
-    int32_t last_coll = -1;
+    std::multimap<double, int32_t> ended;     // collectives and receives: measured end -> instruction
+    int32_t last_coll = -1, last_send = -1;
+    std::vector<int32_t> receives;
     double frontier = -1;  // measured end of the compute stream's latest event
     const double t0 = events.front().ts;
     double last_end = t0;
     for (const StepEvent& e : events) {
       last_end = std::max(last_end, e.ts + e.dur);
+      if (e.p2p.peer >= 0) {
+        Instr in;
+        in.kind = e.p2p.send ? InstrKind::send : InstrKind::recv;
+        in.stream = e.p2p.send ? Stream::p2p : Stream::none;
+        in.category = Category::pp;
+        in.peer = e.p2p.peer;
+        in.bytes = e.p2p.bytes;
+        const auto index = static_cast<int32_t>(rank.instrs.size());
+        if (e.p2p.send) {
+          in.after = latest_by(launched, e.launch).second;  // the compute event launched last before it
+          last_send = index;
+          sends[{static_cast<int>(r), e.p2p.peer}].push_back({index, e.p2p.bytes});
+        } else {
+          ended.emplace(e.ts + e.dur, index);  // a compute event after it may wait for the data
+          receives.push_back(index);
+          recvs[{e.p2p.peer, static_cast<int>(r)}].push_back({index, e.p2p.bytes});
+        }
+        rank.instrs.push_back(in);
+        ++st.point_to_point;
+        st.measured_p2p_s += e.dur * 1e-6;
+        continue;
+      }
       if (e.instance >= 0) {
         Instr in;
         in.kind = InstrKind::collective;
@@ -348,7 +420,7 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
       const double wait_end = waits ? coll_end : frontier;
       if (frontier >= 0 && e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
       if (wait >= 0) ++st.waits;
-      const double gap = frontier < 0 ? 0.0 : e.ts - std::max(frontier, wait_end);
+      const double gap = frontier < 0 && wait < 0 ? 0.0 : e.ts - std::max(frontier, wait_end);
       if (gap > 0) {  // idle after the wait; the event follows it on the stream
         Instr idle = compute(gap * 1e-6, Category::step_end);
         idle.after = wait;
@@ -372,11 +444,53 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
                        std::to_string((last_end - t0) * 1e-6) + " s, more than the hour a replayed step may");
     }
     st.measured_step_s = std::max(st.measured_step_s, (last_end - t0) * 1e-6);
+    // The step ends when the compute stream, the last collective, the last send and every
+    // receive are done (more than two through zero-second joins, trace_import.h).
+    std::vector<int32_t> sinks = receives;
+    for (const int32_t x : {last_coll, last_send}) {
+      if (x >= 0) sinks.push_back(x);
+    }
+    while (sinks.size() > 2) {
+      Instr join = compute(0, Category::step_end);
+      join.after = sinks[0];
+      join.after2 = sinks[1];
+      sinks.erase(sinks.begin(), sinks.begin() + 2);
+      sinks.push_back(static_cast<int32_t>(rank.instrs.size()));
+      rank.instrs.push_back(join);
+    }
     Instr end = compute(0, Category::step_end);
-    end.after = last_coll;
+    end.after = sinks.empty() ? -1 : sinks[0];
+    end.after2 = sinks.size() > 1 ? sinks[1] : -1;
     rank.instrs.push_back(end);
     program.ranks.push_back(std::move(rank));
   }
+  // The k-th send from s to d is the k-th receive on d from s; sizes must agree.
+  for (const auto& [pair, list] : sends) {
+    const auto it = recvs.find(pair);
+    const size_t have = it == recvs.end() ? 0 : it->second.size();
+    if (have != list.size()) {
+      throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(pair.first)].path + ": " +
+                       std::to_string(list.size()) + " sends to rank " + std::to_string(pair.second) + " but " +
+                       std::to_string(have) + " receives from rank " + std::to_string(pair.first) + " in " +
+                       files[static_cast<size_t>(pair.second)].path);
+    }
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (list[k].second != it->second[k].second) {
+        throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(pair.first)].path + ": send #" +
+                         std::to_string(k) + " to rank " + std::to_string(pair.second) + " carries " +
+                         std::to_string(list[k].second) + " bytes, its receive " + std::to_string(it->second[k].second));
+      }
+      program.ranks[static_cast<size_t>(pair.first)].instrs[static_cast<size_t>(list[k].first)].peer_instr = it->second[k].first;
+    }
+  }
+  for (const auto& [pair, list] : recvs) {
+    if (sends.count(pair) == 0) {
+      throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(pair.second)].path + ": " +
+                       std::to_string(list.size()) + " receives from rank " + std::to_string(pair.first) +
+                       " without a matching send");
+    }
+  }
+  st.point_to_point /= 2;  // pairs
   program.steps = 1;
   if (stats != nullptr) *stats = st;
   return program;

@@ -104,7 +104,9 @@ struct KinetoRanksStats {
   int ranks = 0;
   int collectives = 0;         // collective instances (matched across their groups)
   int nccl_kernels = 0;        // NCCL kernels replayed as collectives, all ranks
-  int nccl_measured = 0;       // NCCL kernels kept at their measured time (send/recv, broadcast, ...)
+  int nccl_measured = 0;       // NCCL kernels kept at their measured time (batched p2p, broadcast, ...)
+  int point_to_point = 0;      // matched send/recv pairs replayed as transfers
+  double measured_p2p_s = 0;   // measured time of their kernels, all ranks
   int kernels = 0;             // events on the compute streams, all ranks
   int waits = 0;               // compute events that wait for a collective
   double measured_nccl_s = 0;  // measured time of the replayed NCCL kernels, all ranks

@@ -130,6 +130,66 @@ TEST(KinetoRanks, ArgumentsFromTheRecordParamCommsOperator) {
             run_trace_program(q, small_cluster(1), "analytical").step_time_s);
 }
 
+// Two pipeline stages (us): rank 0 runs F [0,100] and sends 64 MiB of bf16 activations to
+// rank 1 (measured [100,150]); rank 1's receive is posted early ([10,150]) and its G [152,252]
+// waits for it (2 us of CPU gap). The transfer runs on the fabric (NVLink here): the step is
+// F + the transfer + 2 us + G.
+json stage_trace(int rank, int64_t send_elems = 32 << 20) {
+  const json args = {{"Collective name", rank == 0 ? "send" : "recv"},
+                     {rank == 0 ? "Dst Rank" : "Src Rank", 1 - rank},
+                     {"dtype", "BFloat16"},
+                     {"In msg nelems", rank == 0 ? send_elems : int64_t{32} << 20},
+                     {"Out msg nelems", rank == 0 ? send_elems : int64_t{32} << 20},
+                     {"Group size", 2},
+                     {"Process Group Ranks", "[0, 1]"}};
+  json ev = json::array();
+  const auto kernel = [&](int corr, const std::string& name, double launch, double ts, double dur, const json& extra,
+                          int stream) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
+                  {"dur", 3}, {"args", {{"correlation", corr}}}});
+    json a = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
+    a.update(extra);
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur}, {"args", a}});
+  };
+  if (rank == 0) {
+    kernel(1, "gemm_F", -10, 0, 100, json::object(), 7);
+    kernel(2, "ncclDevKernel_SendRecv", 5, 100, 50, args, 20);
+  } else {
+    kernel(1, "ncclDevKernel_SendRecv", 5, 10, 140, args, 20);
+    kernel(2, "gemm_G", 20, 152, 100, json::object(), 7);
+  }
+  return {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}}, {"traceEvents", ev}};
+}
+
+TEST(KinetoRanks, SendsAndReceivesRunOnTheFabric) {
+  const RankDir d("p2p", 0);
+  d.put(0, stage_trace(0));
+  d.put(1, stage_trace(1));
+  KinetoRanksStats st;
+  const replay::StepProgram p = import_kineto_ranks(d.dir.string(), &st);
+  EXPECT_EQ(st.point_to_point, 1);
+  EXPECT_EQ(st.nccl_measured, 0);
+  EXPECT_EQ(st.waits, 1);
+  EXPECT_NEAR(st.measured_p2p_s, 190e-6, 1e-12);
+  const network::ClusterSpec cluster = small_cluster(1);
+  const TraceRunResult run = run_trace_program(p, cluster, "analytical");
+  // The NVLink transfer as the network tests state it: latency + bytes / (0.95 x rate).
+  const double transfer = cluster.node.nvlink_latency.seconds() + network::testing::wire_s(64.0 * (1 << 20), cluster.node.nvlink_rate.bps());
+  std::printf("[ Kineto 2 stages ] 64 MiB activation send %.1f us (measured 50), step %.1f us\n", transfer * 1e6,
+              run.step_time_s * 1e6);
+  EXPECT_NEAR(run.step_time_s, 100e-6 + transfer + 2e-6 + 100e-6, 1e-9);
+  // A size mismatch and a send without its receive name the files.
+  d.put(0, stage_trace(0, 16 << 20));
+  EXPECT_NE(error_of([&] { import_kineto_ranks(d.dir.string()); }).find("send #0 to rank 1 carries 33554432 bytes, its receive 67108864"),
+            std::string::npos);
+  json lonely = stage_trace(1);
+  lonely["traceEvents"].erase(lonely["traceEvents"].begin(), lonely["traceEvents"].begin() + 2);  // drop the receive
+  d.put(0, stage_trace(0));
+  d.put(1, lonely);
+  EXPECT_NE(error_of([&] { import_kineto_ranks(d.dir.string()); }).find("1 sends to rank 1 but 0 receives from rank 0"),
+            std::string::npos);
+}
+
 TEST(KinetoRanks, Errors) {
   const auto message = [](const RankDir& d) { return error_of([&] { import_kineto_ranks(d.dir.string()); }); };
   {
