@@ -81,6 +81,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
         options_.trace->thread_name(gpu, static_cast<int>(Stream::compute), "compute");
         options_.trace->thread_name(gpu, static_cast<int>(Stream::p2p), "pipeline p2p");
         options_.trace->thread_name(gpu, static_cast<int>(Stream::dp), "data-parallel collectives");
+        for (int k = 1; k <= kExtraCollectiveStreams; ++k) {
+          options_.trace->thread_name(gpu, static_cast<int>(collective_stream(k)), "collectives " + std::to_string(k + 1));
+        }
       }
     }
     for (size_t r = 0; r < ranks_.size(); ++r) try_start(static_cast<int32_t>(r));
@@ -119,9 +122,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
   struct RankState {
     std::vector<uint8_t> done;
     std::vector<double> done_at, sent_at, started_at;
-    std::array<std::vector<int32_t>, 3> streams;
-    std::array<size_t, 3> head{0, 0, 0};
-    std::array<bool, 3> busy{false, false, false};
+    std::array<std::vector<int32_t>, kStreamSlots> streams;
+    std::array<size_t, kStreamSlots> head{};
+    std::array<bool, kStreamSlots> busy{};
     int active_comm = 0;
     int32_t running = -1;  // compute instruction in flight
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
@@ -147,7 +150,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (size_t k = 0; k < 3; ++k) {
+      for (size_t k = 0; k < kStreamSlots; ++k) {
         if (s.busy[k] || s.head[k] == s.streams[k].size()) continue;
         const int32_t i = s.streams[k][s.head[k]];
         const Instr& in = instr(r, i);
@@ -304,9 +307,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     for (const auto& [r, i] : members) {
       set_comm(r, -1);
-      trace(r, instr(r, i), static_cast<int>(Stream::dp), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
+      trace(r, instr(r, i), static_cast<int>(instr(r, i).stream), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
     }
-    for (const auto& [r, i] : members) complete(r, i, Stream::dp);
+    for (const auto& [r, i] : members) complete(r, i, instr(r, i).stream);
   }
 
   // Integrates the number of computing GPUs into fixed-width time buckets (integer ps).

@@ -34,7 +34,16 @@
 namespace ct::replay {
 
 enum class InstrKind : uint8_t { compute, send, recv, collective };
+// Streams 0..2 as above; values from 4 are further in-order collective streams (a trace's
+// other process groups, each on its own NCCL stream beside dp): collective_stream(k).
 enum class Stream : uint8_t { compute = 0, p2p = 1, dp = 2, none = 3 };
+inline constexpr int kExtraCollectiveStreams = 6;
+inline constexpr size_t kStreamSlots = 4 + kExtraCollectiveStreams;  // index 3 (none) unused
+// Collective stream k: dp for k = 0, then 4, 5, ...; k wraps past the last one.
+inline Stream collective_stream(int k) {
+  const int m = k % (1 + kExtraCollectiveStreams);
+  return m == 0 ? Stream::dp : static_cast<Stream>(3 + m);
+}
 enum class Category : uint8_t { forward, backward, optimizer, step_end, pp, dp };
 enum class CollectiveKind : uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all };
 

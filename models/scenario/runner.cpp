@@ -285,7 +285,8 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
   double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
-  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path);
+  std::error_code is_dir_error;
+  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
   if (kineto_ranks && !c.trace.execution_trace.empty()) {
     throw ScenarioError({"trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
                          c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)"});
@@ -360,6 +361,8 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     r = trace::run_trace_program(program, cluster_spec(c), c.network.mode, run_options);
   } catch (const trace::TraceError& e) {
     throw ScenarioError({e.what()});
+  } catch (const std::runtime_error& e) {  // a program whose dependencies cannot all be met
+    throw ScenarioError({"trace.path: " + c.trace.path + ": " + e.what()});
   }
   if (writer) writer->finish();
   if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));

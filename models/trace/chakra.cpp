@@ -33,8 +33,9 @@
 //     ct_duration_s (double) replaces duration_micros when it rounds to it (an edited
 //     duration_micros wins); ct_tp_s the exposed TP part of it; ct_category (forward,
 //     backward, optimizer, step_end) of a COMP node; ct_stream "compute" for a send that holds
-//     the compute stream; ct_step, ct_chunk, ct_microbatch. When every rank has step_end
-//     nodes the trace carries its own step ends: steps = 1 + the largest ct_step, every rank
+//     the compute stream, "collectives<k>" for a collective on the k-th extra collective
+//     stream (replay::collective_stream); ct_step, ct_chunk, ct_microbatch. When every rank
+//     has step_end nodes the trace carries its own step ends: steps = 1 + the largest ct_step, every rank
 //     needs a step_end of each step, no final step_end is appended, and no join may be needed
 //     (a join is a step_end instruction and would move the step's end).
 //   * Limits: durations must be finite and non-negative and add up to at most an hour (3600 s)
@@ -583,6 +584,16 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
                                     : CollectiveKind::reduce_scatter;
         in.group = group_of.at(instance_of[static_cast<size_t>(r)].at(i));
         in.bytes = comm_bytes(nd, rb.file);
+        if (const Attr* cs = nd.find("ct_stream"); cs != nullptr) {
+          const std::string& v = cs->s;
+          const bool ok = v.size() > 11 && v.rfind("collectives", 0) == 0 && v.size() <= 12 && v[11] >= '1' &&
+                          v[11] <= static_cast<char>('0' + replay::kExtraCollectiveStreams);
+          if (!ok) {
+            throw TraceError(nd.where(rb.file) + ": ct_stream '" + v + "' is not collectives1..collectives" +
+                             std::to_string(replay::kExtraCollectiveStreams));
+          }
+          in.stream = replay::collective_stream(v[11] - '0');
+        }
         depend(rb, in, deps);
         rb.instrs.push_back(in);
         result = static_cast<int32_t>(rb.instrs.size() - 1);

@@ -24,7 +24,7 @@
 // ClusterTwin attributes, ignored by other readers, make the round trip exact: ct_duration_s
 // (double, the duration without rounding to microseconds), ct_tp_s (its exposed TP part),
 // ct_category (forward, backward, optimizer, step_end), ct_stream "compute" (a send that
-// holds the compute stream), ct_step, ct_chunk, ct_microbatch (written when not zero). Every
+// holds the compute stream) or "collectives<k>" (a collective on an extra collective stream), ct_step, ct_chunk, ct_microbatch (written when not zero). Every
 // step keeps its step_end instruction (a COMP node of zero duration), so the importer
 // rebuilds the steps and the step time is the last step's, as the step model reports it.
 // Deviations from what ASTRA-sim may expect: no num_ops / tensor_size (the program carries
@@ -160,7 +160,8 @@ class Encoder {
     chakra::GlobalMetadata meta;
     meta.set_version(kChakraVersion);
     append_delimited(out, meta);
-    std::array<int64_t, 3> last_on{-1, -1, -1};  // previous instruction per stream
+    std::array<int64_t, replay::kStreamSlots> last_on{};  // previous instruction per stream
+    last_on.fill(-1);
     chakra::Node node;
     for (size_t i = 0; i < instrs.size(); ++i) {
       const Instr& in = instrs[i];
@@ -202,6 +203,9 @@ class Encoder {
           attr(node, "comm_type").set_int64_val(comm_type(in.collective));
           attr(node, "comm_size").set_int64_val(in.bytes);
           attr(node, "pg_name").set_string_val(std::to_string(in.group + 1));
+          if (in.stream != Stream::dp) {
+            attr(node, "ct_stream").set_string_val("collectives" + std::to_string(static_cast<int>(in.stream) - 3));
+          }
           break;
       }
       name += " step" + std::to_string(in.step);

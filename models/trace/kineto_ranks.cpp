@@ -13,7 +13,10 @@
 //     the group is "Process Group Ranks" (global ranks; when truncated with "...", every rank
 //     if "Group size" is the world size, else an error). The k-th collective of a process
 //     group (name and ranks) on each member is one instance: kind and bytes must agree and
-//     every member must have it. They run in measured start order on the dp stream.
+//     every member must have it. Each process group's collectives run in measured start
+//     order on their own collective stream (replay::collective_stream, in order of first
+//     appearance), so groups whose kernels interleave differently on different ranks do not
+//     block one another.
 //   * Other GPU events, NCCL kernels without those arguments or of other kinds (send/recv,
 //     broadcast, ...) included, run in start order on the compute stream at their measured
 //     time, less the part that overlapped earlier events of other streams (as import_kineto:
@@ -26,18 +29,21 @@
 // Dependencies, from the measured timeline:
 //   * A collective or a send waits for the compute event launched last before it
 //     (cudaLaunchKernel order): PyTorch orders the NCCL stream after the current stream.
-//   * A compute event e waits for the collective or receive that ended last (measured) in
+//   * A compute event e waits for every collective and receive that ended (measured) in
 //     (end of the compute stream's previous event, start of e]: the stream was idle until then
-//     (work.wait()).
-//   * Idle: the rest of the measured gap before e, start_e - max(end_prev, end of that
-//     collective), stays as an idle instruction after the wait (CPU launch time).
+//     (work.wait()); more than one are joined (trace_import.h).
+//   * Idle: the rest of the measured gap before e, start_e - max(end_prev, the last of those
+//     ends), stays as an idle instruction after the wait (CPU launch time).
 // A collective's time is the collective engine's on the cluster, not the measured kernel
 // time (which includes waiting for the slowest peer); both are reported.
-// Step end: after the compute stream, the last collective, the last send and every receive.
+// Step end: after the compute stream, the last collective of each collective stream, the last
+// send and every receive.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -263,17 +269,33 @@ Instr compute(double seconds, Category c) {
   return in;
 }
 
+// An instruction index standing for "all of `deps` done" (-1 for none): the one dependency,
+// or zero-second joins (trace_import.h) on the compute stream taking them two at a time.
+int32_t all_done(replay::RankProgram& rank, std::vector<int32_t> deps) {
+  while (deps.size() > 1) {
+    Instr join = compute(0, Category::step_end);
+    join.after = deps[0];
+    join.after2 = deps[1];
+    deps.erase(deps.begin(), deps.begin() + 2);
+    deps.push_back(static_cast<int32_t>(rank.instrs.size()));
+    rank.instrs.push_back(join);
+  }
+  return deps.empty() ? -1 : deps[0];
+}
+
 }  // namespace
 
 replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats) {
   std::vector<std::string> paths;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(directory, ec)) {
-    const std::string name = entry.path().filename().string();
+  fs::directory_iterator entry(directory, ec);
+  for (; !ec && entry != fs::directory_iterator(); entry.increment(ec)) {
+    const std::string name = entry->path().filename().string();
     const auto ends = [&](const std::string& suffix) {
       return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    if (entry.is_regular_file() && (ends(".json") || ends(".json.gz"))) paths.push_back(entry.path().string());
+    std::error_code type_ec;
+    if (entry->is_regular_file(type_ec) && (ends(".json") || ends(".json.gz"))) paths.push_back(entry->path().string());
   }
   if (ec) throw TraceError(std::string(kKey) + ": " + directory + ": " + ec.message());
   if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
@@ -353,6 +375,11 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     program.groups.push_back(std::move(g));
   }
   st.collectives = static_cast<int>(instances.size());
+  // Each process group has its own in-order collective stream (NCCL gives every communicator
+  // its own CUDA stream), numbered in order of first appearance; past the streams the
+  // executor has, groups share them (replay::collective_stream wraps).
+  std::map<std::string, int> group_stream;
+  for (const Collective& c : instances) group_stream.emplace(c.group_key, static_cast<int>(group_stream.size()));
   // Point-to-point operations by (source, destination): (instruction, bytes) in measured order.
   std::map<std::pair<int, int>, std::vector<std::pair<int32_t, int64_t>>> sends, recvs;
 
@@ -367,9 +394,11 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     };
     std::multimap<double, int32_t> launched;  // compute events: launch ts -> instruction
     std::multimap<double, int32_t> ended;     // collectives and receives: measured end -> instruction
-    int32_t last_coll = -1, last_send = -1;
+    std::map<Stream, int32_t> last_on_stream;  // the last collective of each collective stream
+    int32_t last_send = -1;
     std::vector<int32_t> receives;
-    double frontier = -1;  // measured end of the compute stream's latest event
+    // Measured end of the compute stream's latest event (-inf before the first).
+    double frontier = -std::numeric_limits<double>::infinity();
     const double t0 = events.front().ts;
     double last_end = t0;
     for (const StepEvent& e : events) {
@@ -399,28 +428,32 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
       if (e.instance >= 0) {
         Instr in;
         in.kind = InstrKind::collective;
-        in.stream = Stream::dp;
         in.category = Category::dp;
         const Collective& c = instances[static_cast<size_t>(e.instance)];
+        in.stream = replay::collective_stream(group_stream.at(c.group_key));
         in.collective = c.kind;
         in.bytes = c.bytes;
         in.group = e.instance;
         in.after = latest_by(launched, e.launch).second;  // the compute event launched last before it
-        last_coll = static_cast<int32_t>(rank.instrs.size());
-        ended.emplace(e.ts + e.dur, last_coll);
+        last_on_stream[in.stream] = static_cast<int32_t>(rank.instrs.size());
+        ended.emplace(e.ts + e.dur, static_cast<int32_t>(rank.instrs.size()));
         rank.instrs.push_back(in);
         ++st.nccl_kernels;
         st.measured_nccl_s += e.dur * 1e-6;
         continue;
       }
-      // Compute stream: the collective it waited for, the idle rest of its gap.
-      const auto [coll_end, coll] = latest_by(ended, e.ts);
-      const bool waits = coll >= 0 && coll_end > frontier;
-      int32_t wait = waits ? coll : -1;
-      const double wait_end = waits ? coll_end : frontier;
-      if (frontier >= 0 && e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
+      // Compute stream: the collectives and receives it waited for (every one that ended while
+      // the stream was idle before it), then the idle rest of its gap.
+      std::vector<int32_t> waited;
+      double wait_end = frontier;
+      for (auto it = ended.upper_bound(frontier); it != ended.end() && it->first <= e.ts; ++it) {
+        waited.push_back(it->second);
+        wait_end = it->first;
+      }
+      int32_t wait = all_done(rank, std::move(waited));
+      if (e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
       if (wait >= 0) ++st.waits;
-      const double gap = frontier < 0 && wait < 0 ? 0.0 : e.ts - std::max(frontier, wait_end);
+      const double gap = std::isinf(wait_end) ? 0.0 : e.ts - std::max(frontier, wait_end);
       if (gap > 0) {  // idle after the wait; the event follows it on the stream
         Instr idle = compute(gap * 1e-6, Category::step_end);
         idle.after = wait;
@@ -447,20 +480,10 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     // The step ends when the compute stream, the last collective, the last send and every
     // receive are done (more than two through zero-second joins, trace_import.h).
     std::vector<int32_t> sinks = receives;
-    for (const int32_t x : {last_coll, last_send}) {
-      if (x >= 0) sinks.push_back(x);
-    }
-    while (sinks.size() > 2) {
-      Instr join = compute(0, Category::step_end);
-      join.after = sinks[0];
-      join.after2 = sinks[1];
-      sinks.erase(sinks.begin(), sinks.begin() + 2);
-      sinks.push_back(static_cast<int32_t>(rank.instrs.size()));
-      rank.instrs.push_back(join);
-    }
+    for (const auto& [stream, last] : last_on_stream) sinks.push_back(last);
+    if (last_send >= 0) sinks.push_back(last_send);
     Instr end = compute(0, Category::step_end);
-    end.after = sinks.empty() ? -1 : sinks[0];
-    end.after2 = sinks.size() > 1 ? sinks[1] : -1;
+    end.after = all_done(rank, std::move(sinks));
     rank.instrs.push_back(end);
     program.ranks.push_back(std::move(rank));
   }

@@ -13,7 +13,7 @@
 // is issued when its launch call returns (issue_i, measured; a filled op: when its operator
 // returns) and
 //   ready_i = m(issue_i) + latency_i
-//   start_i = max(end_{p(i)} + gap_i, ready_i, end_{w(i)}),   start = ready_i for a stream's first
+//   start_i = max(0, ready_i, end_{p(i)} + gap_i, end_{w(i)})   (terms of absent p(i), w(i) dropped)
 //   end_i   = start_i + seconds_i
 // p(i) is the item before i on s_i, w(i) an earlier item of another stream that i waited for
 // in the trace (cudaStreamWaitEvent; none: -1). latency_i (launch return -> start on an idle
@@ -48,7 +48,7 @@ struct CpuTimeline {
 
 struct LaunchSchedule {
   std::vector<double> start_s;      // per item, from the step start
-  double busy_end_s = 0;            // the last item's end
+  double busy_end_s = 0;            // the latest end of any item
   double step_s = 0;
   double gpu_gap_idle_s = 0;        // idle the GPU's own inter-kernel gaps explain
   double launch_bound_idle_s = 0;   // idle waiting for the CPU (includes the time before the first launch)

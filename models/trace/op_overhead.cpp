@@ -19,20 +19,50 @@ struct Level {
   int last_child = -1;  // the latest child that ended
 };
 
+// Sorted, disjoint union of a thread's event intervals.
+std::vector<kineto::Interval> union_of(const std::vector<ThreadEvent>& events) {
+  std::vector<kineto::Interval> out;
+  for (const ThreadEvent& e : events) {  // sorted by start
+    if (!out.empty() && e.ts <= out.back().end) {
+      out.back().end = std::max(out.back().end, e.end);
+    } else {
+      out.push_back({e.ts, e.end});
+    }
+  }
+  return out;
+}
+
+bool overlaps(const std::vector<kineto::Interval>& busy, const kineto::Interval& i) {
+  const auto it = std::upper_bound(busy.begin(), busy.end(), i.begin,
+                                   [](double t, const kineto::Interval& b) { return t < b.end; });
+  return it != busy.end() && it->begin < i.end;
+}
+
 }  // namespace
 
 OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
   std::map<int64_t, std::vector<ThreadEvent>> threads;
   for (const kineto::CpuOp& op : trace.ops) threads[op.tid].push_back({op.ts, op.ts + op.dur, true, op.annotation});
-  for (const auto& [correlation, call] : trace.launches) threads[call.tid].push_back({call.ts, call.ts + call.dur, false, false});
+  std::vector<std::pair<int64_t, const kineto::Launch*>> calls;  // by correlation: no map order
+  for (const auto& [correlation, call] : trace.launches) calls.emplace_back(correlation, &call);
+  std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [correlation, call] : calls) threads[call->tid].push_back({call->ts, call->ts + call->dur, false, false});
   for (const kineto::Launch& call : trace.syncs) threads[call.tid].push_back({call.ts, call.ts + call.dur, false, false});
 
   std::vector<double> gaps;
-  std::vector<kineto::Interval> boundaries;  // {b_o, ts_o} per operator
+  struct Boundary {
+    int64_t tid;
+    kineto::Interval gap;  // {b_o, ts_o}
+  };
+  std::vector<Boundary> boundaries;
+  std::map<int64_t, std::vector<kineto::Interval>> busy;
   for (auto& [tid, events] : threads) {
-    std::sort(events.begin(), events.end(), [](const ThreadEvent& a, const ThreadEvent& b) {
-      return a.ts != b.ts ? a.ts < b.ts : a.end > b.end;  // an enclosing event first
+    std::stable_sort(events.begin(), events.end(), [](const ThreadEvent& a, const ThreadEvent& b) {
+      if (a.ts != b.ts) return a.ts < b.ts;
+      if (a.end != b.end) return a.end > b.end;  // an enclosing event first
+      return a.op && !b.op;                      // an operator encloses the launch it made
     });
+    busy[tid] = union_of(events);
     std::vector<Level> stack{Level{}};
     for (size_t i = 0; i < events.size(); ++i) {
       const ThreadEvent& e = events[i];
@@ -53,7 +83,7 @@ OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
           gaps.push_back(e.ts - previous.end);
         }
       }
-      if (e.op) boundaries.push_back({boundary, e.ts});
+      if (e.op) boundaries.push_back({tid, {boundary, e.ts}});
       stack.push_back({static_cast<int>(i), -1});
     }
   }
@@ -69,7 +99,12 @@ OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
   }
   if (out.per_op_us > 0) {
     out.intervals.reserve(boundaries.size());
-    for (const kineto::Interval& b : boundaries) out.intervals.push_back({std::max(b.begin, b.end - out.per_op_us), b.end});
+    for (const Boundary& b : boundaries) {
+      const kineto::Interval removed{std::max(b.gap.begin, b.gap.end - out.per_op_us), b.gap.end};
+      bool clear = true;
+      for (const auto& [other, intervals] : busy) clear = clear && (other == b.tid || !overlaps(intervals, removed));
+      if (clear) out.intervals.push_back(removed);
+    }
   }
   return out;
 }

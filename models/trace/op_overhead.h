@@ -8,15 +8,18 @@
 // (siblings, neither an annotation, no launch call or other recorded event between them) no
 // user code runs: without the profiler that gap is one return and one dispatcher call. So each
 // such "clean sibling gap" samples the profiler's boundary cost, and
-//     w = median of the clean sibling gaps of every thread
+//     w = the upper median of the clean sibling gaps of every thread
 // (0 with fewer than kMinSamples samples: too little evidence). The dispatcher call itself
 // (a fraction of a microsecond unprofiled) stays inside w.
 // Removal: before every recorded operator o (cpu_op or annotation) on thread t, the interval
 //     [max(b_o, ts_o - w), ts_o]
 // where b_o is the latest recorded boundary on t before ts_o (the end of the previous event on
 // t at o's nesting level, or the start of the enclosing one), so measured work inside events
-// is never removed. Profiler work inside operators (shape recording at entry, CUPTI's launch
-// callbacks) is not estimated and stays in the timeline.
+// is never removed. The launch timeline is one CPU clock for all threads, so an interval that
+// overlaps a recorded event of another thread (a data-loader thread, say) is dropped. Profiler
+// work inside operators (shape recording at entry, CUPTI's launch callbacks) is not estimated
+// and stays in the timeline. Events are ordered by (start, longer first, operator before
+// launch call, launch calls by correlation), so the result does not depend on map order.
 #pragma once
 
 #include <vector>

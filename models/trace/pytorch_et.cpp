@@ -29,9 +29,10 @@
 //   * Dependencies. Data: an op reads the storages of its tensor inputs and writes those of
 //     its outputs and of the inputs its schema marks mutable ("Tensor(a!)"); it depends on the
 //     last earlier GPU op that wrote any storage it reads or writes (read-after-write,
-//     write-after-write). Up to two become after/after2 of its first instruction, more are
-//     joined (trace_import.h); its further kernels follow one another. Stream order is the
-//     program order.
+//     write-after-write), "earlier" in the program's order (GPU start order). Up to two become
+//     after/after2 of its first instruction, more are joined (trace_import.h); its further
+//     kernels follow one another. The program is one in-order compute stream, so these
+//     dependencies are already met by its order; they document the graph.
 //   * Time. The CPU launch timeline and the GPU queue (launch_model.h) give each instruction
 //     its start; the time the GPU waits before it becomes an idle instruction (trace_import.h),
 //     and CPU time after the last kernel one more before the step end. Kernel times are the
@@ -330,12 +331,12 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
         sh.waited = std::prev(latest)->second;
       }
       sh.queued = !first && launch_end(e) <= free->second;
-      if (sh.waited == nullptr && sh.queued) {
+      if (sh.queued) {
         sh.gap_us = std::max(0.0, e->ts - free->second);
-        gaps.push_back(sh.gap_us);
-      } else if (sh.waited == nullptr) {
+        if (sh.waited == nullptr) gaps.push_back(sh.gap_us);
+      } else {
         sh.latency_us = e->ts - launch_end(e);
-        latencies.push_back(sh.latency_us);
+        if (sh.waited == nullptr) latencies.push_back(sh.latency_us);
       }
       frontier = std::max(frontier, e->ts + e->dur);
       stream_free[e->stream] = first ? e->ts + e->dur : std::max(free->second, e->ts + e->dur);
@@ -439,8 +440,13 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   for (size_t k = 0; k < items.size(); ++k) {
     const kineto::GpuEvent* e = item_of[k].second;
     if (e == nullptr || shown.at(e).waited == nullptr) continue;
-    const auto w = item_index.find(shown.at(e).waited);
-    if (w != item_index.end() && static_cast<size_t>(w->second) < k) items[k].waits_for = w->second;
+    const Shown& sh = shown.at(e);
+    const auto w = item_index.find(sh.waited);
+    if (w != item_index.end() && static_cast<size_t>(w->second) < k) {
+      items[k].waits_for = w->second;
+    } else {  // the wait cannot be replayed (not an earlier item): keep what was measured
+      (sh.queued ? items[k].gap_s : items[k].latency_s) = (sh.queued ? sh.gap_us : sh.latency_us) * 1e-6;
+    }
   }
   CpuTimeline cpu;
   cpu.start_us = cpu_start;

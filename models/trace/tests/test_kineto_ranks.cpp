@@ -190,6 +190,41 @@ TEST(KinetoRanks, SendsAndReceivesRunOnTheFabric) {
             std::string::npos);
 }
 
+// Two process groups over the same two ranks whose kernels start in opposite orders on the
+// two ranks (each communicator has its own NCCL stream): each group replays on its own
+// collective stream, so neither blocks the other; a kernel after both waits for both.
+TEST(KinetoRanks, ProcessGroupsInterleavedDifferentlyDoNotBlock) {
+  const RankDir d("two_groups", 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    json ev = json::array();
+    const auto nccl = [&](int corr, double ts, const std::string& name, const std::string& pg) {
+      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
+                    {"ts", ts - 5}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+      ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ncclDevKernel_" + name}, {"pid", 0}, {"tid", 20 + corr},
+                    {"ts", ts}, {"dur", 50},
+                    {"args", {{"device", 0}, {"stream", 20 + corr}, {"correlation", corr}, {"Collective name", name},
+                              {"dtype", "Float"}, {"In msg nelems", 1 << 20}, {"Out msg nelems", 1 << 20},
+                              {"Group size", 2}, {"Process Group Name", pg}, {"Process Group Ranks", "[0, 1]"}}}});
+    };
+    nccl(1, rank == 0 ? 100 : 105, "allreduce", "1");
+    nccl(2, rank == 0 ? 105 : 100, "allreduce", "2");
+    // A kernel that waited for both (they ended at 150 and 155): 45 us after the later one.
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
+                  {"ts", 110}, {"dur", 3}, {"args", {{"correlation", 3}}}});
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "adam"}, {"pid", 0}, {"tid", 7}, {"ts", 200}, {"dur", 10},
+                  {"args", {{"device", 0}, {"stream", 7}, {"correlation", 3}}}});
+    d.put(rank, {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}}, {"traceEvents", ev}});
+  }
+  KinetoRanksStats st;
+  const replay::StepProgram p = import_kineto_ranks(d.dir.string(), &st);
+  EXPECT_EQ(st.collectives, 2);
+  EXPECT_EQ(st.waits, 2);  // the kernel on each rank, on both collectives
+  const TraceRunResult run = run_trace_program(p, small_cluster(1), "analytical");
+  ASSERT_EQ(run.execution.collectives.size(), 2U);
+  const double last = std::max(run.execution.collectives[0].end_s, run.execution.collectives[1].end_s);
+  EXPECT_NEAR(run.step_time_s, last + 45e-6 + 10e-6, 1e-12);
+}
+
 TEST(KinetoRanks, Errors) {
   const auto message = [](const RankDir& d) { return error_of([&] { import_kineto_ranks(d.dir.string()); }); };
   {

@@ -78,6 +78,26 @@ TEST(OpOverhead, MedianOfCleanSiblingGaps) {
   EXPECT_DOUBLE_EQ(removed, 4 + 4 + 26 * 4 + 2 * 1 + 2 + 3 * 4 + 4 + 25 * 4);
 }
 
+// One CPU clock for all threads: a removal interval that overlaps another thread's recorded
+// event is dropped (here a data-loader thread busy over thread 1's last two top-level gaps).
+TEST(OpOverhead, NeverCutsIntoAnotherThreadsEvents) {
+  KinetoTrace t = two_threads();
+  const double before = [&] {
+    double sum = 0;
+    for (const Interval& i : op_overhead(t, -1).intervals) sum += i.end - i.begin;
+    return sum;
+  }();
+  t.ops.push_back(op(1150, 250, 3));  // thread 3: [1150, 1400]
+  const OpOverhead est = op_overhead(t, -1);
+  double after = 0;
+  for (const Interval& i : est.intervals) {
+    after += i.end - i.begin;
+    EXPECT_FALSE(i.begin < 1400 && i.end > 1150) << i.begin << ".." << i.end;
+  }
+  // Thread 1's gaps before 1210 and 1320 (4 us each) are dropped; thread 3's own is kept.
+  EXPECT_DOUBLE_EQ(after, before - 2 * 4 + 4);
+}
+
 TEST(OpOverhead, GivenOrTooLittleEvidence) {
   KinetoTrace t = two_threads();
   const OpOverhead given = op_overhead(t, 2.5);
