@@ -61,6 +61,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
       for (size_t i = 0; i < instrs.size(); ++i) {
         if (instrs[i].stream != Stream::none) s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
       }
+      for (uint8_t k = 0; k < kStreamSlots; ++k) {
+        if (!s.streams[k].empty()) s.used_streams.push_back(k);
+      }
       s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
       s.weight = r < options.rank_weight.size() ? options.rank_weight[r] : 1.0;
       s.rate = s.speed;
@@ -125,6 +128,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     std::array<std::vector<int32_t>, kStreamSlots> streams;
     std::array<size_t, kStreamSlots> head{};
     std::array<bool, kStreamSlots> busy{};
+    std::vector<uint8_t> used_streams;  // the slots with instructions, in order
     int active_comm = 0;
     int32_t running = -1;  // compute instruction in flight
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
@@ -150,7 +154,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (size_t k = 0; k < kStreamSlots; ++k) {
+      for (const uint8_t k : s.used_streams) {
         if (s.busy[k] || s.head[k] == s.streams[k].size()) continue;
         const int32_t i = s.streams[k][s.head[k]];
         const Instr& in = instr(r, i);
