@@ -1,7 +1,8 @@
 // The step graph: per-rank programs of instructions with dependencies, built from the job's
 // layout. The same form can come from a trace importer; the executor does not know which.
 //
-// A rank runs three in-order streams (compute, pipeline p2p, data-parallel collectives);
+// A rank runs in-order streams: compute, pipeline p2p, data-parallel collectives, and (for
+// imported traces) further collective streams, one per process group (collective_stream);
 // an instruction starts when it heads its stream, the stream is idle and the instructions
 // it waits for are done. Receives belong to no stream: they complete when the matching send
 // is delivered. Collectives complete when every member has issued them and the transfers

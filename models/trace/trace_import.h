@@ -3,7 +3,7 @@
 // each states its rules at its top. Every error is a TraceError whose message starts with
 // "trace.path: " (or "trace.execution_trace: ") and names the file.
 //
-// The programs use the executor's vocabulary only (compute/send/recv/collective, three
+// The programs use the executor's vocabulary only (compute/send/recv/collective, its
 // streams, `after`/`after2`), with two conventions the executor has no words for yet:
 //   * join: a zero-second compute instruction with Category::step_end on the compute stream,
 //     used to wait for more than two instructions (chained two at a time);
