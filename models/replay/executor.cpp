@@ -331,10 +331,20 @@ class Executor final : public sim::EventHandler, public CommHandler {
   }
 
   void trace(int32_t r, const Instr& in, int tid, double start) {
-    if (options_.trace == nullptr || r >= options_.trace_ranks || in.category == Category::step_end) return;
+    if (r >= options_.trace_ranks || in.category == Category::step_end) return;
+    const int gpu = program_.ranks[static_cast<size_t>(r)].gpu;
+    if (Timeline* t = options_.timeline; t != nullptr) {
+      t->gpu.push_back(gpu);
+      t->stream.push_back(tid);
+      t->kind.push_back(static_cast<int64_t>(in.kind));
+      t->category.push_back(static_cast<int64_t>(in.category));
+      t->step.push_back(in.step);
+      t->start_s.push_back(start);
+      t->seconds.push_back(now() - start);
+    }
+    if (options_.trace == nullptr) return;
     const sim::Time t0 = sim::Time::zero() + sim::Duration::from_seconds(start);
-    options_.trace->complete(program_.ranks[static_cast<size_t>(r)].gpu, tid, instr_name(in), instr_name(in), t0,
-                             sim_.now() - t0);
+    options_.trace->complete(gpu, tid, instr_name(in), instr_name(in), t0, sim_.now() - t0);
   }
 
   void check_finished() const {

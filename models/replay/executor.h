@@ -63,11 +63,19 @@ struct CollectiveRecord {
   double start_s, end_s;
 };
 
+// Every timed instruction of the first `trace_ranks` ranks (the Chrome trace's rows), as
+// columns: GPU, stream, InstrKind, Category, step, start and duration (seconds).
+struct Timeline {
+  std::vector<int64_t> gpu, stream, kind, category, step;
+  std::vector<double> start_s, seconds;
+};
+
 struct ExecutorOptions {
   double comm_slowdown = 0.06;          // compute rate loss while communication runs
   std::vector<double> rank_speed;       // per program rank, 1 = nominal (gpu_throttle faults)
   std::vector<double> rank_weight;      // GPUs each program rank stands for (folding); 1 = itself
   sim::TraceWriter* trace = nullptr;    // timeline of the first `trace_ranks` ranks
+  Timeline* timeline = nullptr;         // the same as columns
   int trace_ranks = 0;
   double busy_bucket_s = 100e-6;        // resolution of ExecutionResult::busy_gpus
   double kernel_jitter_cv = 0.0;        // log-normal noise on every compute block (0 = none)

@@ -54,6 +54,7 @@ StepResult simulate_step(const StepInput& in) {
   const double gpus_used = static_cast<double>(workload::gpus_used(in.job.parallelism));
   exec.rank_weight.assign(program.ranks.size(), gpus_used / static_cast<double>(program.ranks.size()));
   exec.trace = in.trace;
+  exec.timeline = in.timeline;
   exec.trace_ranks = in.trace_ranks;
   const ExecutionResult run = execute(program, sim, comm, exec);
 

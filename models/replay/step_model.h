@@ -41,6 +41,7 @@ struct StepInput {
   uint64_t seed = 1;
   hardware::PowerModel power;
   bool fabric_links = false;  // fill StepResult::fabric_links (every link direction's load)
+  Timeline* timeline = nullptr;  // filled with the first trace_ranks ranks' instructions
 };
 
 struct LinkSummary {

@@ -32,6 +32,13 @@
 namespace ct::scenario {
 namespace {
 
+// RunOptions::tables["timeline"] from the executor's timeline, its vectors moved.
+ColumnTable timeline_columns(replay::Timeline&& t) {
+  return {{"gpu", std::move(t.gpu)},           {"stream", std::move(t.stream)}, {"kind", std::move(t.kind)},
+          {"category", std::move(t.category)}, {"step", std::move(t.step)},     {"start_s", std::move(t.start_s)},
+          {"seconds", std::move(t.seconds)}};
+}
+
 // RunOptions::tables["fabric_links"] from the link table, its vectors moved.
 ColumnTable link_columns(network::FabricLinkTable&& l) {
   return {{"link", std::move(l.link)},           {"src_tier", std::move(l.src_tier)},
@@ -158,9 +165,17 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
     in.trace_ranks = options.trace_ranks;
   }
   in.fabric_links = options.tables != nullptr;
+  replay::Timeline timeline;
+  if (options.tables != nullptr) {
+    in.timeline = &timeline;
+    in.trace_ranks = options.trace_ranks;
+  }
   replay::StepResult r = replay::simulate_step(in);
   if (trace) trace->finish();
-  if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
+  if (options.tables != nullptr) {
+    (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
+    (*options.tables)["timeline"] = timeline_columns(std::move(timeline));
+  }
 
   report["step_time_s"] = r.step_time_s;
   report["mfu"] = r.mfu;
@@ -348,6 +363,11 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   run_options.collectives = collective_params(c);
   run_options.seed = static_cast<uint64_t>(c.seed);
   run_options.fabric_links = options.tables != nullptr;
+  replay::Timeline timeline;
+  if (options.tables != nullptr) {
+    run_options.timeline = &timeline;
+    run_options.trace_ranks = options.trace_ranks;
+  }
   std::ofstream trace_file;
   std::unique_ptr<sim::TraceWriter> writer;
   if (!options.trace_path.empty()) {
@@ -365,7 +385,10 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     throw ScenarioError({"trace.path: " + c.trace.path + ": " + e.what()});
   }
   if (writer) writer->finish();
-  if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
+  if (options.tables != nullptr) {
+    (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
+    (*options.tables)["timeline"] = timeline_columns(std::move(timeline));
+  }
   report["step_time_s"] = r.step_time_s;
   std::vector<double> ends;
   json rank_rows = json::array();

@@ -24,7 +24,8 @@ struct RunOptions {
   int trace_ranks = 16;    // how many ranks the trace shows
   // When set, receives the column tables of the run: "fabric_links" (every fabric link
   // direction with its ends and load, network/link_table.h; training steps, traffic studies
-  // and trace replays).
+  // and trace replays) and "timeline" (every timed instruction of the first trace_ranks
+  // ranks, replay::Timeline; training steps and trace replays).
   std::map<std::string, ColumnTable>* tables = nullptr;
 };
 

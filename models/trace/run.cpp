@@ -30,6 +30,7 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
   exec.comm_slowdown =
       std::min(0.5, static_cast<double>(engine.channels()) / std::max(1, cluster.node().gpu.sm_count));
   exec.trace = options.trace;
+  exec.timeline = options.timeline;
   exec.trace_ranks = options.trace_ranks;
   exec.busy_bucket_s = options.busy_bucket_s;
   TraceRunResult out;

@@ -131,6 +131,7 @@ struct TraceRunOptions {
   // megabytes; the trace report does not use the series.
   double busy_bucket_s = 10e-3;
   bool fabric_links = false;  // fill TraceRunResult::fabric_links
+  replay::Timeline* timeline = nullptr;  // the first trace_ranks ranks' instructions as columns
 };
 
 struct TraceRunResult {

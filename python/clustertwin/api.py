@@ -64,6 +64,12 @@ def schema() -> dict:
     return json.loads(_core.schema())
 
 
+# Codes of replay::Stream, InstrKind and Category (models/replay/step_program.h).
+_STREAMS = ["compute", "p2p", "dp"]
+_KINDS = ["compute", "send", "recv", "collective"]
+_CATEGORIES = ["forward", "backward", "optimizer", "step_end", "pp", "dp"]
+
+
 @dataclass
 class Result:
     """One run: the report dict, plus tables as pandas DataFrames when pandas is present.
@@ -88,7 +94,20 @@ class Result:
 
     @property
     def timeline(self):
-        return self._table("timeline")
+        """Every timed instruction of the first ranks (those the Chrome trace shows; 16 by default):
+        gpu, stream, kind, category, step, start_s, seconds, end_s. Built from
+        ``arrays["timeline"]``; empty when the run has none (traffic studies)."""
+        import pandas as pd
+
+        cols = self.arrays.get("timeline")
+        if not cols:
+            return self._table("timeline")
+        df = pd.DataFrame(cols)
+        df["stream"] = df["stream"].map(lambda k: _STREAMS[k] if k < len(_STREAMS) else f"collectives{k - 3}")
+        df["kind"] = pd.Categorical.from_codes(df["kind"], _KINDS)
+        df["category"] = pd.Categorical.from_codes(df["category"], _CATEGORIES)
+        df["end_s"] = df["start_s"] + df["seconds"]
+        return df
 
     @property
     def links(self):

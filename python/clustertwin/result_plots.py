@@ -1,7 +1,7 @@
 """Matplotlib figures of one run (``Result.plot_*`` calls these; Agg canvas, no pyplot state).
 
     r = ct.run(sc, trace="step.json")
-    r.plot_timeline()           # compute / p2p / collective bars of the first ranks (Chrome trace)
+    r.plot_timeline()           # compute / p2p / collective bars of the first ranks
     r.plot_breakdown()          # stacked step-time breakdown
     r.plot_links(top=20)        # utilization of the busiest links
     r.plot_link_heatmap()       # every fabric link: NIC uplinks by node x rail, switch tiers
@@ -32,10 +32,35 @@ def _need(report: dict, key: str, why: str) -> Any:
     return report[key]
 
 
+def _timeline_from_table(result, ranks: int, path, figsize) -> Figure:
+    df = result.timeline
+    if df.empty:
+        raise ValueError("this run has no timeline (training steps and trace replays have one)")
+    gpus = sorted(df["gpu"].unique())[:ranks]
+    df = df[df["gpu"].isin(gpus)]
+    rows = sorted({(g, s) for g, s in zip(df["gpu"], df["stream"])}, key=lambda x: (gpus.index(x[0]), x[1] != "compute", x[1]))
+    row_of = {key: i for i, key in enumerate(rows)}
+    cats = [c for c in df["category"].cat.categories if (df["category"] == c).any()]
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    for k, cat in enumerate(cats):
+        sel = df[df["category"] == cat]
+        ax.barh([row_of[(g, s)] for g, s in zip(sel["gpu"], sel["stream"])], sel["seconds"] * 1e3,
+                left=sel["start_s"] * 1e3, height=0.8, color=f"C{k % 10}", label=cat)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"GPU {g}: {s}" for g, s in rows], fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_title(f"{result.report.get('name', '')}: first {len(gpus)} ranks")
+    ax.legend(fontsize="small", ncols=min(len(cats), 4), loc="lower right")
+    return _finish(fig, path)
+
+
 def timeline(result, ranks: int = 8, path: str | os.PathLike | None = None, figsize=(10, 4.5)) -> Figure:
-    """Bars of the Chrome trace the run wrote (``run(..., trace=...)``): one row per rank and stream."""
+    """Bars of the first ranks' instructions, one row per rank and stream: from the Chrome trace
+    the run wrote (``run(..., trace=...)``), else from ``Result.timeline``."""
     if not result.trace_path or not os.path.exists(result.trace_path):
-        raise ValueError("plot_timeline needs the run's trace: run it with trace='step.json'")
+        return _timeline_from_table(result, ranks, path, figsize)
     with open(result.trace_path) as f:
         events = json.load(f)["traceEvents"]
     names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events

@@ -43,10 +43,27 @@ def test_timeline_has_one_row_per_rank_and_stream(result):
 
 def test_missing_data_is_a_clear_error():
     bare = ct.run(ct.Scenario({**SMALL, "failures": {}}))
-    with pytest.raises(ValueError, match="trace="):
-        bare.plot_timeline()
     with pytest.raises(ValueError, match="nothing can fail"):
         bare.plot_interval_curve()
+    with pytest.raises(ValueError, match="no timeline"):
+        ct.run("scenarios/ecn-tuning-incast.yaml", overrides={"network.mode": "flow"}).plot_timeline()
+
+
+def test_timeline_table_matches_the_chrome_trace(result, tmp_path):
+    # Without a trace file the timeline comes from Result.timeline (numpy columns, no copy).
+    t = result.timeline
+    assert not result.arrays["timeline"]["start_s"].flags.owndata
+    assert list(t.columns) == ["gpu", "stream", "kind", "category", "step", "start_s", "seconds", "end_s"]
+    assert set(t["stream"]) <= {"compute", "p2p", "dp"} and (t["seconds"] >= 0).all()
+    # The same instructions as the Chrome trace of the same run.
+    import json
+    with open(result.trace_path) as f:
+        timed = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    assert len(timed) == len(t)
+    assert sorted(round(e["dur"], 3) for e in timed) == sorted(round(s * 1e6, 3) for s in t["seconds"])
+    bare = ct.run(ct.Scenario(SMALL))
+    fig = bare.plot_timeline(ranks=2, path=tmp_path / "tl.png")
+    assert drawn(fig) > 0 and len(fig.axes[0].get_yticklabels()) >= 2
 
 
 def test_packet_storm_queue_series_shows_the_pause_spreading(tmp_path):
