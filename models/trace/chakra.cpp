@@ -57,6 +57,7 @@
 
 #include "chakra_et.pb.h"
 #include "models/trace/file_io.h"
+#include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -240,19 +241,7 @@ int32_t join(RankBuild& rb, std::vector<int32_t> deps) {
   unique_deps(deps);
   if (deps.empty()) return -1;
   if (deps.size() > 1) no_join(rb, deps.size(), 1);
-  int32_t acc = deps[0];
-  for (size_t k = 1; k < deps.size(); ++k) {
-    Instr j;
-    j.kind = InstrKind::compute;
-    j.stream = Stream::compute;
-    j.category = Category::step_end;
-    j.step = 0;
-    j.after = acc;
-    j.after2 = deps[k];
-    rb.instrs.push_back(j);
-    acc = static_cast<int32_t>(rb.instrs.size() - 1);
-  }
-  return acc;
+  return join_down(rb.instrs, std::move(deps), 1).front();
 }
 
 // Sets in.after/after2 from deps: those implied by in's stream dropped, joined beyond two.

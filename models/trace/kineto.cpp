@@ -32,6 +32,7 @@
 
 #include "models/trace/kineto_events.h"
 #include "models/trace/et_graph.h"
+#include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -64,12 +65,7 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
       const double gap = (g.ts - frontier) * 1e-6;
       st.idle_s += gap;
       if (options.keep_idle_gaps) {
-        Instr idle;
-        idle.kind = InstrKind::compute;
-        idle.stream = Stream::compute;
-        idle.category = Category::step_end;
-        idle.seconds = gap;
-        rank.instrs.push_back(idle);
+        rank.instrs.push_back(compute_instr(gap, Category::step_end));
       }
     } else {
       st.overlap_s += (std::min(frontier, end) - g.ts) * 1e-6;
@@ -77,14 +73,8 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
     const double beyond = std::max(0.0, end - std::max(frontier, g.ts));
     frontier = std::max(frontier, end);
     streams.insert(g.stream);
-    Instr in;
-    in.kind = InstrKind::compute;
-    in.stream = Stream::compute;
-    in.seconds = beyond * 1e-6;
     const kineto::Phase phase = phase_of(g);
-    in.category = phase == kineto::Phase::optimizer  ? Category::optimizer
-                  : phase == kineto::Phase::backward ? Category::backward
-                                                     : Category::forward;
+    Instr in = compute_instr(beyond * 1e-6, phase_category(phase));
     (phase == kineto::Phase::optimizer ? st.optimizer : phase == kineto::Phase::backward ? st.backward : st.forward) += 1;
     if (kineto::is_nccl(g.name)) {
       in.tp_seconds = in.seconds;
@@ -100,11 +90,7 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
                      " s, more than the hour a replayed step may");
   }
   st.streams = static_cast<int>(streams.size());
-  Instr end;
-  end.kind = InstrKind::compute;
-  end.stream = Stream::compute;
-  end.category = Category::step_end;
-  rank.instrs.push_back(end);
+  rank.instrs.push_back(compute_instr(0, Category::step_end));
 
   if (!options.execution_trace.empty()) st.et_nodes = static_cast<int>(read_execution_trace(options.execution_trace).nodes.size());
 

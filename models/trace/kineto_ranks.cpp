@@ -49,6 +49,7 @@
 #include <unordered_map>
 
 #include "models/trace/kineto_events.h"
+#include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -256,30 +257,9 @@ struct RankFile {
   std::vector<StepEvent> events;
 };
 
-Category category(kineto::Phase p) {
-  return p == kineto::Phase::optimizer ? Category::optimizer : p == kineto::Phase::backward ? Category::backward : Category::forward;
-}
-
-Instr compute(double seconds, Category c) {
-  Instr in;
-  in.kind = InstrKind::compute;
-  in.stream = Stream::compute;
-  in.category = c;
-  in.seconds = seconds;
-  return in;
-}
-
-// An instruction index standing for "all of `deps` done" (-1 for none): the one dependency,
-// or zero-second joins (trace_import.h) on the compute stream taking them two at a time.
-int32_t all_done(replay::RankProgram& rank, std::vector<int32_t> deps) {
-  while (deps.size() > 1) {
-    Instr join = compute(0, Category::step_end);
-    join.after = deps[0];
-    join.after2 = deps[1];
-    deps.erase(deps.begin(), deps.begin() + 2);
-    deps.push_back(static_cast<int32_t>(rank.instrs.size()));
-    rank.instrs.push_back(join);
-  }
+// An instruction index standing for "all of `deps` done" (-1 for none).
+int32_t join_all(replay::RankProgram& rank, std::vector<int32_t> deps) {
+  deps = join_down(rank.instrs, std::move(deps), 1);
   return deps.empty() ? -1 : deps[0];
 }
 
@@ -450,18 +430,18 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
         waited.push_back(it->second);
         wait_end = it->first;
       }
-      int32_t wait = all_done(rank, std::move(waited));
+      int32_t wait = join_all(rank, std::move(waited));
       if (e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
       if (wait >= 0) ++st.waits;
       const double gap = std::isinf(wait_end) ? 0.0 : e.ts - std::max(frontier, wait_end);
       if (gap > 0) {  // idle after the wait; the event follows it on the stream
-        Instr idle = compute(gap * 1e-6, Category::step_end);
+        Instr idle = compute_instr(gap * 1e-6, Category::step_end);
         idle.after = wait;
         rank.instrs.push_back(idle);
         st.idle_s += gap * 1e-6;
         wait = -1;
       }
-      Instr in = compute(std::max(0.0, e.ts + e.dur - std::max(frontier, e.ts)) * 1e-6, category(e.phase));
+      Instr in = compute_instr(std::max(0.0, e.ts + e.dur - std::max(frontier, e.ts)) * 1e-6, phase_category(e.phase));
       in.after = wait;
       if (e.nccl) {
         in.tp_seconds = in.seconds;
@@ -482,8 +462,8 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
     std::vector<int32_t> sinks = receives;
     for (const auto& [stream, last] : last_on_stream) sinks.push_back(last);
     if (last_send >= 0) sinks.push_back(last_send);
-    Instr end = compute(0, Category::step_end);
-    end.after = all_done(rank, std::move(sinks));
+    Instr end = compute_instr(0, Category::step_end);
+    end.after = join_all(rank, std::move(sinks));
     rank.instrs.push_back(end);
     program.ranks.push_back(std::move(rank));
   }

@@ -55,6 +55,7 @@
 #include "models/trace/launch_model.h"
 #include "models/trace/op_overhead.h"
 #include "models/trace/op_work.h"
+#include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -129,15 +130,6 @@ void storages(const OpView& op, std::vector<int64_t>& reads, std::vector<int64_t
       if (t.defined() && t.storage >= 0) writes.push_back(t.storage);
     }
   }
-}
-
-Instr compute_instr(double seconds, Category category) {
-  Instr in;
-  in.kind = InstrKind::compute;
-  in.stream = Stream::compute;
-  in.category = category;
-  in.seconds = seconds;
-  return in;
 }
 
 }  // namespace
@@ -501,15 +493,9 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     } else {
       deps.push_back(last_instr[u]);
     }
-    while (deps.size() > 2) {
-      Instr join = compute_instr(0, Category::step_end);
-      join.after = deps[0];
-      join.after2 = deps[1];
-      deps.erase(deps.begin(), deps.begin() + 2);
-      deps.insert(deps.begin(), static_cast<int32_t>(rank.instrs.size()));
-      rank.instrs.push_back(join);
-      ++st.joins;
-    }
+    const size_t before_joins = rank.instrs.size();
+    deps = join_down(rank.instrs, std::move(deps), 2);
+    st.joins += static_cast<int>(rank.instrs.size() - before_joins);
     const double start = sched.start_s[k];
     const double idle = start - frontier;
     if (idle > 0) {
