@@ -143,7 +143,7 @@ class Result:
         return breakdown_frame(self.report)
 
     def plot_timeline(self, ranks: int = 8, path: str | os.PathLike | None = None):
-        """Bars of the first ``ranks`` ranks' streams from the run's trace (``run(..., trace=...)``)."""
+        """Bars of the instructions of GPUs 0..ranks-1 (``Result.timeline``), one row per GPU and stream."""
         from . import result_plots
 
         return result_plots.timeline(self, ranks=ranks, path=path)

@@ -16,7 +16,6 @@ did not produce (no trace, no reliability section) raises ValueError saying what
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -32,11 +31,12 @@ def _need(report: dict, key: str, why: str) -> Any:
     return report[key]
 
 
-def _timeline_from_table(result, ranks: int, path, figsize) -> Figure:
+def timeline(result, ranks: int = 8, path: str | os.PathLike | None = None, figsize=(10, 4.5)) -> Figure:
+    """Bars of the instructions of GPUs 0..ranks-1 (``Result.timeline``), one row per GPU and stream."""
     df = result.timeline
     if df.empty:
         raise ValueError("this run has no timeline (training steps and trace replays have one)")
-    gpus = sorted(df["gpu"].unique())[:ranks]
+    gpus = sorted(g for g in df["gpu"].unique() if g < ranks)
     df = df[df["gpu"].isin(gpus)]
     rows = sorted({(g, s) for g, s in zip(df["gpu"], df["stream"])}, key=lambda x: (gpus.index(x[0]), x[1] != "compute", x[1]))
     row_of = {key: i for i, key in enumerate(rows)}
@@ -51,38 +51,7 @@ def _timeline_from_table(result, ranks: int, path, figsize) -> Figure:
     ax.set_yticklabels([f"GPU {g}: {s}" for g, s in rows], fontsize="small")
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
-    ax.set_title(f"{result.report.get('name', '')}: first {len(gpus)} ranks")
-    ax.legend(fontsize="small", ncols=min(len(cats), 4), loc="lower right")
-    return _finish(fig, path)
-
-
-def timeline(result, ranks: int = 8, path: str | os.PathLike | None = None, figsize=(10, 4.5)) -> Figure:
-    """Bars of the first ranks' instructions, one row per rank and stream: from the Chrome trace
-    the run wrote (``run(..., trace=...)``), else from ``Result.timeline``."""
-    if not result.trace_path or not os.path.exists(result.trace_path):
-        return _timeline_from_table(result, ranks, path, figsize)
-    with open(result.trace_path) as f:
-        events = json.load(f)["traceEvents"]
-    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    procs = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
-    bars = pd.DataFrame([e for e in events if e.get("ph") == "X" and e["pid"] < ranks])
-    if bars.empty:
-        raise ValueError("the trace has no timed events for the first ranks")
-    rows = sorted({(p, t) for p, t in zip(bars["pid"], bars["tid"])})
-    row_of = {key: i for i, key in enumerate(rows)}
-    cats = list(dict.fromkeys(bars["cat"]))
-    fig = _figure(figsize)
-    ax = fig.add_subplot()
-    for k, cat in enumerate(cats):
-        sel = bars[bars["cat"] == cat]
-        ax.barh([row_of[(p, t)] for p, t in zip(sel["pid"], sel["tid"])], sel["dur"] / 1e3, left=sel["ts"] / 1e3,
-                height=0.8, color=f"C{k % 10}", label=cat)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{procs.get(p, p)}: {names.get((p, t), t)}" for p, t in rows], fontsize="small")
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms)")
-    ax.set_title(f"{result.report.get('name', '')}: first {min(ranks, len(procs))} ranks")
+    ax.set_title(f"{result.report.get('name', '')}: GPUs below {ranks} ({len(gpus)} simulated)")
     ax.legend(fontsize="small", ncols=min(len(cats), 4), loc="lower right")
     return _finish(fig, path)
 
