@@ -70,8 +70,6 @@ using replay::InstrKind;
 using replay::Stream;
 
 constexpr const char* kKey = "trace.path";
-constexpr double kMaxRankSeconds = 3600;
-constexpr int64_t kMaxCommBytes = int64_t{1} << 40;
 constexpr int64_t kMaxSteps = 1024;
 
 std::string prefix(const std::string& file) { return std::string(kKey) + ": " + file + ": "; }
@@ -319,16 +317,16 @@ bool is_step_end(const Node& n) {
 double seconds_of(const Node& n, const std::string& file) {
   const Attr* exact = n.find("ct_duration_s");
   if (exact != nullptr && exact->is_number) {
-    if (!std::isfinite(exact->d) || exact->d < 0 || exact->d > kMaxRankSeconds) {
-      throw TraceError(n.where(file) + ": ct_duration_s " + num(exact->d) + " is not in 0.." + num(kMaxRankSeconds) +
+    if (!std::isfinite(exact->d) || exact->d < 0 || exact->d > kMaxStepSeconds) {
+      throw TraceError(n.where(file) + ": ct_duration_s " + num(exact->d) + " is not in 0.." + num(kMaxStepSeconds) +
                        " s");
     }
     const auto micros = static_cast<long long>(std::min<uint64_t>(n.duration_us, uint64_t{1} << 62));
     if (std::llround(exact->d * 1e6) == micros) return exact->d;
   }
-  if (static_cast<double>(n.duration_us) > kMaxRankSeconds * 1e6) {
+  if (static_cast<double>(n.duration_us) > kMaxStepSeconds * 1e6) {
     throw TraceError(n.where(file) + ": duration_micros " + std::to_string(n.duration_us) + " exceeds " +
-                     num(kMaxRankSeconds) + " s");
+                     num(kMaxStepSeconds) + " s");
   }
   return static_cast<double>(n.duration_us) * 1e-6;
 }
@@ -338,7 +336,7 @@ double memory_seconds(const Node& n, const std::string& file, const ChakraOption
   if (n.duration_us > 0 || n.has("ct_duration_s")) return seconds_of(n, file);
   if (!n.has("tensor_size")) throw TraceError(n.where(file) + ": memory node with neither duration_micros nor tensor_size");
   const int64_t bytes = n.integer("tensor_size", file);
-  if (bytes < 0 || bytes > kMaxCommBytes) {
+  if (bytes < 0 || bytes > kMaxMessageBytes) {
     throw TraceError(n.where(file) + ": tensor_size " + std::to_string(bytes) + " is not in 0..2^40 bytes");
   }
   if (!(options.memory_bytes_per_s > 0)) {
@@ -350,7 +348,7 @@ double memory_seconds(const Node& n, const std::string& file, const ChakraOption
 
 int64_t comm_bytes(const Node& n, const std::string& file) {
   const int64_t size = n.integer("comm_size", file);
-  if (size < 0 || size > kMaxCommBytes) {
+  if (size < 0 || size > kMaxMessageBytes) {
     throw TraceError(n.where(file) + ": comm_size " + std::to_string(size) + " is not in 0..2^40 bytes");
   }
   return size;
@@ -436,9 +434,9 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
     for (const Node& nd : nodes[ru]) {
       if (nd.type == kComp || nd.type == kMemLoad || nd.type == kMemStore) {
         total += nd.type == kComp ? seconds_of(nd, files[ru]) : memory_seconds(nd, files[ru], options);
-        if (total > kMaxRankSeconds) {
+        if (total > kMaxStepSeconds) {
           throw TraceError(nd.where(files[ru]) + ": durations on this rank add up to more than " +
-                           num(kMaxRankSeconds) + " s");
+                           num(kMaxStepSeconds) + " s");
         }
       }
       if (is_step_end(nd)) {

@@ -44,7 +44,6 @@ using replay::InstrKind;
 using replay::Stream;
 
 constexpr const char* kKey = "trace.path";
-constexpr double kMaxStepS = 3600;  // a profiled step of more than an hour is not a step (as chakra.cpp)
 
 }  // namespace
 
@@ -85,7 +84,7 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
     rank.instrs.push_back(in);
   }
   st.span_s = (frontier - t0) * 1e-6;
-  if (st.span_s > kMaxStepS) {
+  if (st.span_s > kMaxStepSeconds) {
     throw TraceError(std::string(kKey) + ": " + trace_path + ": the GPU events span " + std::to_string(st.span_s) +
                      " s, more than the hour a replayed step may");
   }

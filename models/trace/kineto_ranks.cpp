@@ -64,7 +64,6 @@ using replay::InstrKind;
 using replay::Stream;
 
 constexpr const char* kKey = "trace.path";
-constexpr double kMaxStepS = 3600;  // as import_kineto
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
@@ -191,7 +190,7 @@ std::string comm_name(const json& args) {
 int64_t message_bytes(const json& args, const std::string& at) {
   const int64_t elements = std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
   const int64_t element = dtype_bytes(arg_text(args, "dtype"), at);
-  if (elements > (int64_t{1} << 40) / element) throw TraceError(at + ": the message exceeds 1 TiB");
+  if (elements > kMaxMessageBytes / element) throw TraceError(at + ": the message exceeds 1 TiB");
   return elements * element;
 }
 
@@ -452,7 +451,7 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
       ++st.kernels;
       frontier = std::max(frontier, e.ts + e.dur);
     }
-    if ((last_end - t0) * 1e-6 > kMaxStepS) {
+    if ((last_end - t0) * 1e-6 > kMaxStepSeconds) {
       throw TraceError(std::string(kKey) + ": " + files[r].path + ": the GPU events span " +
                        std::to_string((last_end - t0) * 1e-6) + " s, more than the hour a replayed step may");
     }

@@ -453,7 +453,7 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   }
   for (const kineto::Launch& s : kt.syncs) cpu.syncs.push_back({s.ts, s.ts + s.dur});
   const LaunchSchedule sched = schedule_launches(items, cpu);
-  if (!(sched.step_s <= 3600)) {  // a profiled step of more than an hour is not a step (as chakra.cpp)
+  if (!(sched.step_s <= kMaxStepSeconds)) {
     throw TraceError("trace.path: " + kineto_path + ": the modelled step lasts " + std::to_string(sched.step_s) +
                      " s, more than the hour a replayed step may");
   }

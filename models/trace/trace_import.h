@@ -38,6 +38,12 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Limits every importer applies: a recorded step (or one rank's durations) of more than an
+// hour is not a step -- the executor keeps GPU activity in time buckets, so replayed time
+// costs memory --, and no message exceeds 1 TiB.
+inline constexpr double kMaxStepSeconds = 3600;
+inline constexpr int64_t kMaxMessageBytes = int64_t{1} << 40;
+
 // ---- Chakra (ASTRA-sim execution traces) -------------------------------------------------
 
 // The Chakra schema version this build reads and writes (GlobalMetadata.version).
