@@ -28,6 +28,18 @@ json nccl_args(const std::string& name, const std::string& dtype, int64_t in, in
           {"Group size", group},     {"Process Group Name", pg}, {"Process Group Ranks", ranks}};
 }
 
+// Appends a launch call (CPU thread 1, 3 us, at `launch`) and its kernel on `stream`; `extra`
+// joins the kernel's args.
+void add_kernel(json& ev, int64_t corr, const std::string& name, double launch, double ts, double dur, int stream,
+                const json& extra = json::object()) {
+  ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
+                {"dur", 3}, {"args", {{"correlation", corr}}}});
+  json args = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
+  args.update(extra);
+  ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur},
+                {"args", args}});
+}
+
 // One rank (us): A [0,100]; all-reduce of 16 Mi floats (64 MiB) over 4 ranks launched after A
 // and measured [100,400]; B [100,120] beside it; C [405,455] after it (5 us of CPU gap);
 // a broadcast [455,465] (kept at its measured time); an all-gather of 1 Mi -> 2 Mi bf16 in
@@ -39,18 +51,12 @@ json rank_trace(int rank, int world = 4, bool args_on_op = false) {
   int64_t corr = 0;
   const auto kernel = [&](const std::string& name, double launch, double ts, double dur, json extra = json::object(),
                           int stream = 7) {
-    ++corr;
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
-                  {"dur", 3}, {"args", {{"correlation", corr}}}});
-    json args = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
     if (args_on_op && !extra.empty()) {
       ev.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"}, {"pid", 1}, {"tid", 1},
                     {"ts", launch - 1}, {"dur", 5}, {"args", extra}});
       extra = json::object();
     }
-    args.update(extra);
-    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur},
-                  {"args", args}});
+    add_kernel(ev, ++corr, name, launch, ts, dur, stream, extra);
   };
   const std::string pair = rank < 2 ? "[0, 1]" : "[2, 3]";
   kernel("gemm_A", -10, 0, 100);
@@ -143,20 +149,12 @@ json stage_trace(int rank, int64_t send_elems = 32 << 20) {
                      {"Group size", 2},
                      {"Process Group Ranks", "[0, 1]"}};
   json ev = json::array();
-  const auto kernel = [&](int corr, const std::string& name, double launch, double ts, double dur, const json& extra,
-                          int stream) {
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
-                  {"dur", 3}, {"args", {{"correlation", corr}}}});
-    json a = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
-    a.update(extra);
-    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur}, {"args", a}});
-  };
   if (rank == 0) {
-    kernel(1, "gemm_F", -10, 0, 100, json::object(), 7);
-    kernel(2, "ncclDevKernel_SendRecv", 5, 100, 50, args, 20);
+    add_kernel(ev, 1, "gemm_F", -10, 0, 100, 7);
+    add_kernel(ev, 2, "ncclDevKernel_SendRecv", 5, 100, 50, 20, args);
   } else {
-    kernel(1, "ncclDevKernel_SendRecv", 5, 10, 140, args, 20);
-    kernel(2, "gemm_G", 20, 152, 100, json::object(), 7);
+    add_kernel(ev, 1, "ncclDevKernel_SendRecv", 5, 10, 140, 20, args);
+    add_kernel(ev, 2, "gemm_G", 20, 152, 100, 7);
   }
   return {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}}, {"traceEvents", ev}};
 }
@@ -197,22 +195,13 @@ TEST(KinetoRanks, ProcessGroupsInterleavedDifferentlyDoNotBlock) {
   const RankDir d("two_groups", 0);
   for (int rank = 0; rank < 2; ++rank) {
     json ev = json::array();
-    const auto nccl = [&](int corr, double ts, const std::string& name, const std::string& pg) {
-      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
-                    {"ts", ts - 5}, {"dur", 3}, {"args", {{"correlation", corr}}}});
-      ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ncclDevKernel_" + name}, {"pid", 0}, {"tid", 20 + corr},
-                    {"ts", ts}, {"dur", 50},
-                    {"args", {{"device", 0}, {"stream", 20 + corr}, {"correlation", corr}, {"Collective name", name},
-                              {"dtype", "Float"}, {"In msg nelems", 1 << 20}, {"Out msg nelems", 1 << 20},
-                              {"Group size", 2}, {"Process Group Name", pg}, {"Process Group Ranks", "[0, 1]"}}}});
-    };
-    nccl(1, rank == 0 ? 100 : 105, "allreduce", "1");
-    nccl(2, rank == 0 ? 105 : 100, "allreduce", "2");
+    for (const auto& [corr, pg] : {std::pair{1, "1"}, std::pair{2, "2"}}) {
+      const double ts = (rank == 0) == (corr == 1) ? 100 : 105;
+      add_kernel(ev, corr, "ncclDevKernel_allreduce", ts - 5, ts, 50, 20 + corr,
+                 nccl_args("allreduce", "Float", 1 << 20, 1 << 20, pg, "[0, 1]", 2));
+    }
     // A kernel that waited for both (they ended at 150 and 155): 45 us after the later one.
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
-                  {"ts", 110}, {"dur", 3}, {"args", {{"correlation", 3}}}});
-    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "adam"}, {"pid", 0}, {"tid", 7}, {"ts", 200}, {"dur", 10},
-                  {"args", {{"device", 0}, {"stream", 7}, {"correlation", 3}}}});
+    add_kernel(ev, 3, "adam", 110, 200, 10, 7);
     d.put(rank, {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}}, {"traceEvents", ev}});
   }
   KinetoRanksStats st;
