@@ -67,7 +67,6 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                                     const hardware::NodeSpec& node, const CostParams& params) {
   const auto& par = job.parallelism;
   const int p = par.pipeline_parallel, v = par.virtual_pipeline, t = par.tensor_parallel;
-  const int64_t layers = workload::layers_per_chunk(job);
   const workload::Recompute recompute = workload::parse_recompute(job.recompute_granularity);
 
   const workload::LayerOps layer = workload::transformer_layer_ops(job);
@@ -124,7 +123,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
     for (int c = 0; c < v; ++c) {
       const int virtual_stage = c * p + s;
       BlockCost f, b;
-      const double n = static_cast<double>(layers);
+      const auto n = static_cast<double>(workload::layers_in_chunk(job, s, c));
       f.compute_s = n * fwd.total;
       f.tp_comm_s = n * comm_exposed(fwd_comm, fwd.gemm);
       b.compute_s = n * (bwd.total + rec.total);

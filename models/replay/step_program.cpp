@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "models/workload/layout.h"
+#include "models/workload/memory.h"
 #include "models/workload/schedule.h"
 
 namespace ct::replay {
@@ -39,9 +40,26 @@ struct Builder {
     return (at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp;
   }
 
+  // ZeRO-3 / FSDP without a kept-gathered pipeline stage: every forward and backward pass
+  // gathers each unit's parameters, and every backward pass reduce-scatters each unit's
+  // gradients (DeepSpeed stage 3, FSDP2 reshard_after_forward=True). torchtitan with PP keeps
+  // the stage gathered (reshard_after_forward = not pp_enabled): one gather per step, as ZeRO-1.
+  bool per_unit() const {
+    const auto& p = job.parallelism;
+    if (p.zero_stage < 3) return false;
+    return !(workload::stack_memory(workload::parse_stack(job.stack)).unsharded_with_pp && p.pipeline_parallel > 1);
+  }
+  // Gradients are reduced after every micro-batch when the full gradient is not kept (ZeRO-2/3).
+  bool reduce_every_microbatch() const { return job.parallelism.zero_stage >= 2 && !kept_gathered(); }
+  bool kept_gathered() const { return job.parallelism.zero_stage >= 3 && !per_unit(); }
+  // Reduce-scatters of per-unit gradients run beside the gathers, on their own communicator.
+  int reduce_group(int gid) const { return gid + static_cast<int>(dp_groups); }
+  size_t dp_groups = 0;
+
   void build_groups() {
     const auto& p = job.parallelism;
-    out.groups.resize(static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel));
+    dp_groups = static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
+    out.groups.resize(dp_groups * (per_unit() ? 2 : 1));
     for (int s = 0; s < p.pipeline_parallel; ++s) {
       for (int c = 0; c < p.context_parallel; ++c) {
         for (int t = 0; t < p.tensor_parallel; ++t) {
@@ -54,6 +72,7 @@ struct Builder {
         }
       }
     }
+    for (size_t g = dp_groups; g < out.groups.size(); ++g) out.groups[g] = out.groups[g - dp_groups];
   }
 
   void build_rank(int32_t self, const Placement& at) {
@@ -66,8 +85,10 @@ struct Builder {
     const bool zero = par.zero_stage >= 1;
     const int64_t activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
                                      job.model.hidden * 2 / par.tensor_parallel;
-    const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * 4.0);
+    const workload::StackMemory st = workload::stack_memory(workload::parse_stack(job.stack));
+    const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * st.grad_bytes);
     const auto param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0);
+    const bool units = per_unit();
     auto peer_gpu = [&](int stage) {
       Placement q = at;
       q.pp = stage;
@@ -82,6 +103,7 @@ struct Builder {
       if (order[i].forward && first_forward[c] == order.size()) first_forward[c] = i;
     }
     std::vector<int32_t> gather_prev(static_cast<size_t>(v), -1);
+    int32_t prev_opt = -1;
     for (int k = 0; k < options.steps; ++k) {
       const auto step = static_cast<int16_t>(k);
       int32_t last_compute = -1, last_dp = -1;
@@ -116,20 +138,64 @@ struct Builder {
         run.tp_seconds = cost.tp_comm_s;
         run.after = recv_at;
         if (pass.forward && i == first_forward[chunk]) run.after2 = gather_prev[chunk];
-        // The last backward of a chunk produces its gradients bucket by bucket (last layers
-        // first): split it so that each bucket's reduction starts when the bucket is ready.
-        const bool bucketed = !pass.forward && options.overlap_grad_reduce && i == last_backward[chunk];
-        const int64_t buckets = bucketed ? bucket_count(sc.params_per_chunk) : 1;
         int32_t run_at = -1;
-        for (int64_t j = 0; j < buckets; ++j) {
-          Instr piece = run;
-          piece.seconds = run.seconds / static_cast<double>(buckets);
-          piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
-          if (j > 0) piece.after = piece.after2 = -1;
-          run_at = add(r, piece);
-          if (bucketed) {
-            const int64_t bytes = grad_bytes / buckets + (j < grad_bytes % buckets ? 1 : 0);
-            last_dp = add(r, reduction(step, pass.chunk, gid, bytes, run_at));
+        if (units) {
+          const int64_t n_units = std::max<int64_t>(1, workload::layers_in_chunk(job, at.pp, pass.chunk));
+          const auto unit_param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0 / static_cast<double>(n_units));
+          const auto unit_grad_bytes =
+              static_cast<int64_t>(sc.params_per_chunk * st.reduce_bytes / static_cast<double>(n_units));
+          // One piece per unit (layer): its parameter gather runs on the dp stream, prefetched
+          // one unit ahead (the gather of unit j waits for unit j - 2 to finish computing);
+          // after a backward piece its gradient reduce-scatter starts on its own stream.
+          std::vector<int32_t> piece_at;
+          for (int64_t j = 0; j < n_units; ++j) {
+            Instr g;
+            g.kind = InstrKind::collective;
+            g.stream = Stream::dp;
+            g.category = Category::dp;
+            g.collective = CollectiveKind::all_gather;
+            g.group = gid;
+            g.step = step;
+            g.chunk = run.chunk;
+            g.microbatch = pass.microbatch;
+            g.bytes = unit_param_bytes;
+            // The first gathers of a step wait for the previous step's optimizer (new weights).
+            g.after = j >= 2 ? piece_at[static_cast<size_t>(j - 2)] : prev_opt;
+            const int32_t gather_at = add(r, g);
+            Instr piece = run;
+            piece.seconds = run.seconds / static_cast<double>(n_units);
+            piece.tp_seconds = run.tp_seconds / static_cast<double>(n_units);
+            piece.after = j == 0 ? recv_at : -1;
+            piece.after2 = gather_at;
+            run_at = add(r, piece);
+            piece_at.push_back(run_at);
+            if (!pass.forward) {
+              Instr rs = reduction(step, pass.chunk, reduce_group(gid), unit_grad_bytes, run_at);
+              rs.stream = collective_stream(1);
+              rs.collective = CollectiveKind::reduce_scatter;
+              last_dp = add(r, rs);
+            }
+          }
+        } else {
+          // The last backward of a chunk produces its gradients bucket by bucket (last layers
+          // first): split it so that each bucket's reduction starts when the bucket is ready.
+          // Without the full gradient kept (ZeRO-2) every backward pass reduces its buckets.
+          const bool reduces = !pass.forward && (i == last_backward[chunk] || reduce_every_microbatch());
+          const bool bucketed = reduces && options.overlap_grad_reduce;
+          const int64_t buckets = bucketed ? bucket_count(sc.params_per_chunk) : 1;
+          for (int64_t j = 0; j < buckets; ++j) {
+            Instr piece = run;
+            piece.seconds = run.seconds / static_cast<double>(buckets);
+            piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
+            if (j > 0) piece.after = piece.after2 = -1;
+            run_at = add(r, piece);
+            if (bucketed) {
+              const int64_t bytes = grad_bytes / buckets + (j < grad_bytes % buckets ? 1 : 0);
+              last_dp = add(r, reduction(step, pass.chunk, gid, bytes, run_at));
+            }
+          }
+          if (reduces && !bucketed && reduce_every_microbatch()) {
+            last_dp = add(r, reduction(step, pass.chunk, gid, grad_bytes, run_at));
           }
         }
         last_compute = run_at;
@@ -150,7 +216,7 @@ struct Builder {
           sends.push_back({self, send_at, message_key(k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
         }
       }
-      if (!options.overlap_grad_reduce) {
+      if (!options.overlap_grad_reduce && !units && !reduce_every_microbatch()) {
         for (int c = 0; c < v; ++c) last_dp = add(r, reduction(step, c, gid, grad_bytes, last_compute));
       }
       Instr opt;
@@ -160,8 +226,9 @@ struct Builder {
       opt.seconds = sc.optimizer_s;
       opt.after = last_dp >= 0 ? last_dp : last_compute;
       const int32_t opt_at = add(r, opt);
+      prev_opt = opt_at;
       int32_t last_gather = -1;
-      for (int c = 0; c < v && zero; ++c) {
+      for (int c = 0; c < v && zero && !units; ++c) {
         Instr g;
         g.kind = InstrKind::collective;
         g.stream = Stream::dp;
@@ -280,7 +347,9 @@ double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions
   const auto& p = job.parallelism;
   const double ranks = options.fold ? p.pipeline_parallel : static_cast<double>(workload::gpus_used(p));
   const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
-  const double per_step = passes * 3.0 + 3.0 * p.virtual_pipeline + 3.0;
+  // ZeRO-3 per unit: a piece, a gather and (backward) a reduce-scatter per layer of a pass.
+  const double per_pass = p.zero_stage >= 3 ? 3.0 * static_cast<double>(workload::layers_per_chunk(job)) : 3.0;
+  const double per_step = passes * per_pass + 3.0 * p.virtual_pipeline + 3.0;
   const double instrs = ranks * per_step * options.steps;
   // instruction + executor state + receive index entry
   return instrs * (static_cast<double>(sizeof(Instr)) + 48.0);

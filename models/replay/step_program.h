@@ -20,9 +20,20 @@
 //             buckets, and each bucket's reduction over the DP group (all-reduce for ZeRO 0,
 //             reduce-scatter otherwise; fp32 gradients, 4 B/param) starts when its share
 //             of the pass is done; without overlap the reductions follow the whole backward.
-//   Optimizer: after the reductions; then (ZeRO >= 1) the bf16 parameter all-gather per
+//             Gradient bytes per parameter are the stack's (fp32 4, DeepSpeed 16-bit 2).
+//             ZeRO-2 keeps no full gradient, so every backward pass reduces its buckets.
+//   Optimizer: after the reductions; then (ZeRO 1-2) the bf16 parameter all-gather per
 //             chunk, which the next step's first forward of that chunk waits for
 //             (overlap_param_gather), or the step end waits for (no overlap).
+//   ZeRO-3 / FSDP (DeepSpeed stage 3, FSDP2 reshard_after_forward): every F and B pass is
+//             split into one piece per layer (the FSDP unit); each piece waits for its bf16
+//             parameter all-gather on the dp stream, which is issued when the piece two
+//             before it is done (one unit of prefetch), and each backward piece is followed by
+//             its gradient reduce-scatter (the stack's reduce precision) on a second stream
+//             and communicator, so gathers and reductions overlap each other and compute.
+//             With fewer tokens per GPU the same gathers stay and compute shrinks: the
+//             published ZeRO-3 collapse at fixed global batch. torchtitan with PP keeps the
+//             stage gathered instead: one gather per step, as ZeRO-1.
 #pragma once
 
 #include <cstdint>

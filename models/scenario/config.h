@@ -112,6 +112,7 @@ struct RuntimeSection {
   Duration collective_timeout;
   std::string recompute_granularity;
   std::string attention;
+  std::string stack;
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

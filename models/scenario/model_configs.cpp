@@ -134,6 +134,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.micro_batch_size = c.training_job.micro_batch_size;
   j.recompute_granularity = c.training_job.runtime.recompute_granularity;
   j.attention = c.training_job.runtime.attention;
+  j.stack = c.training_job.runtime.stack;
   return j;
 }
 

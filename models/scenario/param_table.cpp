@@ -136,6 +136,8 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
+  t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
+                  .one_of({"megatron-core", "deepspeed", "torchtitan", "pytorch"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));

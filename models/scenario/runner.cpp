@@ -52,24 +52,50 @@ constexpr uint64_t kVariabilityStream = 0x56415249ULL << 32;  // "VARI" << 32
 
 using nlohmann::json;
 
-workload::MemoryBreakdown memory_of(const Config& c) {
+workload::MemoryOptions memory_options(const Config& c) {
   workload::MemoryOptions options;
   options.capacity_bytes = static_cast<int64_t>(gpu_spec(c).hbm_bytes);
-  if (c.training_job.runtime.bucket_size.n > 0) options.bucket_params = c.training_job.runtime.bucket_size.n / 4;
-  return workload::peak_memory_per_gpu(job_spec(c), options);
+  return options;
 }
 
-json memory_report(const workload::MemoryBreakdown& m) {
-  return {{"peak_bytes", m.total},
-          {"capacity_bytes", m.capacity},
-          {"fits", m.fits},
-          {"stage", m.stage},
+json stage_memory(const workload::MemoryBreakdown& m) {
+  return {{"stage", m.stage},
+          {"parameters", m.parameters},
           {"weights_bytes", m.weights},
           {"gradients_bytes", m.gradients},
           {"optimizer_bytes", m.optimizer},
           {"activations_bytes", m.activations},
+          {"in_flight_microbatches", m.in_flight_microbatches},
+          {"embedding_bytes", m.embedding_buffers},
+          {"logits_loss_bytes", m.logits_buffers},
           {"temporary_bytes", m.temporary},
-          {"in_flight_microbatches", m.in_flight_microbatches}};
+          {"allocated_bytes", m.allocated},
+          {"reserved_bytes", m.reserved},
+          {"cuda_context_bytes", m.cuda_context},
+          {"nccl_bytes", m.nccl},
+          {"total_bytes", m.total},
+          {"margin_bytes", m.margin},
+          {"peak_phase", m.peak_phase}};
+}
+
+// The report's memory section: the peak stage's items at the top level (as before), every
+// stage under "stages", the peak stage named.
+json memory_report(const std::vector<workload::MemoryBreakdown>& stages, const std::string& stack) {
+  size_t peak = 0;
+  for (size_t i = 1; i < stages.size(); ++i) {
+    if (stages[i].total > stages[peak].total) peak = i;
+  }
+  const workload::MemoryBreakdown& m = stages[peak];
+  json r = stage_memory(m);
+  r["peak_bytes"] = m.total;
+  r["capacity_bytes"] = m.capacity;
+  r["fits"] = m.fits;
+  r["peak_stage"] = m.stage;
+  r["stack"] = stack;
+  json all = json::array();
+  for (const auto& s : stages) all.push_back(stage_memory(s));
+  r["stages"] = std::move(all);
+  return r;
 }
 
 }  // namespace
@@ -461,11 +487,8 @@ json run(const Config& c, const RunOptions& options) {
                        {"active_parameters", params.active},
                        {"model_flops_per_iteration", workload::model_flops_per_iteration(job)},
                        {"hardware_flops_per_iteration", workload::hardware_flops_per_iteration(job)}};
-    const workload::MemoryBreakdown memory = memory_of(c);
-    report["memory"] = memory_report(memory);
-    if (!memory.fits) {
-      not_computed["step_time_s"] = "the layout does not fit in GPU memory (see memory); it is not simulated";
-    } else if (c.network.mode == "packet" && workload::gpus_used(job.parallelism) > kPacketStepGpus) {
+    report["memory"] = memory_report(workload::memory_per_stage(job, memory_options(c)), job.stack);
+    if (c.network.mode == "packet" && workload::gpus_used(job.parallelism) > kPacketStepGpus) {
       not_computed["step_time_s"] = "network.mode=packet replays training steps of slices up to " +
                                     std::to_string(kPacketStepGpus) + " GPUs; use flow or analytical for " +
                                     std::to_string(workload::gpus_used(job.parallelism));

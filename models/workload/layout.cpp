@@ -1,5 +1,6 @@
 #include "models/workload/layout.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -60,13 +61,35 @@ int64_t microbatches(const JobSpec& job) {
   return job.global_batch_size / (job.micro_batch_size * job.parallelism.data_parallel);
 }
 
+int64_t layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage) {
+  const int64_t V = int64_t{job.parallelism.pipeline_parallel} * job.parallelism.virtual_pipeline;
+  const int64_t base = (job.model.layers + V - 1) / V;
+  const int64_t deficit = V * base - job.model.layers;
+  // The k-th lighter virtual stage, alternating from the ends: 0, V-1, 1, V-2, ...
+  const int64_t from_end = std::min(virtual_stage, V - 1 - virtual_stage);
+  const int64_t rank = 2 * from_end + (virtual_stage == from_end ? 0 : 1);
+  return base - (rank < deficit ? 1 : 0);
+}
+
+int64_t layers_in_chunk(const JobSpec& job, int stage, int chunk) {
+  return layers_in_virtual_stage(job, int64_t{chunk} * job.parallelism.pipeline_parallel + stage);
+}
+
+int64_t layers_in_stage(const JobSpec& job, int stage) {
+  int64_t n = 0;
+  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c) n += layers_in_chunk(job, stage, c);
+  return n;
+}
+
 int64_t layers_per_stage(const JobSpec& job) {
-  return job.model.layers / job.parallelism.pipeline_parallel;
+  int64_t most = 0;
+  for (int s = 0; s < job.parallelism.pipeline_parallel; ++s) most = std::max(most, layers_in_stage(job, s));
+  return most;
 }
 
 int64_t layers_per_chunk(const JobSpec& job) {
-  return job.model.layers /
-         (int64_t{job.parallelism.pipeline_parallel} * job.parallelism.virtual_pipeline);
+  const int64_t V = int64_t{job.parallelism.pipeline_parallel} * job.parallelism.virtual_pipeline;
+  return (job.model.layers + V - 1) / V;
 }
 
 void validate(const JobSpec& job, int64_t gpus_in_cluster) {
@@ -141,13 +164,14 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
             expert_ffn_hidden(m));
   }
 
-  // Pipeline: every (virtual) stage holds the same number of layers.
+  // Pipeline: every (virtual) stage holds at least one layer; when they do not divide the
+  // layers, the stages at the ends hold one fewer (layout.h).
   if (p.pipeline_parallel >= 1 && p.virtual_pipeline >= 1 && m.layers >= 1 &&
-      m.layers % (int64_t{p.pipeline_parallel} * p.virtual_pipeline) != 0) {
+      m.layers < int64_t{p.pipeline_parallel} * p.virtual_pipeline) {
     err.add() << P << "pipeline_parallel x " << P << "virtual_pipeline = " << p.pipeline_parallel
               << " x " << p.virtual_pipeline << " = "
-              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " must divide " << M
-              << "layers = " << m.layers;
+              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " virtual stages need at least as many "
+              << M << "layers, got " << m.layers;
   }
 
   // Batch: global = micro x DP x m.

@@ -5,7 +5,7 @@
 //   micro-batches m      = global_batch_size / (micro_batch_size x DP)
 //   gradient accumulation steps = m (one optimizer step per iteration)
 // Rules (Narayanan et al. SC'21 Sec. 2-3; Megatron-core arguments.py, moe and context
-// parallel docs): TP | heads, TP | kv_heads, TP | ffn_hidden, PP x VP | layers,
+// parallel docs): TP | heads, TP | kv_heads, TP | ffn_hidden, PP x VP <= layers,
 // micro x DP | global, EP | experts, EP | DP x CP, 2 CP | seq_length (load-balanced causal
 // context parallelism splits the sequence into 2 CP chunks), TP x PP x DP x CP <= GPUs in the
 // cluster (fewer leaves spare nodes), zero_stage in 0..3, recompute in none|selective|full.
@@ -28,7 +28,16 @@ int64_t gpus_used(const ParallelSpec& p);
 int64_t microbatches(const JobSpec& job);
 inline int64_t gradient_accumulation_steps(const JobSpec& job) { return microbatches(job); }
 
-// Layers held by one pipeline rank (all its virtual chunks together) and by one chunk.
+// Layers of each virtual stage (chunk c of rank s is virtual stage c p + s). When PP x VP
+// does not divide the layers, every virtual stage holds ceil(L / (p v)) layers except
+// p v ceil(L / (p v)) - L of them, which hold one fewer, taken from the ends inwards: the
+// first, the last, the second, the second-to-last... (the stages that also carry the embedding
+// and the loss; Llama 3 405B's 126 layers on 16 stages: 7, 8 x 14, 7, as Dubey et al. 2024
+// Sec. 3.3.2 describe, and Megatron-core's --decoder-first/last-pipeline-num-layers allow).
+int64_t layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage);
+int64_t layers_in_chunk(const JobSpec& job, int stage, int chunk);
+int64_t layers_in_stage(const JobSpec& job, int stage);
+// The most layers any pipeline rank (all its chunks together) or any chunk holds.
 int64_t layers_per_stage(const JobSpec& job);
 int64_t layers_per_chunk(const JobSpec& job);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/workload/layout.h"
 #include "models/workload/parameters.h"
@@ -12,19 +13,37 @@ namespace {
 double d(int64_t v) { return static_cast<double>(v); }
 int64_t to_bytes(double v) { return static_cast<int64_t>(std::llround(v)); }
 
+// Outside PyTorch's allocator (sources):
+//  CUDA context: about 300 MB since CUDA 11.7 loads kernels lazily, over 1 GB before
+//    (pytorch/pytorch#107667, NVIDIA's ptrblck); cuBLAS/cuDNN handles and the NCCL proxy add
+//    more: 512 MiB.
+//  NCCL: each communicator that carries traffic keeps per-channel FIFOs (4 MiB Simple +
+//    LL128 + LL buffers per connection, NCCL_BUFFSIZE), linear in the channel count and flat
+//    beyond two nodes (NVIDIA/nccl#986, sjeaugey; #864 measures about 1.6 GB for the first
+//    communicator including the context): 512 MiB per communicator of more than one rank.
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kCudaContextBytes = 512 * kMiB;
+constexpr int64_t kNcclBytesPerCommunicator = 512 * kMiB;
+
+// Caching-allocator fragmentation, reserved / allocated - 1: two measured training peaks in
+// pytorch/pytorch#40989 (allocated 15,006 / reserved 16,726 MB and 17,402 / 19,354 MB:
+// 0.115 and 0.112). Nothing in tests/validation was used to set it.
+constexpr double kFragmentation = 0.11;
+
 struct ActivationTerms {
   double replicated = 0.0;  // bytes per token, divided by t only with SP
   double split = 0.0;       // bytes per token, divided by t
   double gathered = 0.0;    // bytes per token, never divided by t
-  double scores = 0.0;      // bytes per (token x key), divided by t
+  double scores = 0.0;      // bytes per (token x key), divided by t (unfused attention)
+  double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
 
-ActivationTerms activation_terms(const ModelSpec& m) {
+ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash) {
   const double h = d(m.hidden);
   const double kv = d(kv_dim(m));
   const double mlp_per_width = is_swiglu(m) ? 6.0 : 4.0;
   ActivationTerms a;
-  a.replicated = 8.0 * h + (has_dropout(m) ? 2.0 * h : 0.0);
+  a.replicated = 2.0 * st.residual_bytes * h + 4.0 * h + (has_dropout(m) ? 2.0 * h : 0.0);
   a.split = 2.0 * h + 4.0 * kv + 2.0 * h;
   if (!is_moe(m)) {
     a.split += mlp_per_width * d(ffn_hidden(m));
@@ -34,32 +53,113 @@ ActivationTerms activation_terms(const ModelSpec& m) {
     a.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
     a.gathered = 2.0 * h * routed;
   }
-  a.scores = (has_dropout(m) ? 5.0 : 2.0) * d(m.heads);
+  if (flash) {
+    a.lse = 4.0 * d(m.heads);
+  } else {
+    a.scores = (has_dropout(m) ? 5.0 : 2.0) * d(m.heads);
+  }
   return a;
 }
 
-int64_t full_buckets(const JobSpec& job, const MemoryOptions& o) {
-  const int64_t dpc = int64_t{job.parallelism.data_parallel} * job.parallelism.context_parallel;
-  const int64_t params =
-      o.bucket_params > 0 ? o.bucket_params : std::max<int64_t>(40'000'000, 1'000'000 * dpc);
-  return 2 * params * o.grad_bytes_per_param;
+// torchtitan's op-level selective checkpointing (parallelisms/parallelize_llama.py, Dec 2024:
+// _save_list = mm, SDPA, reduce-scatter; every other mm recomputed): per token it keeps the
+// layer input and the mid-layer residual (r h each), the attention output 2h with its log-sum-
+// exp, and half of the matmul outputs (Q, K, V, projection, MLP in and out).
+double op_level_selective(const ModelSpec& m, const StackMemory& st, const ActivationTerms& a) {
+  const double h = d(m.hidden);
+  const double kv = d(kv_dim(m));
+  const double mlp_out = is_moe(m) ? (a.split - 8.0 * h - 4.0 * kv) * 2.0 / 3.0
+                                   : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
+  const double matmul_outputs = 2.0 * h + 4.0 * kv + 2.0 * h + mlp_out + 2.0 * h;
+  return 2.0 * st.residual_bytes * h + 2.0 * h + a.lse + 0.5 * matmul_outputs;
 }
 
 }  // namespace
 
-int64_t activation_bytes_per_layer(const JobSpec& job, Recompute recompute) {
+Stack parse_stack(const std::string& name) {
+  if (name == "megatron-core") return Stack::megatron_core;
+  if (name == "deepspeed") return Stack::deepspeed;
+  if (name == "torchtitan") return Stack::torchtitan;
+  if (name == "pytorch") return Stack::pytorch;
+  throw std::invalid_argument("training_job.runtime.stack: got \"" + name +
+                              "\", expected one of megatron-core, deepspeed, torchtitan, pytorch");
+}
+
+const std::vector<std::string>& stack_names() {
+  static const std::vector<std::string> names{"megatron-core", "deepspeed", "torchtitan", "pytorch"};
+  return names;
+}
+
+StackMemory stack_memory(Stack stack) {
+  StackMemory s;
+  s.fragmentation = kFragmentation;
+  switch (stack) {
+    case Stack::megatron_core:
+      break;  // 2 + 4 + 12, persistent fp32 grad buffer, fused CE 6 B/logit (memory.h)
+    case Stack::deepspeed:
+      s.grad_bytes = 2;
+      s.reduce_bytes = 2;
+      s.dp_bucket_elements = 1'000'000'000;  // reduce + all-gather buckets, 5e8 each
+      break;
+    case Stack::torchtitan:
+      s.weight_bytes = 4;
+      s.grad_bytes = 4;
+      s.optimizer_bytes = 8;
+      s.loss_bytes_per_logit = 12;
+      s.op_level_selective = true;
+      s.unsharded_with_pp = true;
+      break;
+    case Stack::pytorch:
+      s.weight_bytes = 4;
+      s.grad_bytes = 4;
+      s.optimizer_bytes = 8;
+      s.persistent_grads = false;
+      s.autocast_weight_copy = 2;
+      s.residual_bytes = 4;
+      s.loss_bytes_per_logit = 14;
+      s.dp_bucket_copy = 4;
+      break;
+  }
+  return s;
+}
+
+namespace {
+
+int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMemory& st) {
   const ModelSpec& m = job.model;
   const ParallelSpec& p = job.parallelism;
   const double t = d(p.tensor_parallel);
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(p.context_parallel);
   const bool sp = p.sequence_parallel && p.tensor_parallel > 1;
+  const bool flash = job.attention != "unfused";
+  const ActivationTerms a = activation_terms(m, st, flash);
   if (recompute == Recompute::full) {
-    return to_bytes(2.0 * tokens * d(m.hidden) / (sp ? t : 1.0));
+    return to_bytes(st.residual_bytes * tokens * d(m.hidden) / (sp ? t : 1.0));
   }
-  const ActivationTerms a = activation_terms(m);
-  double bytes = tokens * (a.replicated / (sp ? t : 1.0) + a.split / t + a.gathered);
+  if (recompute == Recompute::selective && st.op_level_selective) {
+    // Tensor-parallel shards: the residuals follow SP, the rest is split by t.
+    const double residual = 2.0 * st.residual_bytes * d(m.hidden);
+    const double rest = op_level_selective(m, st, a) - residual;
+    return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered));
+  }
+  double bytes = tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered);
   if (recompute == Recompute::none) bytes += tokens * d(m.seq_length) * a.scores / t;
   return to_bytes(bytes);
+}
+
+int communicators(const ParallelSpec& p) {
+  int n = 0;
+  for (int size : {p.tensor_parallel, p.pipeline_parallel, p.data_parallel * p.context_parallel,
+                   p.context_parallel, p.expert_parallel}) {
+    if (size > 1) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t activation_bytes_per_layer(const JobSpec& job, Recompute recompute) {
+  return activation_bytes(job, recompute, stack_memory(parse_stack(job.stack)));
 }
 
 double in_flight_microbatches(const JobSpec& job, int stage) {
@@ -78,7 +178,7 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
   const ParameterCount c = count_parameters(m);
   const LayerParameters& L = c.layer;
   StageParameters s;
-  const int64_t layers = layers_per_stage(job);
+  const int64_t layers = layers_in_stage(job, stage);
   s.dense = layers * ((L.attention + L.dense_mlp) / t + L.norms + L.router);
   s.expert = layers * (L.experts * L.expert) / (int64_t{par.expert_parallel} * t);
   const int64_t vocab_shard = (m.vocab + t - 1) / t * m.hidden;
@@ -91,36 +191,48 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
   return s;
 }
 
+ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& params) {
+  const ParallelSpec& par = job.parallelism;
+  const StackMemory st = stack_memory(parse_stack(job.stack));
+  const double shard_dense = d(par.data_parallel) * d(par.context_parallel);
+  const double shard_expert = shard_dense / d(par.expert_parallel);
+  auto state = [&](double bytes_per_param, bool sharded) {
+    const double dense = d(params.dense) * bytes_per_param;
+    const double expert = d(params.expert) * bytes_per_param;
+    return sharded ? to_bytes(dense / shard_dense + expert / shard_expert) : to_bytes(dense + expert);
+  };
+  ModelStateBytes s;
+  s.weights = state(st.weight_bytes, par.zero_stage >= 3);
+  s.gradients = state(st.grad_bytes, par.zero_stage >= 2);
+  s.optimizer = state(st.optimizer_bytes, par.zero_stage >= 1);
+  return s;
+}
+
 MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOptions& o) {
   const ModelSpec& m = job.model;
   const ParallelSpec& par = job.parallelism;
+  const StackMemory st = stack_memory(parse_stack(job.stack));
   const Recompute rc = parse_recompute(job.recompute_granularity);
   const int64_t t = par.tensor_parallel;
   const bool sp = par.sequence_parallel && t > 1;
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(par.context_parallel);
+  const bool last = stage == par.pipeline_parallel - 1;
 
   MemoryBreakdown b;
   b.stage = stage;
   const StageParameters sp_params = stage_parameters(job, stage);
   b.parameters = sp_params.dense + sp_params.expert;
 
-  const double shard_dense = d(par.data_parallel) * d(par.context_parallel);
-  const double shard_expert = shard_dense / d(par.expert_parallel);
-  auto state = [&](int64_t bytes_per_param, bool sharded) {
-    const double dense = d(sp_params.dense) * d(bytes_per_param);
-    const double expert = d(sp_params.expert) * d(bytes_per_param);
-    return sharded ? to_bytes(dense / shard_dense + expert / shard_expert)
-                   : to_bytes(dense + expert);
-  };
-  b.weights = state(o.weight_bytes_per_param, par.zero_stage >= 3);
-  b.gradients = state(o.grad_bytes_per_param, par.zero_stage >= 2);
-  b.optimizer = state(o.optimizer_bytes_per_param, par.zero_stage >= 1);
+  const ModelStateBytes states = model_state_bytes(job, sp_params);
+  const int64_t autocast = to_bytes(d(b.parameters) * st.autocast_weight_copy);
+  b.weights = states.weights + autocast;
+  const int64_t grads = states.gradients;
+  b.optimizer = states.optimizer;
 
   b.in_flight_microbatches = in_flight_microbatches(job, stage);
-  const double layer_microbatches = b.in_flight_microbatches * d(layers_per_stage(job));
-  const int64_t per_layer = activation_bytes_per_layer(job, rc);
-  const int64_t working =
-      rc == Recompute::none ? 0 : activation_bytes_per_layer(job, Recompute::none) - per_layer;
+  const double layer_microbatches = b.in_flight_microbatches * d(layers_in_stage(job, stage));
+  const int64_t per_layer = activation_bytes(job, rc, st);
+  const int64_t working = rc == Recompute::none ? 0 : activation_bytes(job, Recompute::none, st) - per_layer;
   b.activations = to_bytes(layer_microbatches * d(per_layer)) + working;
 
   if (stage == 0) {
@@ -128,26 +240,69 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
     const double mask = has_dropout(m) ? tokens * d(m.hidden) / (sp ? d(t) : 1.0) : 0.0;
     b.embedding_buffers = to_bytes(micro_in_flight * (8.0 * tokens + mask));
   }
-  if (stage == par.pipeline_parallel - 1) {
-    b.logits_buffers =
-        to_bytes(4.0 * tokens * d(m.hidden) * (1.0 + d(m.vocab) / d(m.hidden)) / d(t));
+  if (last) {
+    // The loss runs on the last micro-batch in flight: logits over the vocabulary shard, and
+    // the final norm's input.
+    const double logits = tokens * d(m.vocab) / d(t);
+    b.logits_buffers = to_bytes(st.loss_bytes_per_logit * logits +
+                                st.residual_bytes * tokens * d(m.hidden) / (sp ? d(t) : 1.0));
   }
 
-  b.temporary = full_buckets(job, o);
-  if (t > 1) b.temporary += to_bytes(2.0 * 2.0 * tokens * d(m.hidden));
-  if (par.zero_stage >= 3) {
+  int64_t temporary = 0;
+  if (t > 1) temporary += to_bytes(2.0 * 2.0 * tokens * d(m.hidden));
+  if (par.zero_stage >= 3 && st.unsharded_with_pp && par.pipeline_parallel > 1) {
+    // torchtitan keeps a pipelined stage's parameters gathered (reshard_after_forward = not
+    // pp_enabled, parallelize_llama.py) and the pipeline schedule accumulates unsharded
+    // gradients in the reduce dtype until the last micro-batch.
+    temporary += to_bytes(d(b.parameters) * (2.0 + st.reduce_bytes));
+  } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
-    const int64_t layer_params = (L.attention + L.dense_mlp) / t + L.norms + L.router +
-                                 L.experts * L.expert / (int64_t{par.expert_parallel} * t);
-    b.temporary += 2 * o.weight_bytes_per_param * layer_params;
+    const int64_t unit = (L.attention + L.dense_mlp) / t + L.norms + L.router +
+                         L.experts * L.expert / (int64_t{par.expert_parallel} * t);
+    // Running + prefetched unit in bf16, one unit's 16-bit gradient and its reduce copy.
+    temporary += to_bytes(d(unit) * (2.0 * 2.0 + 2.0 + st.reduce_bytes));
+    // The output layer is gathered while the loss runs.
+    if (last) temporary += to_bytes(2.0 * d((m.vocab + t - 1) / t * m.hidden));
   }
-  b.reserved = o.reserved_bytes;
+  const int64_t dp = int64_t{par.data_parallel} * par.context_parallel;
+  if (dp > 1 && par.zero_stage <= 2) {
+    temporary += to_bytes(st.dp_bucket_copy * d(b.parameters));
+    temporary += 2 * st.dp_bucket_elements;
+  }
+  b.temporary = temporary;
 
-  b.total = b.weights + b.gradients + b.optimizer + b.activations + b.embedding_buffers +
-            b.logits_buffers + b.temporary + b.reserved;
+  // Peak of live tensors: at the forward/backward boundary (all in-flight activations and the
+  // loss; gradients only where the stack keeps a persistent buffer), or at the end of the
+  // backward (every gradient, no activations) for stacks that free gradients between steps.
+  const int64_t held = b.weights + b.optimizer;
+  const int64_t boundary = held + (st.persistent_grads ? grads : 0) + b.activations + b.embedding_buffers +
+                           b.logits_buffers + b.temporary;
+  const int64_t after_backward = held - autocast + grads + b.temporary;
+  b.gradients = grads;
+  b.peak_phase = boundary >= after_backward ? "forward-backward" : "optimizer";
+  b.allocated = std::max(boundary, after_backward);
+
+  // Fragmentation applies to what is allocated and freed during the step (activations, loss,
+  // gathers, buckets); weights, persistent gradient buffers and optimizer state are allocated
+  // once, in large blocks (Megatron's contiguous param/grad buffers, FSDP2's sharded
+  // parameters), and do not fragment.
+  const int64_t persistent = states.weights + b.optimizer + (st.persistent_grads ? grads : 0);
+  const double frag = o.fragmentation >= 0 ? o.fragmentation : st.fragmentation;
+  b.reserved = persistent + to_bytes(d(b.allocated - persistent) * (1.0 + frag));
+  b.cuda_context = o.cuda_context_bytes >= 0 ? o.cuda_context_bytes : kCudaContextBytes;
+  b.nccl = o.nccl_bytes >= 0 ? o.nccl_bytes : kNcclBytesPerCommunicator * communicators(par);
+  b.total = b.reserved + b.cuda_context + b.nccl;
   b.capacity = o.capacity_bytes;
+  b.margin = b.capacity - b.total;
   b.fits = b.total <= b.capacity;
   return b;
+}
+
+std::vector<MemoryBreakdown> memory_per_stage(const JobSpec& job, const MemoryOptions& options) {
+  std::vector<MemoryBreakdown> out;
+  out.reserve(static_cast<size_t>(job.parallelism.pipeline_parallel));
+  for (int s = 0; s < job.parallelism.pipeline_parallel; ++s) out.push_back(memory_per_gpu(job, s, options));
+  return out;
 }
 
 MemoryBreakdown peak_memory_per_gpu(const JobSpec& job, const MemoryOptions& options) {

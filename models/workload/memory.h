@@ -1,85 +1,151 @@
-// Memory of one GPU (bytes), for a rank of a given pipeline stage.
+// Memory of one GPU (bytes), for a rank of a given pipeline stage, as the training stack
+// really lays it out. Every convention below names its source; `docs/memory.md` has the
+// validation tables.
 //
-// Model state (mixed precision with Adam; ZeRO, Rajbhandari et al. SC'20; Megatron-LM
-// docs/distrib_optimizer.md: "bf16 param, fp32 grads: 18 bytes/param, distributed 6 + 12/d"):
-//   weights 2 bytes/param (bf16), gradients 4 bytes/param (Megatron's default for bf16: fp32
-//   main_grad buffers, accumulate_allreduce_grads_in_fp32), optimizer 12 bytes/param (fp32
-//   master copy + Adam m + v). ZeRO shards over the data-parallel group d = DP x CP (Megatron's
-//   data_parallel_group_with_cp; d / EP for expert parameters): stage 1 the optimizer,
-//   stage 2 + gradients, stage 3 + weights.
-// Parameters on a rank: its L/p layers with the matrices (and biases) split by t, norms and
-//   the router replicated, routed experts split by EP x t; the first stage adds the vocab-
-//   parallel embedding V h / t and learned positions s h; the last stage adds the final norm and
-//   the output layer V h / t (also when tied and p > 1: Megatron keeps a copy there).
+// 1. Model state per parameter, by stack (training_job.runtime.stack):
+//    megatron-core  bf16 weights 2 + fp32 main grads 4 + fp32 master and Adam m, v 12 = 18
+//                   (Megatron-LM docs/source/api-guide/dist_optimizer.md: "bf16 param, fp32
+//                   grads: 18 bytes/param, distributed 6 + 12/d"). The gradient buffer is one
+//                   contiguous, persistent buffer and the DDP buckets are views into it
+//                   (megatron/core/distributed/param_and_grad_buffer.py): buckets cost nothing.
+//    deepspeed      fp16/bf16 weights 2 + fp16/bf16 grads 2 + K = 12 (ZeRO paper, Rajbhandari
+//                   et al. SC'20 Sec. 3: (2 + 2 + K) Psi). Stages 1-2 hold an IPG reduce bucket
+//                   and an all-gather bucket of 5e8 elements each (DeepSpeed config docs,
+//                   reduce_bucket_size / allgather_bucket_size defaults), in 16-bit.
+//    torchtitan     FSDP2 with MixedPrecisionPolicy(bf16 params, fp32 reduce): sharded fp32
+//                   params 4 + fp32 grads 4 + AdamW m, v 8 = 16 (torchtitan
+//                   parallelisms/parallelize_llama.py, torch.distributed.fsdp.fully_shard).
+//    pytorch        eager PyTorch, torch.autocast(bf16) over fp32 parameters, AdamW, DDP when
+//                   DP > 1: fp32 params 4 + fp32 grads 4 + Adam m, v 8; autocast keeps the bf16
+//                   cast of every matmul weight from forward until its backward (2 B/param,
+//                   torch.autocast weight cache); gradients are freed by zero_grad
+//                   (set_to_none=True, the default since PyTorch 2.0) so they do not exist at the
+//                   forward/backward boundary; DDP's buckets hold a copy of every gradient
+//                   (DistributedDataParallel docs, gradient_as_bucket_view=False by default).
+//    ZeRO shards over the data-parallel group d = DP x CP (Megatron's
+//    data_parallel_group_with_cp; d / EP for expert parameters): stage 1 the optimizer, stage 2
+//    + gradients, stage 3 (FSDP full shard) + weights.
+//    Parameters on a rank: its L/p layers with the matrices (and biases) split by t, norms and
+//    the router replicated, routed experts split by EP x t; the first stage adds the vocab-
+//    parallel embedding V h / t and learned positions s h; the last stage adds the final norm
+//    and the output layer V h / t (also when tied and p > 1: Megatron keeps a copy there).
 //
-// Activations per layer per micro-batch (Korthikanti et al. MLSys'23, Sec. 4), with
-// sequence s' = s / CP:
-//   no TP:        s b h (34 + 5 a s / h)
-//   TP + SP:      s b h (34 + 5 a s / h) / t
-//   TP, no SP:    s b h (10 + 24/t + 5 a s / (h t))
-//   selective recompute drops the 5 a s / h term; full recompute keeps only the layer input
-//   2 s b h (/ t with SP).
-// Generalised to GQA, SwiGLU and MoE by the same bookkeeping (bytes per token, bf16):
-//   replicated over TP unless SP:  2h (norm 1 in) + 2h (QKV in) + 2h (norm 2 in) + 2h (MLP in)
-//                                  + 2 x h dropout masks (gelu family)            = 10 h
-//   split by TP:                   2h (Q) + 4 kv (K, V) + 2h (proj in)
-//                                  + MLP 4f (gelu in, fc2 in) | 6f (gate+up out, fc2 in)   = 24 h
-//   attention scores:              5 a s (softmax out, dropout mask, dropout out; 2 a s
-//                                  without dropout, swiglu family), split by TP
-//   MoE: the dense MLP term becomes S shared experts plus capacity_factor x k routed copies,
-//        whose permuted inputs 2 k h are all-gathered over TP (never divided by t).
-// With GPT (MHA, f = 4h, gelu) these are exactly Korthikanti's 10 + 24 and 5 a s / h.
-// The scores use the local queries against all keys: 5 a b (s/CP) s.
+// 2. Activations per layer per micro-batch (Korthikanti et al. MLSys'23, Sec. 4), sequence
+//    s' = s / CP, bytes per token:
+//      replicated over TP unless SP:  2 norm inputs at r bytes (r = 2 in bf16 stacks, 4 for
+//                                     the fp32 residual stream of autocast) + the bf16 inputs
+//                                     of QKV and MLP 2h + 2h; + 2 h dropout masks (gelu family)
+//                                     Megatron bf16: 10 h (Korthikanti's 10)
+//      split by TP:                   2h (Q) + 4 kv (K, V) + 2h (proj in)
+//                                     + MLP 4f (gelu in, fc2 in) | 6f (gate+up out, fc2 in)
+//      attention, unfused:            5 a s (softmax out, dropout mask, dropout out; 2 a s
+//                                     without dropout), split by TP
+//      attention, flash:              no s x s term: the kernel keeps only its fp32 log-sum-exp,
+//                                     4 a bytes per token, split by TP (Dao et al. 2022 Sec. 3.1;
+//                                     dropout masks are regenerated from the RNG state)
+//      MoE: the dense MLP term becomes S shared experts plus capacity_factor x k routed copies,
+//           whose permuted inputs 2 k h are all-gathered over TP (never divided by t).
+//    With GPT (MHA, f = 4h, gelu, unfused) these are exactly Korthikanti's 34 + 5 a s / h.
+//    Recompute: selective (Megatron) drops the s x s term; selective on torchtitan is its op-
+//    level policy (saves the layer input and mid-layer residual, the attention output, and
+//    every other matmul output); full keeps the layer input, r h bytes per token (/ t with SP).
+//    The layer being recomputed has its no-recompute activations live once.
 //
-// In-flight micro-batches on stage i of p, m micro-batches (Megatron schedules.py warm-up):
-//   1F1B:         min(p - i, m) micro-batches of the stage's L/p layers (first stage: p)
-//   interleaved:  min(2 (p - i - 1) + (v - 1) p + 1, m v) chunks of L/(p v) layers; on the
-//                 first stage (p v + p - 1) chunks = p (1 + (p - 1)/(p v)) micro-batches of
-//                 L/p layers (Megatron theoretical_memory_usage.py's interleaving penalty).
-// With recompute, the layer being recomputed has its full activations live for a moment:
-//   full adds one layer's no-recompute activations, selective one layer's score term.
-// First stage: token ids 8 s' b and the embedding dropout mask s' b h (/ t with SP) per
-//   in-flight micro-batch. Last stage: the output layer, 4 s' b h (1 + V/h) / t
-//   (Megatron theoretical_memory_usage.py: fp32 logits), one micro-batch.
-// Temporary allowance: two gradient buckets (Megatron DDP bucket: max(40e6, 1e6 d) params x
-//   gradient bytes), the SP all-gather workspace 2 x 2 s' b h when t > 1, and under ZeRO-3 the
-//   gathered bf16 weights of two layers (prefetch). `reserved_bytes` (CUDA context, NCCL,
-//   allocator fragmentation) is the caller's.
+// 3. In-flight micro-batches on stage i of p, m micro-batches (Megatron schedules.py warm-up):
+//      1F1B:         min(p - i, m) micro-batches of the stage's L/p layers (first stage: p)
+//      interleaved:  min(2 (p - i - 1) + (v - 1) p + 1, m v) chunks of L/(p v) layers
+//                    (Megatron theoretical_memory_usage.py's interleaving penalty).
+//
+// 4. Embedding and loss. First stage: token ids 8 s' b and the embedding dropout mask per
+//    in-flight micro-batch. Last stage: the logits and the loss around them, per logit
+//    (token x V / t), at the peak:
+//      megatron-core, deepspeed: the bf16 logits 2 while the fused vocab-parallel cross
+//        entropy casts them to fp32 4, which it keeps (exponentiated in place) for backward
+//        (megatron/core/tensor_parallel/cross_entropy.py): 6
+//      torchtitan: cross_entropy(pred.float()): forward bf16 2 + fp32 copy 4 + log_softmax 4;
+//        `del pred` before backward, then log_softmax 4 + nll grad 4 + its softmax grad 4: 12
+//        (torchtitan train.py, Dec 2024)
+//      pytorch: F.cross_entropy under autocast (fp32), the bf16 logits kept by the caller:
+//        2 + log_softmax 4 + nll grad 4 + softmax grad 4: 14
+//
+// 5. Temporary buffers: the SP all-gather workspace 2 x 2 s' b h when t > 1; ZeRO-3 / FSDP:
+//    the gathered bf16 weights of the running and the prefetched unit (one layer each,
+//    FSDP2 / DeepSpeed prefetch of one unit), and in backward one unit's unsharded 16-bit
+//    gradient and its reduce-scatter copy in the reduce precision (torchtitan with PP instead
+//    keeps the whole stage gathered in bf16 and its gradients unsharded in fp32 across the
+//    micro-batches); the stack's buckets (1.).
+//
+// 6. Outside the tensors: the caching allocator's fragmentation (reserved / allocated - 1),
+//    the CUDA context and NCCL's buffers, which PyTorch's allocator does not see but the GPU's
+//    capacity must hold. Defaults and their sources are in memory.cpp (kStack...).
+//    Fragmentation applies to the tensors allocated and freed during the step, not to the
+//    persistent weights, gradient buffers and optimizer state:
+//    reserved = persistent + (allocated - persistent) x (1 + fragmentation);
+//    fits = reserved + context + NCCL <= capacity.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "models/workload/model_spec.h"
 
 namespace ct::workload {
 
+enum class Stack { megatron_core, deepspeed, torchtitan, pytorch };
+// Throws std::invalid_argument naming training_job.runtime.stack for unknown names.
+Stack parse_stack(const std::string& name);
+const std::vector<std::string>& stack_names();
+
+// What a stack does with memory (the table in memory.cpp, sourced there).
+struct StackMemory {
+  double weight_bytes = 2;        // per parameter held as the working weights
+  double grad_bytes = 4;          // per parameter of the gradient buffer
+  double optimizer_bytes = 12;    // master copy (if separate) + Adam moments
+  double reduce_bytes = 4;        // per parameter of a ZeRO-3 reduce-scatter input
+  bool persistent_grads = true;   // gradients exist at the forward/backward boundary
+  double autocast_weight_copy = 0;  // bf16 casts of fp32 weights kept forward -> backward
+  double residual_bytes = 2;      // residual stream / norm inputs
+  double loss_bytes_per_logit = 6;
+  double dp_bucket_copy = 0;      // bytes per parameter of DDP bucket copies when DP > 1
+  int64_t dp_bucket_elements = 0; // fixed reduce + gather buckets (deepspeed), 16-bit
+  bool op_level_selective = false;  // selective recompute = torchtitan's op-level policy
+  bool unsharded_with_pp = false;   // ZeRO-3 + PP: stage kept gathered, grads unsharded
+  double fragmentation = 0.0;     // reserved / allocated - 1 of the caching allocator
+};
+StackMemory stack_memory(Stack stack);
+
 struct MemoryOptions {
   int64_t capacity_bytes = 0;  // HBM of one GPU
-  int64_t weight_bytes_per_param = 2;
-  int64_t grad_bytes_per_param = 4;
-  int64_t optimizer_bytes_per_param = 12;
-  int64_t bucket_params = 0;  // 0 = Megatron's max(40e6, 1e6 x DP x CP)
-  int64_t reserved_bytes = 0;
+  // Negative = the stack's default (see StackMemory / memory.cpp).
+  double fragmentation = -1;
+  int64_t cuda_context_bytes = -1;
+  int64_t nccl_bytes = -1;
 };
 
 struct MemoryBreakdown {
   int stage = 0;
   int64_t parameters = 0;  // parameters held by this rank before ZeRO sharding
-  int64_t weights = 0;
+  int64_t weights = 0;     // incl. autocast weight copies
   int64_t gradients = 0;
   int64_t optimizer = 0;
   int64_t activations = 0;        // transformer layers, all in-flight micro-batches
   int64_t embedding_buffers = 0;  // first stage
-  int64_t logits_buffers = 0;     // last stage
-  int64_t temporary = 0;
-  int64_t reserved = 0;
-  int64_t total = 0;
+  int64_t logits_buffers = 0;     // last stage: logits and the loss around them
+  int64_t temporary = 0;          // SP workspace, ZeRO-3 gathered units, buckets
+  int64_t allocated = 0;          // peak of live tensors (torch.cuda.max_memory_allocated)
+  int64_t reserved = 0;           // + fragmentation of the transient part (max_memory_reserved)
+  int64_t cuda_context = 0;
+  int64_t nccl = 0;
+  int64_t total = 0;  // reserved + context + NCCL: what the GPU must hold
   int64_t capacity = 0;
-  bool fits = false;                    // total <= capacity
+  int64_t margin = 0;  // capacity - total (negative: short by that much)
+  bool fits = false;   // total <= capacity
   double in_flight_microbatches = 0.0;  // micro-batches' worth of this stage's L/p layers
+  std::string peak_phase;               // "forward-backward" or "optimizer"
 };
 
-// Korthikanti activation bytes of one layer for one micro-batch on one TP rank.
+// Activation bytes of one layer for one micro-batch on one TP rank.
 int64_t activation_bytes_per_layer(const JobSpec& job, Recompute recompute);
 // Layer-micro-batches of activations held at the peak by stage `stage` (see above).
 double in_flight_microbatches(const JobSpec& job, int stage);
@@ -90,7 +156,18 @@ struct StageParameters {
 };
 StageParameters stage_parameters(const JobSpec& job, int stage);
 
+// Weights, gradients and optimizer state of `params` on one rank, by the job's stack and ZeRO
+// stage (section 1 above; without autocast copies).
+struct ModelStateBytes {
+  int64_t weights = 0;
+  int64_t gradients = 0;
+  int64_t optimizer = 0;
+};
+ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& params);
+
 MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOptions& options);
+// Every pipeline stage, in order.
+std::vector<MemoryBreakdown> memory_per_stage(const JobSpec& job, const MemoryOptions& options);
 // The stage with the largest total (the first or the last, usually).
 MemoryBreakdown peak_memory_per_gpu(const JobSpec& job, const MemoryOptions& options);
 

@@ -68,6 +68,7 @@ struct JobSpec {
   int64_t micro_batch_size = 1;
   std::string recompute_granularity = "selective";  // none | selective | full
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
+  std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
 };
 
 enum class Recompute { none, selective, full };

@@ -41,8 +41,11 @@ def _print_summary(report: dict) -> None:
             print("breakdown  " + "  ".join(f"{k[:-2]}={v:.4g}s" for k, v in b.items()))
     if "memory" in report:
         m = report["memory"]
+        margin = m.get("margin_bytes", 0) / 2**30
         print(f"memory     {m['peak_bytes'] / 2**30:.1f} GiB of {m['capacity_bytes'] / 2**30:.1f} GiB"
-              f" -> {'fits' if m['fits'] else 'DOES NOT FIT'}")
+              f" (stage {m.get('peak_stage', 0)}, {m.get('stack', '')}) -> "
+              + (f"fits, {margin:.1f} GiB free" if m['fits'] else
+                 f"DOES NOT FIT by {-margin:.1f} GiB (the step below is what it would do with enough memory)"))
     if "power" in report:
         p = report["power"]
         print(f"power      IT mean {p['cluster_mean_w'] / 1e6:.2f} MW, peak {p['cluster_peak_w'] / 1e6:.2f} MW, "

@@ -123,9 +123,10 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "mfu", facet: str | N
             title: str | None = None, figsize=None) -> Figure:
     """``value`` (MFU in %) over two grid keys, one panel per value of ``facet``.
 
-    Cells whose ``fits`` column is False are hatched and marked "OOM" (the layout does not fit
-    in memory, so it has no value); cells with an ``error`` are marked "invalid"; the best
-    cell of each panel is outlined.
+    Cells whose ``fits`` column is False are hatched and marked "OOM" with, below it, the value
+    the layout would reach with enough memory (the engine still simulates it); they are left
+    out of the colour scale and of the best cell. Cells with an ``error`` are marked "invalid";
+    the best cell of each panel is outlined.
     """
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -138,7 +139,10 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "mfu", facet: str | N
 
     xs, ys = axis(x), axis(y)
     vals = pd.to_numeric(df[value], errors="coerce") * scale
-    vmin, vmax = (float(np.nanmin(vals)), float(np.nanmax(vals))) if vals.notna().any() else (0.0, 1.0)
+    feasible = vals
+    if fits and fits in df.columns:
+        feasible = vals.where(df[fits].map(lambda f: f is None or bool(f)))
+    vmin, vmax = (float(np.nanmin(feasible)), float(np.nanmax(feasible))) if feasible.notna().any() else (0.0, 1.0)
     fig = _figure(figsize or (3.6 * len(facets) + 1.2, 3.4))
     axes = fig.subplots(1, len(facets), squeeze=False)[0]
     image = None
@@ -152,7 +156,8 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "mfu", facet: str | N
             if isinstance(err, str) and err:
                 marks[(i, j)] = "invalid"
             elif fits and fits in part.columns and row[fits] is not None and not bool(row[fits]):
-                marks[(i, j)] = "OOM"
+                v = vals.loc[idx]
+                marks[(i, j)] = "OOM" if pd.isna(v) else f"OOM\n({v:.3g})"
             else:
                 grid[i, j] = vals.loc[idx]
         image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap="viridis", vmin=vmin, vmax=vmax,

@@ -162,7 +162,7 @@ def test_plots_write_pngs(tmp_path):
     pytest.importorskip("matplotlib")
     from clustertwin import plots
 
-    df = ct.sweep(small(), {MBS: [1, 2, 4], VP: [1, 3]})  # 2 x 3 stages do not divide 8 layers
+    df = ct.sweep(small(), {MBS: [1, 2, 4], VP: [1, 5]})  # 2 x 5 virtual stages: more than 8 layers
     long = frames.breakdown_long(df)
     assert set(long["component"]) >= {"compute", "bubble"} and long["point"].nunique() == 6
     for fig, name in [(plots.breakdown_bars(df, path=tmp_path / "bars.png"), "bars.png"),
@@ -177,7 +177,7 @@ def test_plots_write_pngs(tmp_path):
 
 def test_cli_sweep_prints_grid_columns(tmp_path):
     base = ["sweep", scenario_file(small("flow"), tmp_path), "--set", "network.mode=analytical"]
-    out = subprocess.run(CLI + base + ["--grid", f"{MBS}=1,2", "--grid", f"{VP}=1,3", "--workers", "2"],
+    out = subprocess.run(CLI + base + ["--grid", f"{MBS}=1,2", "--grid", f"{VP}=1,5", "--workers", "2"],
                          capture_output=True, text=True, check=True, env=CLI_ENV)
     lines = out.stdout.strip().splitlines()
     assert MBS in lines[0] and VP in lines[0] and "mfu" in lines[0]

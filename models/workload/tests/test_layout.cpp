@@ -54,13 +54,47 @@ TEST(Layout, TensorParallelMustDivideKvHeads) {
                {"training_job.parallelism.tensor_parallel = 8", "training_job.model.kv_heads = 4"});
 }
 
-TEST(Layout, PipelineTimesVirtualMustDivideLayers) {
+TEST(Layout, EveryVirtualStageNeedsALayer) {
   JobSpec j = testing::gpt3_job();
-  j.parallelism.virtual_pipeline = 5;
+  j.parallelism.virtual_pipeline = 13;
   expect_error(
       j, 1536,
       {"training_job.parallelism.pipeline_parallel", "training_job.parallelism.virtual_pipeline",
-       "8 x 5 = 40", "training_job.model.layers = 96"});
+       "8 x 13 = 104", "training_job.model.layers, got 96"});
+}
+
+TEST(Layout, UnevenStagesAreLighterAtTheEnds) {
+  // Llama 3 405B: 126 layers on 16 stages -> 7, 8 x 14, 7 (Dubey et al. 2024, Sec. 3.3.2).
+  JobSpec j = testing::gpt3_job();
+  j.model.layers = 126;
+  j.parallelism.pipeline_parallel = 16;
+  validate(j, 1 << 20);
+  EXPECT_EQ(layers_in_stage(j, 0), 7);
+  EXPECT_EQ(layers_in_stage(j, 15), 7);
+  int64_t total = 0;
+  for (int s = 0; s < 16; ++s) total += layers_in_stage(j, s);
+  EXPECT_EQ(total, 126);
+  for (int s = 1; s < 15; ++s) EXPECT_EQ(layers_in_stage(j, s), 8);
+  EXPECT_EQ(layers_per_stage(j), 8);
+  // Interleaved: 7 layers on 2 stages x 2 chunks: ceil(7/4) = 2 each, one short, taken from
+  // virtual stage 0 (chunk 0 of stage 0); 5 layers: three short (virtual stages 0, 3, 1).
+  j.model.layers = 7;
+  j.parallelism.pipeline_parallel = 2;
+  j.parallelism.virtual_pipeline = 2;
+  EXPECT_EQ(layers_in_chunk(j, 0, 0), 1);
+  EXPECT_EQ(layers_in_chunk(j, 1, 0), 2);
+  EXPECT_EQ(layers_in_chunk(j, 0, 1), 2);
+  EXPECT_EQ(layers_in_chunk(j, 1, 1), 2);
+  j.model.layers = 5;
+  EXPECT_EQ(layers_in_chunk(j, 0, 0), 1);
+  EXPECT_EQ(layers_in_chunk(j, 1, 0), 1);
+  EXPECT_EQ(layers_in_chunk(j, 0, 1), 2);
+  EXPECT_EQ(layers_in_chunk(j, 1, 1), 1);
+  // Even splits are unchanged.
+  j.model.layers = 8;
+  for (int s = 0; s < 2; ++s) {
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(layers_in_chunk(j, s, c), 2);
+  }
 }
 
 TEST(Layout, GlobalBatchDivisibleByMicroTimesDp) {

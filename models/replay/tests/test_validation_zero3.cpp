@@ -1,0 +1,134 @@
+// ZeRO-3 at fixed global batch (Narayanan et al. SC'21 Table 2, tests/validation/
+// sc21-table2-zero3.json): GPT-3 175B and GPT 530B with ZeRO-3 and no model parallelism
+// (DeepSpeed inside Megatron-LM) on 384 to 2,240 A100-80GB of Selene, the global batch held
+// while the GPUs double, so every GPU computes half as many tokens but still gathers every
+// parameter twice and reduce-scatters every gradient once per step. PTD-P rows of the same
+// table (TP 8 x PP 12 / 35) run beside them. The paper's TFLOP/s count the recompute forward
+// (Eq. 3). The twin builds the steps from the job alone: per-layer all-gathers in forward and
+// backward and per-layer reduce-scatters (step_program.h), full recompute, 2021 attention.
+// Prints the table (build/models/replay/test_replay --gtest_filter=ValidationZero3*).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/hardware/gpu_catalog.h"
+#include "models/replay/step_model.h"
+#include "models/workload/flops.h"
+#include "models/workload/layout.h"
+#include "models/workload/memory.h"
+
+using namespace ct;
+using namespace ct::replay;
+
+namespace {
+
+network::ClusterSpec selene(int gpus) {
+  network::ClusterSpec c;
+  c.node.gpu = hardware::gpu("A100-80GB");
+  c.node.gpus_per_node = 8;
+  c.node.nics_per_node = 8;
+  c.node.nic_rate = sim::Bandwidth::gbps(200);              // HDR InfiniBand
+  c.node.nvlink_rate = sim::Bandwidth::bytes_per_s(300e9);  // NVLink 3, per direction
+  c.node.nvlink_latency = sim::Duration::us(1);
+  c.node.pcie_rate = sim::Bandwidth::bytes_per_s(32e9);
+  c.nodes = gpus / 8;
+  c.fabric.topology = "fat_tree";
+  c.fabric.tiers = 3;
+  c.fabric.switch_radix = 40;
+  c.fabric.nodes = c.nodes;
+  c.fabric.nics_per_node = 8;
+  c.fabric.link_rate = c.node.nic_rate;
+  return c;
+}
+
+struct Row {
+  std::string scheme;
+  int gpus;
+  double paper, twin, memory_gib;
+  bool fits;
+};
+
+Row predict(const nlohmann::json& row) {
+  const auto& m = row["model"];
+  workload::JobSpec job;
+  job.model.layers = m["layers"];
+  job.model.hidden = m["hidden"];
+  job.model.heads = m["heads"];
+  job.model.seq_length = m["seq_len"];
+  job.model.vocab = m["vocab"];
+  const int gpus = row["num_gpus"], tp = row["tensor_parallel"], pp = row["pipeline_parallel"];
+  const bool zero3 = row["scheme"].get<std::string>().rfind("ZeRO-3", 0) == 0;
+  job.parallelism.tensor_parallel = tp;
+  job.parallelism.pipeline_parallel = pp;
+  job.parallelism.data_parallel = gpus / (tp * pp);
+  job.parallelism.zero_stage = zero3 ? 3 : 0;
+  job.stack = zero3 ? "deepspeed" : "megatron-core";
+  job.micro_batch_size = row["micro_batch"];
+  job.global_batch_size = row["global_batch_sequences"];
+  job.recompute_granularity = "full";
+  job.attention = "unfused";
+  if (!zero3 && job.parallelism.pipeline_parallel > 1) job.parallelism.virtual_pipeline = 1;
+  workload::validate(job, gpus);
+  StepInput in;
+  in.job = job;
+  in.cluster = selene(gpus);
+  in.network_mode = "analytical";
+  in.program.fold = true;
+  in.program.steps = 2;
+  in.program.overlap_p2p = false;
+  in.program.overlap_grad_reduce = zero3;  // PTD-P (2021): all-reduce after the backward pass
+  const StepResult r = simulate_step(in);
+  const double flops = workload::megatron_flops_per_iteration(job.global_batch_size, job.model.seq_length,
+                                                              job.model.layers, job.model.hidden, job.model.vocab, true);
+  workload::MemoryOptions mem;
+  mem.capacity_bytes = static_cast<int64_t>(in.cluster.node.gpu.hbm_bytes);
+  const workload::MemoryBreakdown b = workload::peak_memory_per_gpu(job, mem);
+  return {row["scheme"], gpus, row["throughput_published"]["value"].get<double>(),
+          flops / r.step_time_s / gpus / 1e12, static_cast<double>(b.total) / 1073741824.0, b.fits};
+}
+
+}  // namespace
+
+TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
+  std::ifstream in("tests/validation/sc21-table2-zero3.json");
+  ASSERT_TRUE(in) << "run from the repository root";
+  const auto table = nlohmann::json::parse(in);
+  std::printf("%-36s %-10s %6s %9s %9s %7s %9s\n", "scheme", "model", "gpus", "paper", "twin", "error", "mem GiB");
+  double sum = 0, worst = 0;
+  int n = 0;
+  std::map<std::string, std::vector<Row>> series;
+  for (const auto& row : table["rows"]) {
+    const Row r = predict(row);
+    const double error = (r.twin - r.paper) / r.paper;
+    const std::string model = row["model"]["name"];
+    std::printf("%-36s %-10s %6d %9.1f %9.1f %+6.1f%% %9.1f%s\n", r.scheme.c_str(), model.c_str(), r.gpus, r.paper,
+                r.twin, 100 * error, r.memory_gib, r.fits ? "" : " (does not fit)");
+    EXPECT_TRUE(r.fits) << r.scheme << " " << model << " on " << r.gpus << " GPUs ran";
+    sum += std::fabs(error);
+    worst = std::max(worst, std::fabs(error));
+    ++n;
+    series[r.scheme + " " + model].push_back(r);
+  }
+  std::printf("mean |error| %.1f%%, worst %.1f%%\n", 100 * sum / n, 100 * worst);
+  // The trend: ZeRO-3 per-GPU throughput falls by about half per doubling at fixed batch
+  // (paper 144 -> 88 -> 44 and 98 -> 48); PTD-P stays within 10%.
+  for (const auto& [name, rows] : series) {
+    const bool zero3 = name.rfind("ZeRO-3", 0) == 0;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      if (rows[i].gpus != 2 * rows[i - 1].gpus) continue;
+      const double paper = rows[i].paper / rows[i - 1].paper, twin = rows[i].twin / rows[i - 1].twin;
+      std::printf("%s: %d -> %d GPUs, per-GPU TFLOP/s x%.2f paper, x%.2f twin\n", name.c_str(), rows[i - 1].gpus,
+                  rows[i].gpus, paper, twin);
+      if (zero3) EXPECT_LT(twin, 0.75) << name;
+      if (!zero3) EXPECT_GT(twin, 0.85) << name;
+    }
+  }
+  EXPECT_LT(sum / n, 0.25);
+}
