@@ -126,8 +126,15 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       const auto n = static_cast<double>(workload::layers_in_chunk(job, s, c));
       f.compute_s = n * fwd.total;
       f.tp_comm_s = n * comm_exposed(fwd_comm, fwd.gemm);
-      b.compute_s = n * (bwd.total + rec.total);
-      b.tp_comm_s = n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
+      // Full recompute of only the chunk's first recompute_layers layers (block method).
+      const double n_rec = recompute == workload::Recompute::full
+                               ? static_cast<double>(workload::recomputed_layers_in_chunk(job, s, c))
+                               : n;
+      b.compute_s = n * bwd.total + n_rec * rec.total;
+      b.tp_comm_s = recompute == workload::Recompute::full
+                        ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
+                              (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
+                        : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
       if (virtual_stage == 0) {
         f.compute_s += embed_f.total;
         b.compute_s += embed_b.total;

@@ -8,6 +8,7 @@
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/schedule.h"
+#include "models/workload/sharding.h"
 
 namespace ct::replay {
 namespace {
@@ -89,6 +90,7 @@ struct Builder {
     const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * st.grad_bytes);
     const auto param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0);
     const bool units = per_unit();
+    const workload::Zero3Plan zplan = units ? workload::zero3_plan(job) : workload::Zero3Plan{};
     auto peer_gpu = [&](int stage) {
       Placement q = at;
       q.pp = stage;
@@ -140,40 +142,71 @@ struct Builder {
         if (pass.forward && i == first_forward[chunk]) run.after2 = gather_prev[chunk];
         int32_t run_at = -1;
         if (units) {
-          const int64_t n_units = std::max<int64_t>(1, workload::layers_in_chunk(job, at.pp, pass.chunk));
-          const auto unit_param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0 / static_cast<double>(n_units));
-          const auto unit_grad_bytes =
-              static_cast<int64_t>(sc.params_per_chunk * st.reduce_bytes / static_cast<double>(n_units));
-          // One piece per unit (layer): its parameter gather runs on the dp stream, prefetched
-          // one unit ahead (the gather of unit j waits for unit j - 2 to finish computing);
-          // after a backward piece its gradient reduce-scatter starts on its own stream.
+          // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the
+          // module's gathers on the dp stream, then its share of the layer's compute; in
+          // backward its gradients reduce-scatter on a second stream and communicator.
+          // Without device sync a gather is issued when the compute `prefetch` modules before
+          // its own has started (i.e. the one before that is done); with device sync it waits
+          // for every earlier compute piece and reduction (DeepSpeed 2021).
+          const int64_t n_layers = std::max<int64_t>(1, workload::layers_in_chunk(job, at.pp, pass.chunk));
+          const double layer_params = sc.params_per_chunk / static_cast<double>(n_layers);
           std::vector<int32_t> piece_at;
-          for (int64_t j = 0; j < n_units; ++j) {
-            Instr g;
-            g.kind = InstrKind::collective;
-            g.stream = Stream::dp;
-            g.category = Category::dp;
-            g.collective = CollectiveKind::all_gather;
-            g.group = gid;
-            g.step = step;
-            g.chunk = run.chunk;
-            g.microbatch = pass.microbatch;
-            g.bytes = unit_param_bytes;
-            // The first gathers of a step wait for the previous step's optimizer (new weights).
-            g.after = j >= 2 ? piece_at[static_cast<size_t>(j - 2)] : prev_opt;
-            const int32_t gather_at = add(r, g);
-            Instr piece = run;
-            piece.seconds = run.seconds / static_cast<double>(n_units);
-            piece.tp_seconds = run.tp_seconds / static_cast<double>(n_units);
-            piece.after = j == 0 ? recv_at : -1;
-            piece.after2 = gather_at;
-            run_at = add(r, piece);
-            piece_at.push_back(run_at);
-            if (!pass.forward) {
-              Instr rs = reduction(step, pass.chunk, reduce_group(gid), unit_grad_bytes, run_at);
-              rs.stream = collective_stream(1);
-              rs.collective = CollectiveKind::reduce_scatter;
-              last_dp = add(r, rs);
+          double waiting_grads = 0.0;
+          auto reduce = [&](double params, int32_t after) {
+            Instr rs = reduction(step, pass.chunk, reduce_group(gid),
+                                 static_cast<int64_t>(params * zplan.reduce_bytes), after);
+            rs.stream = collective_stream(1);
+            rs.collective = CollectiveKind::reduce_scatter;
+            last_dp = add(r, rs);
+          };
+          for (int64_t j = 0; j < n_layers; ++j) {
+            for (const auto& module : zplan.modules) {
+              int32_t gather_at = -1;
+              const auto pieces = static_cast<int64_t>(piece_at.size());
+              for (const double share : module.gather_fractions) {
+                Instr g;
+                g.kind = InstrKind::collective;
+                g.stream = Stream::dp;
+                g.category = Category::dp;
+                g.collective = CollectiveKind::all_gather;
+                g.group = gid;
+                g.step = step;
+                g.chunk = run.chunk;
+                g.microbatch = pass.microbatch;
+                g.bytes = static_cast<int64_t>(layer_params * share * 2.0);
+                const int64_t behind = pieces - 1 - zplan.prefetch;
+                // The first gathers of a step wait for the previous step's optimizer (new weights).
+                g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? prev_opt : -1);
+                if (zplan.device_sync) {
+                  g.after = pieces > 0 ? piece_at.back() : (last_compute >= 0 ? last_compute : prev_opt);
+                  g.after2 = last_dp;
+                }
+                gather_at = add(r, g);
+              }
+              Instr piece = run;
+              const double share = module.compute_fraction / static_cast<double>(n_layers);
+              piece.seconds = run.seconds * share;
+              piece.tp_seconds = run.tp_seconds * share;
+              piece.after = piece_at.empty() ? recv_at : -1;
+              piece.after2 = gather_at;
+              run_at = add(r, piece);
+              piece_at.push_back(run_at);
+              if (pass.forward) continue;
+              double module_params = 0.0;
+              for (const double g : module.gather_fractions) {
+                if (zplan.reduce_per_gather) {
+                  reduce(layer_params * g, run_at);
+                } else {
+                  module_params += layer_params * g;
+                }
+              }
+              waiting_grads += module_params;
+              const bool layer_done = &module == &zplan.modules.back();
+              const bool flush = zplan.reduce_bucket_params > 0 ? waiting_grads >= zplan.reduce_bucket_params : layer_done;
+              if (waiting_grads > 0 && (flush || (layer_done && j == n_layers - 1))) {
+                reduce(waiting_grads, run_at);
+                waiting_grads = 0.0;
+              }
             }
           }
         } else {
@@ -347,8 +380,13 @@ double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions
   const auto& p = job.parallelism;
   const double ranks = options.fold ? p.pipeline_parallel : static_cast<double>(workload::gpus_used(p));
   const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
-  // ZeRO-3 per unit: a piece, a gather and (backward) a reduce-scatter per layer of a pass.
-  const double per_pass = p.zero_stage >= 3 ? 3.0 * static_cast<double>(workload::layers_per_chunk(job)) : 3.0;
+  // ZeRO-3 per unit: per layer and module a piece, its gathers and (backward) reduce-scatters.
+  double per_pass = 3.0;
+  if (p.zero_stage >= 3) {
+    double per_layer = 0.0;
+    for (const auto& module : workload::zero3_plan(job).modules) per_layer += 1.0 + 2.0 * static_cast<double>(module.gather_fractions.size());
+    per_pass = per_layer * static_cast<double>(workload::layers_per_chunk(job)) + 3.0;
+  }
   const double per_step = passes * per_pass + 3.0 * p.virtual_pipeline + 3.0;
   const double instrs = ranks * per_step * options.steps;
   // instruction + executor state + receive index entry

@@ -111,6 +111,7 @@ struct NetworkSection {
 struct RuntimeSection {
   Duration collective_timeout;
   std::string recompute_granularity;
+  int recompute_layers = 0;
   std::string attention;
   std::string stack;
   bool tp_comm_overlap = false;

@@ -133,6 +133,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.global_batch_size = c.training_job.global_batch_size;
   j.micro_batch_size = c.training_job.micro_batch_size;
   j.recompute_granularity = c.training_job.runtime.recompute_granularity;
+  j.recompute_layers = c.training_job.runtime.recompute_layers;
   j.attention = c.training_job.runtime.attention;
   j.stack = c.training_job.runtime.stack;
   return j;

@@ -135,9 +135,10 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
+  t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
   t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
-                  .one_of({"megatron-core", "deepspeed", "torchtitan", "pytorch"}));
+                  .one_of({"megatron-core", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));

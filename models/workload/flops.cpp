@@ -1,5 +1,6 @@
 #include "models/workload/flops.h"
 
+#include "models/workload/layout.h"
 #include "models/workload/parameters.h"
 
 namespace ct::workload {
@@ -45,7 +46,9 @@ double model_flops_per_iteration(const JobSpec& job) {
 }
 
 double hardware_flops_per_iteration(const JobSpec& job) {
-  return hardware_flops_per_token(job.model, parse_recompute(job.recompute_granularity)) *
+  const Recompute r = parse_recompute(job.recompute_granularity);
+  const double share = r == Recompute::full ? recomputed_layer_fraction(job) : 1.0;
+  return (model_flops_per_token(job.model) + share * recompute_flops_per_token(job.model, r)) *
          d(job.global_batch_size) * d(job.model.seq_length);
 }
 

@@ -81,6 +81,25 @@ int64_t layers_in_stage(const JobSpec& job, int stage) {
   return n;
 }
 
+int64_t recomputed_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
+  const int64_t n = layers_in_chunk(job, stage, chunk);
+  if (job.recompute_granularity != "full") return 0;
+  return job.recompute_layers <= 0 ? n : std::min<int64_t>(n, job.recompute_layers);
+}
+
+int64_t recomputed_layers_in_stage(const JobSpec& job, int stage) {
+  int64_t n = 0;
+  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c) n += recomputed_layers_in_chunk(job, stage, c);
+  return n;
+}
+
+double recomputed_layer_fraction(const JobSpec& job) {
+  if (job.recompute_granularity != "full") return job.recompute_granularity == "selective" ? 1.0 : 0.0;
+  int64_t n = 0;
+  for (int s = 0; s < job.parallelism.pipeline_parallel; ++s) n += recomputed_layers_in_stage(job, s);
+  return job.model.layers > 0 ? static_cast<double>(n) / static_cast<double>(job.model.layers) : 0.0;
+}
+
 int64_t layers_per_stage(const JobSpec& job) {
   int64_t most = 0;
   for (int s = 0; s < job.parallelism.pipeline_parallel; ++s) most = std::max(most, layers_in_stage(job, s));
@@ -145,6 +164,14 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
       job.recompute_granularity != "full") {
     err.add() << "training_job.runtime.recompute_granularity = \"" << job.recompute_granularity
               << "\" must be one of none|selective|full";
+  }
+
+  if (job.recompute_layers < 0) {
+    err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers << " must be >= 0";
+  } else if (job.recompute_layers > 0 && job.recompute_granularity != "full") {
+    err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers
+              << " needs training_job.runtime.recompute_granularity = \"full\" (got \""
+              << job.recompute_granularity << "\")";
   }
 
   // Tensor parallelism splits heads, kv heads (query groups) and the MLP width.

@@ -37,6 +37,13 @@ inline int64_t gradient_accumulation_steps(const JobSpec& job) { return microbat
 int64_t layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage);
 int64_t layers_in_chunk(const JobSpec& job, int stage, int chunk);
 int64_t layers_in_stage(const JobSpec& job, int stage);
+// Layers of chunk c of rank s that recompute their forward before backward (full recompute
+// with recompute_layers = N: the chunk's first min(N, layers) layers; all when N = 0; none
+// for other granularities, whose recompute is per layer, see layer_ops.h).
+int64_t recomputed_layers_in_chunk(const JobSpec& job, int stage, int chunk);
+int64_t recomputed_layers_in_stage(const JobSpec& job, int stage);
+// Recomputed share of all layers (hardware FLOPs).
+double recomputed_layer_fraction(const JobSpec& job);
 // The most layers any pipeline rank (all its chunks together) or any chunk holds.
 int64_t layers_per_stage(const JobSpec& job);
 int64_t layers_per_chunk(const JobSpec& job);

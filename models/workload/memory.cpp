@@ -6,6 +6,7 @@
 
 #include "models/workload/layout.h"
 #include "models/workload/parameters.h"
+#include "models/workload/sharding.h"
 
 namespace ct::workload {
 namespace {
@@ -79,14 +80,15 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 Stack parse_stack(const std::string& name) {
   if (name == "megatron-core") return Stack::megatron_core;
   if (name == "deepspeed") return Stack::deepspeed;
+  if (name == "deepspeed-2021") return Stack::deepspeed_2021;
   if (name == "torchtitan") return Stack::torchtitan;
   if (name == "pytorch") return Stack::pytorch;
   throw std::invalid_argument("training_job.runtime.stack: got \"" + name +
-                              "\", expected one of megatron-core, deepspeed, torchtitan, pytorch");
+                              "\", expected one of megatron-core, deepspeed, deepspeed-2021, torchtitan, pytorch");
 }
 
 const std::vector<std::string>& stack_names() {
-  static const std::vector<std::string> names{"megatron-core", "deepspeed", "torchtitan", "pytorch"};
+  static const std::vector<std::string> names{"megatron-core", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"};
   return names;
 }
 
@@ -97,6 +99,7 @@ StackMemory stack_memory(Stack stack) {
     case Stack::megatron_core:
       break;  // 2 + 4 + 12, persistent fp32 grad buffer, fused CE 6 B/logit (memory.h)
     case Stack::deepspeed:
+    case Stack::deepspeed_2021:
       s.grad_bytes = 2;
       s.reduce_bytes = 2;
       s.dp_bucket_elements = 1'000'000'000;  // reduce + all-gather buckets, 5e8 each
@@ -230,9 +233,17 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   b.optimizer = states.optimizer;
 
   b.in_flight_microbatches = in_flight_microbatches(job, stage);
-  const double layer_microbatches = b.in_flight_microbatches * d(layers_in_stage(job, stage));
-  const int64_t per_layer = activation_bytes(job, rc, st);
-  const int64_t working = rc == Recompute::none ? 0 : activation_bytes(job, Recompute::none, st) - per_layer;
+  const int64_t layers = layers_in_stage(job, stage);
+  const double layer_microbatches = b.in_flight_microbatches * d(layers);
+  const int64_t full_layer = activation_bytes(job, Recompute::none, st);
+  int64_t per_layer = activation_bytes(job, rc, st);
+  if (rc == Recompute::full && layers > 0) {
+    // Block recompute: the stage's first recompute_layers layers per chunk keep their input,
+    // the others everything.
+    const int64_t recomputed = recomputed_layers_in_stage(job, stage);
+    per_layer = to_bytes((d(recomputed) * d(per_layer) + d(layers - recomputed) * d(full_layer)) / d(layers));
+  }
+  const int64_t working = rc == Recompute::none ? 0 : std::max<int64_t>(0, full_layer - per_layer);
   b.activations = to_bytes(layer_microbatches * d(per_layer)) + working;
 
   if (stage == 0) {
@@ -257,10 +268,33 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
     temporary += to_bytes(d(b.parameters) * (2.0 + st.reduce_bytes));
   } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
-    const int64_t unit = (L.attention + L.dense_mlp) / t + L.norms + L.router +
-                         L.experts * L.expert / (int64_t{par.expert_parallel} * t);
-    // Running + prefetched unit in bf16, one unit's 16-bit gradient and its reduce copy.
-    temporary += to_bytes(d(unit) * (2.0 * 2.0 + 2.0 + st.reduce_bytes));
+    const double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router +
+                          L.experts * L.expert / (int64_t{par.expert_parallel} * t));
+    // The stack's fetch plan (sharding.h): the running module and the prefetched ones gathered
+    // in bf16; in backward the largest module's 16-bit gradient and its reduce buffer (the
+    // reduce bucket, or the module's reduce-scatter input).
+    const Zero3Plan plan = zero3_plan(job);
+    std::vector<double> modules;
+    for (const ModuleFetch& mf : plan.modules) {
+      double share = 0.0;
+      for (const double g : mf.gather_fractions) share += g;
+      modules.push_back(share * unit);
+    }
+    const size_t n = modules.size(), window = std::min(n, static_cast<size_t>(plan.prefetch) + 1);
+    double gathered = 0.0, largest = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      double w = 0.0;
+      for (size_t k = 0; k < std::max<size_t>(window, 1); ++k) w += modules[(i + k) % n];
+      gathered = std::max(gathered, w);
+      largest = std::max(largest, modules[i]);
+    }
+    if (window > n) gathered = unit * static_cast<double>(plan.prefetch + 1);  // whole units ahead
+    // A per-parameter reduce-scatter works on the gradient itself (DeepSpeed 2021,
+    // contiguous_gradients off); a bucket or FSDP2's reduce dtype needs a buffer.
+    const double reduce_buffer = plan.reduce_bucket_params > 0 ? plan.reduce_bucket_params * 2.0
+                                 : plan.reduce_per_gather      ? 0.0
+                                                               : largest * plan.reduce_bytes;
+    temporary += to_bytes(2.0 * gathered + 2.0 * largest + reduce_buffer);
     // The output layer is gathered while the loss runs.
     if (last) temporary += to_bytes(2.0 * d((m.vocab + t - 1) / t * m.hidden));
   }

@@ -12,6 +12,7 @@
 //                   et al. SC'20 Sec. 3: (2 + 2 + K) Psi). Stages 1-2 hold an IPG reduce bucket
 //                   and an all-gather bucket of 5e8 elements each (DeepSpeed config docs,
 //                   reduce_bucket_size / allgather_bucket_size defaults), in 16-bit.
+//    deepspeed-2021 as deepspeed; differs only in how ZeRO-3 communicates (sharding.h).
 //    torchtitan     FSDP2 with MixedPrecisionPolicy(bf16 params, fp32 reduce): sharded fp32
 //                   params 4 + fp32 grads 4 + AdamW m, v 8 = 16 (torchtitan
 //                   parallelisms/parallelize_llama.py, torch.distributed.fsdp.fully_shard).
@@ -70,8 +71,9 @@
 //
 // 5. Temporary buffers: the SP all-gather workspace 2 x 2 s' b h when t > 1; ZeRO-3 / FSDP:
 //    the gathered bf16 weights of the running and the prefetched unit (one layer each,
-//    FSDP2 / DeepSpeed prefetch of one unit), and in backward one unit's unsharded 16-bit
-//    gradient and its reduce-scatter copy in the reduce precision (torchtitan with PP instead
+//    FSDP2 prefetch of one unit; DeepSpeed's submodules as it fetches them, sharding.h), and
+//    in backward the largest module's unsharded 16-bit gradient and its reduce buffer (the
+//    reduce bucket, or the reduce-scatter copy in the reduce precision) (torchtitan with PP instead
 //    keeps the whole stage gathered in bf16 and its gradients unsharded in fp32 across the
 //    micro-batches); the stack's buckets (1.).
 //
@@ -92,7 +94,7 @@
 
 namespace ct::workload {
 
-enum class Stack { megatron_core, deepspeed, torchtitan, pytorch };
+enum class Stack { megatron_core, deepspeed, deepspeed_2021, torchtitan, pytorch };
 // Throws std::invalid_argument naming training_job.runtime.stack for unknown names.
 Stack parse_stack(const std::string& name);
 const std::vector<std::string>& stack_names();

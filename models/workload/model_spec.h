@@ -67,6 +67,9 @@ struct JobSpec {
   int64_t global_batch_size = 0;
   int64_t micro_batch_size = 1;
   std::string recompute_granularity = "selective";  // none | selective | full
+  // With full recompute: layers of each model chunk recomputed, the first ones (Megatron's
+  // --recompute-method block --recompute-num-layers); 0 = all of them.
+  int recompute_layers = 0;
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
 };

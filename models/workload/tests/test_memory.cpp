@@ -147,3 +147,41 @@ TEST(Memory, ExpertWeightsSplitByEp) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+TEST(Memory, BlockRecomputeSitsBetweenNoneAndFull) {
+  JobSpec j = testing::gpt3_job();  // p 8, 12 layers per stage
+  j.recompute_granularity = "full";
+  const MemoryOptions o;
+  const int64_t all = memory_per_gpu(j, 0, o).activations;
+  j.recompute_layers = 4;  // 4 of the stage's 12 layers recompute, 8 keep everything
+  const int64_t some = memory_per_gpu(j, 0, o).activations;
+  j.recompute_layers = 12;
+  EXPECT_EQ(memory_per_gpu(j, 0, o).activations, all);
+  j.recompute_layers = 0;
+  j.recompute_granularity = "none";
+  const int64_t none = memory_per_gpu(j, 0, o).activations;
+  EXPECT_LT(all, some);
+  EXPECT_LT(some, none);
+  // 8 micro-batches in flight on stage 0: 8 x (4 full-recompute layers + 8 complete layers).
+  j.recompute_granularity = "full";
+  const double full_layer = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+  const double input = static_cast<double>(activation_bytes_per_layer(j, Recompute::full));
+  EXPECT_NEAR(static_cast<double>(some), 8.0 * (4.0 * input + 8.0 * full_layer) + (full_layer - (4.0 * input + 8.0 * full_layer) / 12.0), 64.0);
+  j.recompute_layers = 4;
+  EXPECT_EQ(recomputed_layers_in_stage(j, 0), 4);
+  EXPECT_NEAR(recomputed_layer_fraction(j), 1.0 / 3.0, 1e-12);
+}
+
+TEST(Memory, RecomputeLayersNeedsFullGranularity) {
+  JobSpec j = testing::gpt3_job();
+  j.recompute_layers = 2;  // selective
+  EXPECT_THROW(validate(j, 1536), std::invalid_argument);
+  j.recompute_granularity = "full";
+  EXPECT_NO_THROW(validate(j, 1536));
+}
+
+}  // namespace
+}  // namespace ct::workload

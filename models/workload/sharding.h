@@ -1,0 +1,50 @@
+// How a training stack gathers and reduces the parameters of one layer under ZeRO-3 / FSDP
+// (full sharding), for the step program (models/replay/step_program.h). Sources per stack:
+//
+//  FSDP2 (torchtitan, pytorch, and megatron-core's own FSDP): each transformer block is one
+//    unit; its parameters are gathered by one all_gather_into_tensor over a flat buffer and
+//    its gradients reduced by one reduce_scatter_tensor (torch fully_shard docstring: a
+//    unit's parameters and gradients are "communicated together in one collective"), on
+//    separate all-gather and reduce-scatter streams, one unit prefetched ahead in forward
+//    (implicit) and in backward (explicit).
+//  deepspeed (v0.6 and later): a submodule's parameters are fetched with one coalesced
+//    all-gather when it runs (partition_parameters.py _allgather_params_coalesced, PR #1453),
+//    the next submodule prefetched (stage3_prefetch_bucket_size 5e7 elements: every weight of a
+//    large model is bigger, so exactly one), norms below stage3_param_persistence_threshold
+//    (1e5 elements) kept whole; gradients reduce-scattered per reduce_bucket_size (5e8
+//    elements) bucket on the reduction stream (overlap_comm), every micro-batch.
+//  deepspeed-2021 (v0.3.13 to v0.5.x, the ZeRO-3 of Narayanan et al. SC'21 Table 2): one
+//    list-API all_gather per parameter tensor, each preceded by torch.cuda.synchronize() so
+//    that it starts only when every kernel queued before it (compute and reductions) is done
+//    (partition_parameters.py _allgather_param; stage3.py fetch_sub_module), no effective
+//    prefetch; one reduce-scatter per parameter every micro-batch (partition_parameters.py
+//    reduce-scatter per param, engine.py every micro-step).
+// A layer's modules in forward order: QKV, output projection, MLP in (gate + up fused), MLP
+// out; each module's compute share is its share of the layer's weight-matrix parameters
+// (matmul FLOPs), the attention core riding with the projections.
+#pragma once
+
+#include <vector>
+
+#include "models/workload/model_spec.h"
+
+namespace ct::workload {
+
+struct ModuleFetch {
+  double compute_fraction = 1.0;        // of the layer's pass that waits for this module
+  std::vector<double> gather_fractions;  // one all-gather each, as shares of the layer's parameters
+};
+
+struct Zero3Plan {
+  std::vector<ModuleFetch> modules;  // one layer, forward order
+  int prefetch = 1;                  // modules gathered ahead of the running one
+  bool device_sync = false;          // a gather waits for every earlier kernel and reduction
+  bool reduce_per_gather = false;    // one reduce-scatter per gathered tensor
+  double reduce_bucket_params = 0;   // otherwise: reduce when this many gradients wait (0: per layer)
+  double reduce_bytes = 4;           // per parameter of a reduce-scatter
+};
+
+// Throws std::invalid_argument for an unknown stack (see parse_stack).
+Zero3Plan zero3_plan(const JobSpec& job);
+
+}  // namespace ct::workload

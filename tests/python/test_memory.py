@@ -1,0 +1,74 @@
+"""Memory in the report: itemised per pipeline stage, a layout that does not fit is still
+simulated with its shortfall, and every training_job.runtime.stack changes the memory."""
+import clustertwin as ct
+
+GPT_1P4B = {  # the H200 1.42B GPT step of tests/validation/h200-gpt1.4b-step.json
+    "cluster": {"gpu": "H200-SXM", "nodes": 1, "gpus_per_node": 1, "nics_per_node": 1},
+    "network": {"mode": "analytical"},
+    "training_job": {"model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_length": 2048, "vocab": 50304},
+                     "global_batch_size": 8, "micro_batch_size": 8,
+                     "parallelism": {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1},
+                     "runtime": {"recompute_granularity": "none"}},
+}
+
+PIPELINED = {
+    "cluster": {"nodes": 8},
+    "network": {"mode": "analytical"},
+    "recovery": {"hot_spares": 0},
+    "training_job": {"model": {"layers": 30, "hidden": 8192, "heads": 64, "seq_length": 4096, "vocab": 51200},
+                     "global_batch_size": 64, "micro_batch_size": 1,
+                     "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 4, "data_parallel": 2}},
+}
+
+
+def test_single_gpu_step_with_flash_attention_fits():
+    # No s x s scores are stored with flash attention: 1.4B at micro-batch 8 fits on 141 GB.
+    m = ct.run(ct.Scenario(GPT_1P4B)).report["memory"]
+    assert m["fits"] and 40 * 2**30 < m["peak_bytes"] < 80 * 2**30
+    unfused = ct.run(ct.Scenario(GPT_1P4B), overrides={"training_job.runtime.attention": "unfused"}).report
+    assert unfused["memory"]["activations_bytes"] > 2 * m["activations_bytes"]
+
+
+def test_every_stage_is_itemised_and_the_peak_named():
+    m = ct.run(ct.Scenario(PIPELINED)).report["memory"]
+    stages = m["stages"]
+    assert [s["stage"] for s in stages] == [0, 1, 2, 3]
+    peak = max(stages, key=lambda s: s["total_bytes"])
+    assert m["peak_stage"] == peak["stage"] and m["peak_bytes"] == peak["total_bytes"]
+    # 30 layers on 4 stages: 7, 8, 8, 7 (the end stages are lighter)
+    assert stages[0]["parameters"] < stages[1]["parameters"]
+    assert stages[0]["in_flight_microbatches"] == 4 and stages[3]["in_flight_microbatches"] == 1
+    assert stages[3]["logits_loss_bytes"] > 0 and stages[0]["logits_loss_bytes"] == 0
+    assert stages[0]["embedding_bytes"] > 0
+    for s in stages:
+        assert s["reserved_bytes"] >= s["allocated_bytes"]
+        assert s["total_bytes"] == s["reserved_bytes"] + s["cuda_context_bytes"] + s["nccl_bytes"]
+        assert s["margin_bytes"] == m["capacity_bytes"] - s["total_bytes"]
+
+
+def test_a_layout_that_does_not_fit_is_simulated_with_its_shortfall():
+    r = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.micro_batch_size": 8, "cluster.gpu": "A100-40GB",
+                                                  "training_job.runtime.recompute_granularity": "none",
+                                                  "training_job.parallelism.zero_stage": 0}).report
+    assert r["memory"]["fits"] is False and r["memory"]["margin_bytes"] < 0
+    assert r["step_time_s"] > 0 and 0 < r["mfu"] < 1
+    assert "step_time_s" not in r.get("not_computed", {})
+
+
+def test_each_stack_changes_the_memory():
+    peaks = {}
+    for stack in ["megatron-core", "deepspeed", "torchtitan", "pytorch"]:
+        r = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.stack": stack}).report
+        assert r["memory"]["stack"] == stack
+        peaks[stack] = r["memory"]["peak_bytes"]
+    assert len(set(peaks.values())) == 4, peaks
+
+
+def test_zero_stages_shrink_the_model_state():
+    totals = []
+    for stage in [0, 1, 2, 3]:
+        r = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.parallelism.zero_stage": stage,
+                                                      "training_job.parallelism.data_parallel": 2}).report
+        m = r["memory"]
+        totals.append(m["weights_bytes"] + m["gradients_bytes"] + m["optimizer_bytes"])
+    assert totals[0] > totals[1] > totals[2] > totals[3]
