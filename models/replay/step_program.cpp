@@ -53,27 +53,43 @@ struct Builder {
   // Gradients are reduced after every micro-batch when the full gradient is not kept (ZeRO-2/3).
   bool reduce_every_microbatch() const { return job.parallelism.zero_stage >= 2 && !kept_gathered(); }
   bool kept_gathered() const { return job.parallelism.zero_stage >= 3 && !per_unit(); }
-  // Reduce-scatters of per-unit gradients run beside the gathers, on their own communicator.
+  // Groups: the sharding groups (all of DP, or shard_size consecutive DP ranks under HSDP),
+  // their duplicates for per-unit reduce-scatters (their own communicator, beside the gathers),
+  // then under HSDP the replica groups (one rank of each sharding group) that all-reduce the
+  // reduced shards. Indices: shard(at), reduce_group(shard(at)), replica(at).
   int reduce_group(int gid) const { return gid + static_cast<int>(dp_groups); }
-  size_t dp_groups = 0;
+  int shard(const Placement& at) const { return group_id(at) * replicas + at.dp / shard_ranks; }
+  int replica(const Placement& at) const {
+    return replicas > 1 ? static_cast<int>(replica_base) + group_id(at) * shard_ranks + at.dp % shard_ranks : -1;
+  }
+  size_t dp_groups = 0, replica_base = 0;
+  int shard_ranks = 1, replicas = 1;
 
   void build_groups() {
     const auto& p = job.parallelism;
-    dp_groups = static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
-    out.groups.resize(dp_groups * (per_unit() ? 2 : 1));
+    shard_ranks = p.shard_size > 0 && p.zero_stage >= 1 ? p.shard_size : p.data_parallel;
+    replicas = p.data_parallel / shard_ranks;
+    const size_t locations = static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
+    dp_groups = locations * static_cast<size_t>(replicas);
+    replica_base = dp_groups * (per_unit() ? 2 : 1);
+    out.groups.resize(replica_base + (replicas > 1 ? locations * static_cast<size_t>(shard_ranks) : 0));
+    auto join = [&](Group& g, int gpu) {
+      g.gpus.push_back(gpu);
+      if (index_of_gpu[static_cast<size_t>(gpu)] >= 0) g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
+    };
     for (int s = 0; s < p.pipeline_parallel; ++s) {
       for (int c = 0; c < p.context_parallel; ++c) {
         for (int t = 0; t < p.tensor_parallel; ++t) {
-          Group& g = out.groups[static_cast<size_t>(group_id({t, c, 0, s}))];
           for (int d = 0; d < p.data_parallel; ++d) {
-            const int gpu = global_rank(p, {t, c, d, s}, options.placement);
-            g.gpus.push_back(gpu);
-            if (index_of_gpu[static_cast<size_t>(gpu)] >= 0) g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
+            const Placement at{t, c, d, s};
+            const int gpu = global_rank(p, at, options.placement);
+            join(out.groups[static_cast<size_t>(shard(at))], gpu);
+            if (replicas > 1) join(out.groups[static_cast<size_t>(replica(at))], gpu);
           }
         }
       }
     }
-    for (size_t g = dp_groups; g < out.groups.size(); ++g) out.groups[g] = out.groups[g - dp_groups];
+    for (size_t g = dp_groups; g < replica_base; ++g) out.groups[g] = out.groups[g - dp_groups];
   }
 
   void build_rank(int32_t self, const Placement& at) {
@@ -82,7 +98,7 @@ struct Builder {
     const int64_t m = workload::microbatches(job);
     RankProgram& r = out.ranks[static_cast<size_t>(self)];
     const StageCosts& sc = costs[static_cast<size_t>(at.pp)];
-    const int gid = group_id(at);
+    const int gid = shard(at);
     const bool zero = par.zero_stage >= 1;
     const int64_t activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
                                      job.model.hidden * 2 / par.tensor_parallel;
@@ -157,7 +173,7 @@ struct Builder {
                                  static_cast<int64_t>(params * zplan.reduce_bytes), after);
             rs.stream = collective_stream(1);
             rs.collective = CollectiveKind::reduce_scatter;
-            last_dp = add(r, rs);
+            last_dp = reduce_grads(r, rs, at);
           };
           for (int64_t j = 0; j < n_layers; ++j) {
             for (const auto& module : zplan.modules) {
@@ -224,11 +240,11 @@ struct Builder {
             run_at = add(r, piece);
             if (bucketed) {
               const int64_t bytes = grad_bytes / buckets + (j < grad_bytes % buckets ? 1 : 0);
-              last_dp = add(r, reduction(step, pass.chunk, gid, bytes, run_at));
+              last_dp = reduce_grads(r, reduction(step, pass.chunk, gid, bytes, run_at), at);
             }
           }
           if (reduces && !bucketed && reduce_every_microbatch()) {
-            last_dp = add(r, reduction(step, pass.chunk, gid, grad_bytes, run_at));
+            last_dp = reduce_grads(r, reduction(step, pass.chunk, gid, grad_bytes, run_at), at);
           }
         }
         last_compute = run_at;
@@ -250,7 +266,7 @@ struct Builder {
         }
       }
       if (!options.overlap_grad_reduce && !units && !reduce_every_microbatch()) {
-        for (int c = 0; c < v; ++c) last_dp = add(r, reduction(step, c, gid, grad_bytes, last_compute));
+        for (int c = 0; c < v; ++c) last_dp = reduce_grads(r, reduction(step, c, gid, grad_bytes, last_compute), at);
       }
       Instr opt;
       opt.kind = InstrKind::compute;
@@ -291,6 +307,21 @@ struct Builder {
                               ? options.bucket_params
                               : std::max(40e6, 1e6 * job.parallelism.data_parallel);
     return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(params / bucket)));
+  }
+
+  // A gradient reduction over the sharding group, then under HSDP the all-reduce of the
+  // reduced shard (bytes / shard_ranks) across the replicas, in order on the same stream.
+  int32_t reduce_grads(RankProgram& r, Instr rs, const Placement& at) {
+    int32_t last = add(r, rs);
+    if (replicas > 1) {
+      Instr ar = rs;
+      ar.collective = CollectiveKind::all_reduce;
+      ar.group = replica(at);
+      ar.bytes = rs.bytes / shard_ranks;
+      ar.after = last;
+      last = add(r, ar);
+    }
+    return last;
   }
 
   Instr reduction(int16_t step, int chunk, int gid, int64_t bytes, int32_t after) const {

@@ -133,6 +133,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).").at_least(1).at_most(1024));
   t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.").at_least(1).at_most(1e5));
   t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
+  t.push_back(P(training_job.parallelism.shard_size, count, "0", "ZeRO/FSDP sharding group: consecutive data-parallel ranks that shard the state (hybrid sharding, HSDP: replicated across groups, gradients all-reduced between them); 0 = all of them.").at_most(1e6));
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
   t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));

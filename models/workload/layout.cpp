@@ -57,6 +57,10 @@ int64_t gpus_used(const ParallelSpec& p) {
   return int64_t{p.tensor_parallel} * p.pipeline_parallel * p.data_parallel * p.context_parallel;
 }
 
+int64_t zero_shard_degree(const ParallelSpec& p) {
+  return p.shard_size > 0 ? p.shard_size : int64_t{p.data_parallel} * p.context_parallel;
+}
+
 int64_t microbatches(const JobSpec& job) {
   return job.global_batch_size / (job.micro_batch_size * job.parallelism.data_parallel);
 }
@@ -166,6 +170,19 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
               << "\" must be one of none|selective|full";
   }
 
+  if (p.shard_size < 0) err.add() << P << "shard_size = " << p.shard_size << " must be >= 0";
+  if (p.shard_size > 0) {
+    if (p.zero_stage < 1) {
+      err.add() << P << "shard_size = " << p.shard_size << " needs " << P << "zero_stage >= 1 (got " << p.zero_stage
+                << "): without ZeRO nothing is sharded";
+    }
+    if (p.context_parallel > 1) {
+      err.add() << P << "shard_size = " << p.shard_size << " with " << P << "context_parallel = "
+                << p.context_parallel << " is not modelled: hybrid sharding needs context_parallel = 1";
+    }
+    divides(err, P + "shard_size", p.shard_size, P + "data_parallel", p.data_parallel);
+    if (p.expert_parallel > 1) divides(err, P + "expert_parallel", p.expert_parallel, P + "shard_size", p.shard_size);
+  }
   if (job.recompute_layers < 0) {
     err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers << " must be >= 0";
   } else if (job.recompute_layers > 0 && job.recompute_granularity != "full") {

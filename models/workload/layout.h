@@ -17,6 +17,9 @@
 
 namespace ct::workload {
 
+// Ranks a ZeRO stage shards over: shard_size, or DP x CP when 0.
+int64_t zero_shard_degree(const ParallelSpec& p);
+
 // Throws std::invalid_argument listing every violated rule, one per line; each line names
 // the scenario key paths (training_job....), their values and the divisibility that failed.
 void validate(const JobSpec& job, int64_t gpus_in_cluster);

@@ -197,7 +197,7 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
 ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& params) {
   const ParallelSpec& par = job.parallelism;
   const StackMemory st = stack_memory(parse_stack(job.stack));
-  const double shard_dense = d(par.data_parallel) * d(par.context_parallel);
+  const double shard_dense = d(zero_shard_degree(par));
   const double shard_expert = shard_dense / d(par.expert_parallel);
   auto state = [&](double bytes_per_param, bool sharded) {
     const double dense = d(params.dense) * bytes_per_param;

@@ -24,8 +24,8 @@
 //                   forward/backward boundary; DDP's buckets hold a copy of every gradient
 //                   (DistributedDataParallel docs, gradient_as_bucket_view=False by default).
 //    ZeRO shards over the data-parallel group d = DP x CP (Megatron's
-//    data_parallel_group_with_cp; d / EP for expert parameters): stage 1 the optimizer, stage 2
-//    + gradients, stage 3 (FSDP full shard) + weights.
+//    data_parallel_group_with_cp; d / EP for expert parameters), or over shard_size of them
+//    (HSDP): stage 1 the optimizer, stage 2 + gradients, stage 3 (FSDP full shard) + weights.
 //    Parameters on a rank: its L/p layers with the matrices (and biases) split by t, norms and
 //    the router replicated, routed experts split by EP x t; the first stage adds the vocab-
 //    parallel embedding V h / t and learned positions s h; the last stage adds the final norm

@@ -59,6 +59,9 @@ struct ParallelSpec {
   int context_parallel = 1;
   int expert_parallel = 1;  // carved out of data_parallel * context_parallel (Megatron)
   int zero_stage = 1;       // 0 DP all-reduce, 1 optimizer, 2 + grads, 3 + weights sharded
+  // ZeRO / FSDP sharding group within DP (0 = all of DP x CP). Smaller: hybrid sharding
+  // (HSDP): shard within groups of consecutive DP ranks, replicate across them.
+  int shard_size = 0;
 };
 
 struct JobSpec {

@@ -189,3 +189,27 @@ TEST(Replay, ZeroThreeThroughputFallsAtFixedBatch) {
   EXPECT_LT(mfu(3, 64, "deepspeed-2021") / mfu(3, 16, "deepspeed-2021"), mfu(1, 64, "deepspeed-2021") / mfu(1, 16, "deepspeed-2021"));
   EXPECT_LT(mfu(3, 64, "deepspeed-2021"), mfu(3, 64, "torchtitan"));
 }
+
+// HSDP: ZeRO-3 within groups of shard_size consecutive DP ranks, each unit's reduced gradient
+// shard all-reduced across the replicas; memory shards over the group only.
+TEST(Replay, HybridShardingReducesWithinAndAcrossGroups) {
+  auto job = small_job(1, 1, 32, 1, 128);
+  job.stack = "torchtitan";
+  job.parallelism.zero_stage = 3;
+  job.parallelism.shard_size = 8;
+  const StepProgram p = program_of(job);
+  EXPECT_EQ(count(p, CollectiveKind::all_gather, 1), 16u * 2 * 4);
+  EXPECT_EQ(count(p, CollectiveKind::reduce_scatter, 1), 16u * 4);
+  EXPECT_EQ(count(p, CollectiveKind::all_reduce, 1), 16u * 4);
+  for (const Instr& i : p.ranks.front().instrs) {
+    if (i.kind != InstrKind::collective) continue;
+    const auto& g = p.groups[static_cast<size_t>(i.group)];
+    EXPECT_EQ(g.gpus.size(), i.collective == CollectiveKind::all_reduce ? 4u : 8u);
+  }
+  StepInput in;
+  in.job = job;
+  in.cluster = small_cluster(4);
+  in.network_mode = "analytical";
+  in.program.fold = true;
+  EXPECT_GT(simulate_step(in).step_time_s, 0.0);
+}

@@ -185,3 +185,26 @@ TEST(Memory, RecomputeLayersNeedsFullGranularity) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+TEST(Memory, HybridShardingShardsOverTheGroupOnly) {
+  JobSpec j = testing::gpt3_job();  // DP 24
+  j.parallelism.zero_stage = 3;
+  const MemoryOptions o;
+  const MemoryBreakdown full = memory_per_gpu(j, 3, o);
+  j.parallelism.shard_size = 8;
+  validate(j, 1536);
+  const MemoryBreakdown hsdp = memory_per_gpu(j, 3, o);
+  EXPECT_NEAR(static_cast<double>(hsdp.optimizer), 3.0 * static_cast<double>(full.optimizer), 4.0);
+  EXPECT_NEAR(static_cast<double>(hsdp.weights), 3.0 * static_cast<double>(full.weights), 4.0);
+  j.parallelism.shard_size = 5;  // does not divide DP 24
+  EXPECT_THROW(validate(j, 1536), std::invalid_argument);
+  j.parallelism.shard_size = 8;
+  j.parallelism.zero_stage = 0;
+  EXPECT_THROW(validate(j, 1536), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ct::workload
