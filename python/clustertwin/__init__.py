@@ -11,11 +11,12 @@
 """
 import importlib
 
+from .accuracy import accuracy
 from .api import Result, Scenario, ScenarioError, calibrate, export_chakra, load, load_trace, run, schema
 from .optimize import optimize
 from .sweep import sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
+__all__ = ["Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
            "plots", "run", "schema", "sweep"]
 
 

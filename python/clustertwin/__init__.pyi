@@ -1,6 +1,7 @@
 """Type stubs of the clustertwin package: the public API."""
 from . import frames as frames
 from . import plots as plots
+from .accuracy import accuracy as accuracy
 from .api import Result as Result
 from .api import Scenario as Scenario
 from .api import ScenarioError as ScenarioError
@@ -13,5 +14,5 @@ from .api import schema as schema
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
+__all__ = ["Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
            "plots", "run", "schema", "sweep"]

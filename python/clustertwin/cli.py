@@ -338,6 +338,46 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_accuracy(args) -> int:
+    from .accuracy import accuracy
+    rows, summary = accuracy(args.set, mode=args.mode)
+    if args.csv:
+        rows.to_csv(args.csv if args.csv != "-" else sys.stdout, index=False)
+        return 0
+    md = args.markdown
+    def pct(x):
+        return "" if x is None or x != x else f"{100 * x:+.1f}%"
+    for name, part in rows.groupby("set", sort=False):
+        print(f"\n## {name}\n" if md else f"\n== {name}")
+        if md:
+            print("| row | quantity | published | predicted | error | note |\n| --- | --- | ---: | ---: | ---: | --- |")
+        for r in part.itertuples():
+            pred = "" if r.predicted is None or r.predicted != r.predicted else f"{r.predicted:.4g}"
+            note = r.note or ""
+            if md:
+                print(f"| {r.row} | {r.quantity} | {r.published:.4g} | {pred} | {pct(r.error)} | {note} |")
+            else:
+                print(f"{r.row[:52]:<52} {r.quantity:<16} {r.published:>10.4g} {pred:>10} {pct(r.error):>8}  {note}")
+    print("\n## summary\n" if md else "\n== summary")
+    cols = ["set", "rows", "computed", "mape", "worst_error", "baseline_mape", "spearman", "beats_baseline"]
+    if md:
+        print("| set | rows | computed | MAPE | worst | baseline MAPE | Spearman | beats baseline |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    else:
+        print(f"{'set':<20} {'rows':>5} {'computed':>8} {'MAPE':>7} {'worst':>8} {'baseline':>8} {'spearman':>8}  beats")
+    for r in summary.to_dict("records"):
+        r = {k: r.get(k) for k in cols}
+        mape = "" if r["mape"] is None or r["mape"] != r["mape"] else f"{100 * r['mape']:.1f}%"
+        base = "" if r["baseline_mape"] is None or r["baseline_mape"] != r["baseline_mape"] else f"{100 * r['baseline_mape']:.1f}%"
+        rho = "" if r["spearman"] is None or r["spearman"] != r["spearman"] else f"{r['spearman']:.2f}"
+        beats = "" if r["beats_baseline"] is None or r["beats_baseline"] != r["beats_baseline"] else ("yes" if r["beats_baseline"] else "NO")
+        if md:
+            print(f"| {r['set']} | {r['rows']} | {r['computed']} | {mape} | {pct(r['worst_error'])} | {base} | {rho} | {beats} |")
+        else:
+            print(f"{r['set']:<20} {r['rows']:>5} {r['computed']:>8} {mape:>7} {pct(r['worst_error']):>8} {base:>8} {rho:>8}  {beats}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -420,6 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--execution-trace", metavar="ET.json.gz", help="PyTorch execution trace of the same step")
     ca.add_argument("--json", action="store_true", help="print the GPU file's content as one JSON object")
     ca.set_defaults(func=cmd_calibrate)
+    ac = sub.add_parser("accuracy", help="every validation set under tests/validation: published vs predicted, MAPE, baseline")
+    ac.add_argument("--set", action="append", metavar="NAME", help="only this set (repeat); default all")
+    ac.add_argument("--mode", default="analytical", choices=["analytical", "flow"], help="network.mode of every run")
+    ac.add_argument("--markdown", action="store_true", help="print markdown tables (for docs/accuracy.md)")
+    ac.add_argument("--csv", metavar="OUT", help="write the rows as CSV (- for stdout)")
+    ac.set_defaults(func=cmd_accuracy)
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")

@@ -1,0 +1,341 @@
+"""Accuracy against published and measured runs: ``ct.accuracy()`` / ``clustertwin accuracy``.
+
+Every validation set under ``tests/validation/`` is mapped row by row onto a scenario (the
+mapping of each set, and why, is in ``SETS`` below and in ``tests/validation/README.md``),
+run, and compared with the published value. Per set: rows, rows computed (the others say
+why not), mean absolute percentage error (MAPE), the worst row, the MAPE of a naive baseline
+(predicting the set's mean for every row) and the Spearman rank correlation of predicted
+with published values. A set used to fit anything is labelled ``fitted`` and is not
+validation; none of these sets was used to fit the model.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .api import run
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+VALIDATION = os.path.join(ROOT, "tests", "validation")
+GIB = 2 ** 30
+
+
+@dataclass
+class _Case:
+    """One row: its label, the published value and what it measures, and either scenario
+    variants to run (the best-fitting one by ``pick`` is kept, as the source chose its layout)
+    or the reason it cannot be computed."""
+    label: str
+    quantity: str
+    published: float
+    scenarios: list[dict] = field(default_factory=list)
+    predict: Callable[[dict, dict], float] | None = None  # (report, scenario) -> value
+    reason: str | None = None
+    pick: str = "first"  # "first" or "max" over the scenarios that fit
+    source: str = ""
+
+
+def _cluster(gpu: str, gpus: int, nic: str, fabric: dict | None = None, hbm: str | None = None) -> dict:
+    per_node = 8 if gpus >= 8 else gpus
+    c = {"gpu": gpu, "nodes": max(1, gpus // per_node), "gpus_per_node": per_node, "nics_per_node": per_node, "nic": nic}
+    if fabric:
+        c["fabric"] = fabric
+    if hbm:
+        c["gpu_spec"] = {"hbm": hbm}
+    return c
+
+
+SELENE = {"topology": "fat_tree", "tiers": 3, "switch_radix": 40}  # DGX A100 SuperPOD, HDR InfiniBand
+
+
+def _selene(gpus: int) -> dict:
+    c = _cluster("A100-80GB", gpus, "200Gbps", SELENE)
+    c["nvlink"] = "300GB/s"
+    return c
+
+
+def _megatron_tflops(layers: int, hidden: int, vocab: int, seq: int, gbs: int, gpus: int, recompute: bool):
+    factor = 96.0 if recompute else 72.0
+    flops = factor * gbs * seq * layers * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
+    return lambda report, sc: flops / report["step_time_s"] / gpus / 1e12
+
+
+def _scenario(cluster: dict, model: dict, par: dict, mb: int, gbs: int, runtime: dict, mode: str) -> dict:
+    return {"name": "accuracy", "cluster": cluster, "network": {"mode": mode}, "recovery": {"hot_spares": 0},
+            "training_job": {"model": model, "parallelism": par, "micro_batch_size": mb, "global_batch_size": gbs,
+                             "steps": 2, "runtime": runtime}}
+
+
+# ---- sets ----------------------------------------------------------------------------------
+
+def _sc21_table1(mode: str) -> Iterable[_Case]:
+    """Narayanan et al. SC'21 Table 1: GPT on Selene, TFLOP/s per GPU with recompute (Eq. 3).
+    The micro-batch and interleaving depth are not published per row: as the authors did, the
+    fastest that fits in memory is kept (micro-batch 1-8, 1-8 chunks)."""
+    for row in _load("megatron-sc21-table1.json")["rows"]:
+        gpus, tp, pp, layers, hidden = row["gpus"], row["tp"], row["pp"], row["layers"], row["hidden"]
+        gbs = row["global_batch"]
+        dp = gpus // (tp * pp)
+        model = {"layers": layers, "hidden": hidden, "heads": row["heads"], "seq_length": 2048, "vocab": 51200}
+        runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": False}
+        variants = []
+        for mb in (1, 2, 4, 8):
+            if gbs % (mb * dp):
+                continue
+            m = gbs // (mb * dp)
+            for v in (1, 2, 3, 4, 6, 8):
+                if v > 1 and (pp == 1 or m % pp) or layers % (pp * v):
+                    continue
+                par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "virtual_pipeline": v,
+                       "zero_stage": 0}
+                variants.append(_scenario(_selene(gpus), model, par, mb, gbs, runtime, mode))
+        yield _Case(f"{row['params_b']}B on {gpus}", "TFLOP/s per GPU", row["tflops_per_gpu"], variants,
+                   _megatron_tflops(layers, hidden, 51200, 2048, gbs, gpus, True), pick="max",
+                   source=row.get("source", ""))
+
+
+def _sc21_table2(mode: str) -> Iterable[_Case]:
+    """Narayanan et al. SC'21 Table 2: ZeRO-3 (DeepSpeed of spring 2021) and PTD-P at fixed
+    global batch, TFLOP/s per GPU with recompute."""
+    for row in _load("sc21-table2-zero3.json")["rows"]:
+        m = row["model"]
+        gpus, tp, pp = row["num_gpus"], row["tensor_parallel"], row["pipeline_parallel"]
+        zero3 = row["scheme"].startswith("ZeRO-3")
+        model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq_len"],
+                 "vocab": m["vocab"]}
+        runtime = {"recompute_granularity": "full", "attention": "unfused",
+                   "stack": "deepspeed-2021" if zero3 else "megatron-core", "overlap_grad_reduce": zero3}
+        par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp),
+               "zero_stage": 3 if zero3 else 0}
+        gbs = row["global_batch_sequences"]
+        sc = _scenario(_selene(gpus), model, par, row["micro_batch"], gbs, runtime, mode)
+        yield _Case(f"{row['scheme'].split(' ')[0]} {m['name']} on {gpus}", "TFLOP/s per GPU",
+                   row["throughput_published"]["value"], [sc],
+                   _megatron_tflops(m["layers"], m["hidden"], m["vocab"], m["seq_len"], gbs, gpus, True),
+                   source=row["source"])
+
+
+def _torchtitan_memory(mode: str) -> Iterable[_Case]:
+    """torchtitan's measured peak memory (max reserved GiB) of Llama 3.1 on H100 96 GB."""
+    for row in _load("activation_memory.json")["rows"]:
+        t = row.get("twin")
+        if not t:
+            continue
+        model = {"layers": t["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": t["kv_heads"],
+                 "ffn_hidden": t["ffn_hidden"], "activation": t["activation"], "vocab": t["vocab"],
+                 "tied_embeddings": t["tied_embeddings"], "seq_length": row["seq_length"]}
+        par = {"tensor_parallel": t["tp"], "pipeline_parallel": t["pp"], "context_parallel": t["cp"],
+               "data_parallel": t["dp"], "virtual_pipeline": t["virtual_pipeline"], "zero_stage": t["zero_stage"]}
+        runtime = {"recompute_granularity": t["recompute"], "stack": t["stack"]}
+        gpus = t["tp"] * t["pp"] * t["cp"] * t["dp"]
+        sc = _scenario(_cluster("H100-SXM", gpus, "400Gbps", hbm="96GiB"), model, par, t["micro_batch"],
+                       t["global_batch"], runtime, "analytical")
+        label = f"{row['model']} s{row['seq_length']} tp{t['tp']} pp{t['pp']} cp{t['cp']} dp{t['dp']}"
+        if t.get("compile"):
+            label += " compile"
+        yield _Case(label, "reserved GiB", row["measured_peak_gib"], [sc],
+                   lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=row["source"])
+
+
+def _h200_step(mode: str) -> Iterable[_Case]:
+    """One measured training step on one H200 (PyTorch, autocast bf16), without the profiler."""
+    meta = _load("h200-gpt1.4b-step.json")
+    m = meta["model"]
+    model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
+             "vocab": m["vocab"]}
+    par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
+    runtime = {"recompute_granularity": "none", "stack": "pytorch"}
+    sc = _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"], runtime, mode)
+    yield _Case("GPT 1.42B mb 8 on 1 H200", "step s", meta["unprofiled_step_s"], [sc],
+               lambda report, sc: report["step_time_s"], source="tests/validation/h200-gpt1.4b-step.json")
+
+
+_GPUS = {"A100": ("A100-80GB", "200Gbps"), "H100": ("H100-SXM", "400Gbps"), "B200": ("B200", "400Gbps"),
+         "H100 (96GB HBM2e, 500W)": ("H100-SXM", "400Gbps")}
+
+
+def _perf_rows(mode: str, group: str) -> Iterable[_Case]:
+    """nemo_megatron_perf.json, one source group at a time: tokens/s per GPU."""
+    for row in _load("nemo_megatron_perf.json")["rows"]:
+        if _group(row) != group:
+            continue
+        label = f"{row['model']} {row.get('num_gpus')}x{row['gpu'].split(' ')[0]} {row.get('precision') or ''}".strip()
+        quantity, published = _published(row)
+        case = _Case(label, quantity, published, source=row["source"])
+        case.reason = _perf_reason(row, quantity)
+        if case.reason is None:
+            case.scenarios, case.predict = _perf_scenario(row, mode)
+        yield case
+
+
+def _published(row: dict) -> tuple[str, float]:
+    for key, name in (("tokens_per_sec_per_gpu", "tokens/s per GPU"), ("mfu_pct", "MFU %"), ("step_time_s", "step s"),
+                      ("layer_total_ms", "layer ms"), ("tflops_per_gpu", "TFLOP/s per GPU")):
+        if row.get(key) is not None:
+            return name, float(row[key])
+    return "none", math.nan
+
+
+def _perf_reason(row: dict, quantity: str) -> str | None:
+    precision = str(row.get("precision") or "")
+    if "fp8" in precision.lower():
+        return "FP8 training is not modelled yet"
+    if row["gpu"] not in _GPUS:
+        return f"GPU {row['gpu']} is not in the catalog"
+    if row.get("layers") is None or row.get("hidden") is None:
+        return "the model shape is not in the row"
+    if quantity == "layer ms":
+        return "per-layer times are not in the report"
+    if row.get("global_batch") is None and row.get("micro_batch") is None:
+        return "the batch is not in the row"
+    if row.get("vocab") is None:
+        return "the vocabulary is not in the row"
+    if (row.get("ep") or 1) > 1:
+        return "MoE rows need their expert shapes, not in the row"
+    return None
+
+
+def _perf_scenario(row: dict, mode: str):
+    gpu, nic = _GPUS[row["gpu"]]
+    gpus = row["num_gpus"]
+    tp, pp, cp = row.get("tp") or 1, row.get("pp") or 1, row.get("cp") or 1
+    dp = gpus // (tp * pp * cp)
+    fsdp = (row.get("fsdp") or 0) > 1
+    torchtitan = str(row.get("framework", "")).startswith("torchtitan")
+    recompute = str(row.get("recompute") or "none").split(" ")[0]
+    recompute = recompute if recompute in ("none", "selective", "full") else "none"
+    model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"],
+             "kv_heads": row.get("kv_heads") or 0, "ffn_hidden": row.get("ffn_hidden") or 0,
+             "activation": "swiglu" if "llama" in row["model"].lower() else "gelu", "vocab": row["vocab"],
+             "tied_embeddings": False, "seq_length": row["seq_length"]}
+    mb = row.get("micro_batch") or 1
+    gbs = row.get("global_batch") or mb * dp
+    par = {"tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp, "data_parallel": dp,
+           "virtual_pipeline": row.get("vp") or 1, "zero_stage": 3 if fsdp else 1}
+    runtime = {"recompute_granularity": recompute, "stack": "torchtitan" if torchtitan else "megatron-core"}
+    cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None)
+    return [_scenario(cluster, model, par, mb, gbs, runtime, mode)], lambda report, sc: report["tokens_per_s_per_gpu"]
+
+
+def _group(row: dict) -> str:
+    s = row["source"]
+    for prefix, name in (("NVIDIA/NeMo docs", "nemo"), ("NVIDIA-NeMo/Megatron-Bridge", "megatron-bridge"),
+                         ("pytorch/torchtitan", "torchtitan"), ("Korthikanti", "korthikanti"),
+                         ("mosaicml/llm-foundry", "llm-foundry")):
+        if s.startswith(prefix):
+            return name
+    return "other"
+
+
+def _large_runs(mode: str) -> Iterable[_Case]:
+    """Published large runs: per-GPU throughput where the layout is published."""
+    for row in _load("large_runs.json")["rows"]:
+        if row["model"].startswith("MT-NLG"):
+            gpus, tp, pp = row["gpus"], row["tp"], row["pp"]
+            model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": 2048,
+                     "vocab": 51200}  # GPT-2 BPE padded as Megatron pads it (derived)
+            par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
+            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed"}
+            sc = _scenario(_selene(gpus), model, par, 1, row["global_batch_seqs"], runtime, mode)
+            yield _Case(f"MT-NLG 530B on {gpus} (mb 1)", "step s", row["step_time_s"], [sc],
+                       lambda report, sc: report["step_time_s"], source=row["source"])
+        else:
+            q, v = _published(row)
+            why = ("the cluster's network is not in the row" if row["model"].startswith("BLOOM")
+                   else "FP8 training is not modelled yet" if "fp8" in str(row.get("precision")).lower()
+                   else "no per-GPU throughput with its layout in the row")
+            yield _Case(row["model"], q, v, reason=why, source=row["source"])
+
+
+@dataclass
+class _SetSpec:
+    name: str
+    file: str
+    build: Callable[[str], Iterable[_Case]]
+    note: str
+    fitted: bool = False
+
+
+SETS = [
+    _SetSpec("sc21-table1", "megatron-sc21-table1.json", _sc21_table1, "Megatron-LM SC'21 Table 1, GPT 1.7B-1T on A100"),
+    _SetSpec("sc21-table2-zero3", "sc21-table2-zero3.json", _sc21_table2, "SC'21 Table 2, ZeRO-3 vs PTD-P at fixed batch"),
+    _SetSpec("torchtitan-memory", "activation_memory.json", _torchtitan_memory, "torchtitan peak memory, Llama 3.1 on H100"),
+    _SetSpec("h200-step", "h200-gpt1.4b-step.json", _h200_step, "one measured H200 step (PyTorch)"),
+    _SetSpec("torchtitan-perf", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "torchtitan"), "torchtitan tokens/s"),
+    _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),
+    _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
+    _SetSpec("korthikanti", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "korthikanti"), "Korthikanti et al. 2022"),
+    _SetSpec("llm-foundry", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "llm-foundry"), "MosaicML LLM Foundry"),
+    _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
+]
+
+
+def _load(name: str) -> dict:
+    with open(os.path.join(VALIDATION, name)) as f:
+        return json.load(f)
+
+
+def _evaluate(case: _Case) -> tuple[float | None, str | None]:
+    if case.reason:
+        return None, case.reason
+    best = None
+    for sc in case.scenarios:
+        try:
+            report = run(sc).report
+        except Exception as e:  # a mapping the loader rejects is reported, not raised
+            return None, f"scenario rejected: {str(e).splitlines()[-1].strip()}"
+        if case.pick == "max" and not report["memory"]["fits"]:
+            continue
+        value = case.predict(report, sc)
+        if case.pick == "first":
+            return value, None
+        best = value if best is None else max(best, value)
+    return (best, None) if best is not None else (None, "no candidate layout fits in memory")
+
+
+def _spearman(a: list[float], b: list[float]) -> float:
+    import pandas as pd
+    if len(a) < 3:
+        return math.nan
+    return float(pd.Series(a).rank().corr(pd.Series(b).rank()))
+
+
+def accuracy(sets: Iterable[str] | None = None, mode: str = "analytical"):
+    """Runs the validation sets (all, or those named) and returns (rows, summary) DataFrames.
+
+    rows: set, row, quantity, published, predicted, error (relative), note (why a row was not
+    computed). summary: set, rows, computed, mape, worst_row, worst_error, baseline_mape (the
+    set's mean for every row), spearman, beats_baseline, fitted, about.
+    """
+    import pandas as pd
+    if mode not in ("analytical", "flow"):
+        raise ValueError(f"mode: got {mode!r}, expected analytical or flow")
+    chosen = [s for s in SETS if sets is None or s.name in set(sets)]
+    unknown = set(sets or []) - {s.name for s in SETS}
+    if unknown:
+        raise ValueError(f"unknown validation set(s) {sorted(unknown)}; known: {[s.name for s in SETS]}")
+    rows, summary = [], []
+    for spec in chosen:
+        cases = list(spec.build(mode))
+        done = []
+        for case in cases:
+            value, note = _evaluate(case)
+            err = (value - case.published) / case.published if value is not None and case.published else None
+            rows.append({"set": spec.name, "row": case.label, "quantity": case.quantity, "published": case.published,
+                         "predicted": value, "error": err, "note": note})
+            if err is not None:
+                done.append((case.published, value, err, case.label))
+        entry = {"set": spec.name, "rows": len(cases), "computed": len(done), "fitted": spec.fitted, "about": spec.note}
+        if done:
+            published = [d[0] for d in done]
+            mean = sum(published) / len(published)
+            worst = max(done, key=lambda d: abs(d[2]))
+            entry.update(mape=sum(abs(d[2]) for d in done) / len(done), worst_row=worst[3], worst_error=worst[2],
+                         baseline_mape=sum(abs(mean - p) / p for p in published) / len(published),
+                         spearman=_spearman(published, [d[1] for d in done]))
+            entry["beats_baseline"] = entry["mape"] < entry["baseline_mape"]
+        summary.append(entry)
+    return pd.DataFrame(rows), pd.DataFrame(summary)
