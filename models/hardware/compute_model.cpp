@@ -100,27 +100,33 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t co
 }
 
 ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k,
-                                          int64_t count) const {
+                                          int64_t count, bool fp8) const {
+  if (fp8 && !(gpu_.fp8_gemm_ratio > 0.0)) {
+    throw std::invalid_argument("FP8 GEMM on " + gpu_.name + ", which has no FP8 tensor cores");
+  }
   const double eff = gemm_efficiency(m, n, k, count);
   const auto& g = cal_.gemm;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
   const double kd = static_cast<double>(k), cd = static_cast<double>(count);
-  const double t_compute = 2.0 * md * nd * kd * cd / (gpu_.bf16_dense_flops * eff);
-  const double bytes = 2.0 * (md * kd + kd * nd + md * nd) * cd;
+  const double peak = fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio : gpu_.bf16_dense_flops;
+  const double t_compute = 2.0 * md * nd * kd * cd / (peak * eff);
+  const double in_bytes = fp8 ? 1.0 : 2.0;
+  const double bytes = (in_bytes * (md * kd + kd * nd) + 2.0 * md * nd) * cd;
   const double t_memory = bytes / (gpu_.hbm_bytes_per_s * g.mem_eff);
   return ct::sim::Duration::from_seconds(soft_max(g.overlap_p, g.launch_s, t_compute, t_memory));
 }
 
 ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int64_t seq,
                                                int64_t head_dim, bool causal,
-                                               AttentionPass pass) const {
+                                               AttentionPass pass, int64_t seq_kv) const {
   require_positive(batch, "attention batch");
   require_positive(heads, "attention heads");
   require_positive(seq, "attention seq");
   require_positive(head_dim, "attention head_dim");
   const auto& a = cal_.attention;
   const double s = static_cast<double>(seq);
-  const double full = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * s *
+  const double kv = seq_kv > 0 ? static_cast<double>(seq_kv) : s;
+  const double full = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * kv *
                       static_cast<double>(head_dim);
   const double f_fwd = causal ? full / 2.0 : full;
   const double s_eff = causal ? s : 2.0 * s;

@@ -91,12 +91,18 @@ class ComputeModel {
   ComputeModel(GpuSpec gpu, Calibration cal);  // validates both
 
   // bf16 GEMM C[m,n] = A[m,k] B[k,n]; `count` same-shape problems in one batched launch.
+  // fp8: A and B in FP8 (1 byte), C in bf16, at the FP8 peak times the GPU's measured FP8/BF16
+  // efficiency ratio (gpu_catalog.h); the efficiency curve is the bf16 one (FP8 tiles are not
+  // measured). Throws std::invalid_argument for a GPU without FP8 tensor cores.
   [[nodiscard]] ct::sim::Duration gemm_time(int64_t m, int64_t n, int64_t k,
-                                            int64_t count = 1) const;
+                                            int64_t count = 1, bool fp8 = false) const;
   // bf16 scaled dot-product attention; backward alone = forward_backward - forward.
+  // seq_kv: keys per query when they differ from seq (context parallelism: a rank's seq / cp
+  // queries against all seq keys); 0 = seq. F = 4 b h seq seq_kv d, halved when causal (with
+  // load-balanced causal CP every rank does 1/cp of the causal work).
   [[nodiscard]] ct::sim::Duration attention_time(int64_t batch, int64_t heads, int64_t seq,
                                                  int64_t head_dim, bool causal,
-                                                 AttentionPass pass) const;
+                                                 AttentionPass pass, int64_t seq_kv = 0) const;
   // A memory-bound kernel moving bytes_moved (reads + writes).
   [[nodiscard]] ct::sim::Duration elementwise_time(ct::sim::Bytes bytes_moved,
                                                    MemoryOp op = MemoryOp::streaming) const;

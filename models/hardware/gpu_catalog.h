@@ -21,6 +21,11 @@ struct GpuSpec {
   double tdp_watts = 0.0;           // board power limit, W
   int sm_count = 0;                 // streaming multiprocessors
   double sm_clock_hz = 0.0;         // maximum boost SM clock, Hz
+  // Achievable FP8 GEMM efficiency relative to BF16 (both as fractions of their own dense
+  // peaks), from measured best-shape matmuls (gpu_catalog.cpp); 0 = no FP8 tensor cores.
+  double fp8_gemm_ratio = 0.0;
+  // True when fp8_gemm_ratio is carried over from another GPU of the same silicon.
+  bool fp8_ratio_extrapolated = false;
 };
 
 // Throws std::invalid_argument naming the first field that is not a finite positive number

@@ -24,13 +24,13 @@ MemoryOp memory_class(std::string_view name) {
 double op_time(const Op& op, const hardware::ComputeModel& compute) {
   switch (op.kind) {
     case OpKind::gemm:
-      return compute.gemm_time(op.m, op.n, op.k, op.count).seconds();
+      return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8).seconds();
     case OpKind::attention: {
       const double fwd = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                                AttentionPass::forward).seconds();
+                                                AttentionPass::forward, op.seq_kv).seconds();
       if (!op.backward) return fwd;
       const double both = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                                 AttentionPass::forward_backward).seconds();
+                                                 AttentionPass::forward_backward, op.seq_kv).seconds();
       return std::max(0.0, both - fwd);
     }
     case OpKind::elementwise:

@@ -114,6 +114,7 @@ struct RuntimeSection {
   int recompute_layers = 0;
   std::string attention;
   std::string stack;
+  std::string precision;
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

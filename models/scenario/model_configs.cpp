@@ -24,7 +24,7 @@ hardware::GpuSpec gpu_spec(const Config& c) {
   if (o.hbm.n > 0) g.hbm_bytes = o.hbm.as_double();
   if (o.hbm_bandwidth.bps() > 0) g.hbm_bytes_per_s = o.hbm_bandwidth.bytes_per_second();
   if (o.tdp.watts > 0) g.tdp_watts = o.tdp.watts;
-  g.nvlink_bytes_per_s = c.cluster.nvlink.bytes_per_second();
+  if (c.cluster.nvlink.bps() > 0) g.nvlink_bytes_per_s = c.cluster.nvlink.bytes_per_second();
   return g;
 }
 
@@ -34,7 +34,7 @@ hardware::NodeSpec node_spec(const Config& c) {
   n.gpus_per_node = c.cluster.gpus_per_node;
   n.nics_per_node = c.cluster.nics_per_node;
   n.nic_rate = c.cluster.nic;
-  n.nvlink_rate = c.cluster.nvlink;
+  n.nvlink_rate = sim::Bandwidth::bytes_per_s(n.gpu.nvlink_bytes_per_s);
   n.nvlink_latency = c.cluster.nvlink_latency;
   n.pcie_rate = c.cluster.pcie;
   if (!c.cluster.gpu_file.empty()) {
@@ -136,6 +136,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.recompute_layers = c.training_job.runtime.recompute_layers;
   j.attention = c.training_job.runtime.attention;
   j.stack = c.training_job.runtime.stack;
+  j.precision = c.training_job.runtime.precision;
   return j;
 }
 
@@ -165,6 +166,15 @@ void check_config(Config& c) {
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
+    if (c.training_job.runtime.precision == "fp8") {
+      guard("training_job.runtime.precision", [&] {
+        const hardware::GpuSpec g = gpu_spec(c);
+        if (!(g.fp8_gemm_ratio > 0.0)) {
+          throw ScenarioError({"training_job.runtime.precision: got \"fp8\", but cluster.gpu " + c.cluster.gpu +
+                               " has no FP8 tensor cores; expected bf16"});
+        }
+      });
+    }
     if (problems.empty() && par.virtual_pipeline > 1) {
       guard("training_job", [&] {
         workload::check_interleaving(par.pipeline_parallel, par.virtual_pipeline, workload::microbatches(job_spec(c)));

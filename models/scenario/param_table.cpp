@@ -54,7 +54,7 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"", "Overrides the catalog's board power (0 = catalog)."));
   t.push_back(P(cluster.nodes, count, "", "Number of GPU nodes.").at_least(1).at_most(1e6));
   t.push_back(P(cluster.gpus_per_node, count, "8", "GPUs per node, all in one NVSwitch domain.").at_least(1).at_most(72));
-  t.push_back(P(cluster.nvlink, rate, "\"450GB/s\"", "NVLink bandwidth per GPU and direction."));
+  t.push_back(P(cluster.nvlink, rate, "\"0B/s\"", "NVLink bandwidth per GPU and direction (0 = the catalog value of cluster.gpu: A100 300, H100/H200 450, H800 200, B200 900 GB/s)."));
   t.push_back(P(cluster.nvlink_latency, duration, "\"1us\"", "NVLink/NVSwitch one-way latency."));
   t.push_back(P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
   t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));
@@ -139,7 +139,8 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
   t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
-                  .one_of({"megatron-core", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"}));
+                  .one_of({"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"}));
+  t.push_back(P(training_job.runtime.precision, text, "\"bf16\"", "Training precision: bf16, or fp8 (Transformer Engine with delayed scaling: the transformer's linear layers in FP8 at the GPU's measured FP8 rate, cast-transposes before them, FP8 weight copies and FP8 saved GEMM inputs in memory).").one_of({"bf16", "fp8"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));

@@ -1,6 +1,7 @@
 #include "models/workload/flops.h"
 
 #include "models/workload/layout.h"
+#include "models/workload/memory.h"
 #include "models/workload/parameters.h"
 
 namespace ct::workload {
@@ -48,8 +49,13 @@ double model_flops_per_iteration(const JobSpec& job) {
 double hardware_flops_per_iteration(const JobSpec& job) {
   const Recompute r = parse_recompute(job.recompute_granularity);
   const double share = r == Recompute::full ? recomputed_layer_fraction(job) : 1.0;
-  return (model_flops_per_token(job.model) + share * recompute_flops_per_token(job.model, r)) *
-         d(job.global_batch_size) * d(job.model.seq_length);
+  double recompute = share * recompute_flops_per_token(job.model, r);
+  if (r == Recompute::selective && stack_memory(parse_stack(job.stack)).op_level_selective) {
+    // torchtitan's op-level policy recomputes every other matmul, not the attention core.
+    const ParameterCount c = count_parameters(job.model);
+    recompute = 0.5 * 2.0 * d(c.matmul_active - job.model.vocab * job.model.hidden);
+  }
+  return (model_flops_per_token(job.model) + recompute) * d(job.global_batch_size) * d(job.model.seq_length);
 }
 
 double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,

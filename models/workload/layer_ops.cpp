@@ -1,6 +1,10 @@
 #include "models/workload/layer_ops.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "models/workload/layout.h"
+#include "models/workload/memory.h"
 
 namespace ct::workload {
 namespace {
@@ -55,12 +59,22 @@ std::vector<Op> backward_of(const std::vector<Step>& steps) {
   return out;
 }
 
-LayerOps assemble(const std::vector<Step>& steps, Recompute recompute) {
+// op_level: torchtitan's selective checkpointing (parallelize_llama.py, Dec 2024): the
+// outputs of every other matmul and of the attention kernel are saved, everything else is
+// recomputed before backward (the element-wise ops and the other matmuls).
+LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_level = false) {
   LayerOps ops;
   for (const Step& s : steps) ops.forward.push_back(s.op);
   ops.backward = backward_of(steps);
   if (recompute == Recompute::full) {
     ops.recompute = ops.forward;
+  } else if (recompute == Recompute::selective && op_level) {
+    int matmuls = 0;
+    for (const Op& op : ops.forward) {
+      if (op.kind == OpKind::attention || op.name.starts_with("attn_core.")) continue;
+      if (op.kind == OpKind::gemm && matmuls++ % 2 == 0) continue;  // saved
+      ops.recompute.push_back(op);
+    }
   } else if (recompute == Recompute::selective) {
     for (const Op& op : ops.forward)
       if (op.kind == OpKind::attention || op.name.starts_with("attn_core.")) ops.recompute.push_back(op);
@@ -113,8 +127,44 @@ Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count) {
   return op;
 }
 
-Op gemm_dgrad(const Op& f, std::string_view name) { return gemm(name, f.m, f.k, f.n, f.count); }
-Op gemm_wgrad(const Op& f, std::string_view name) { return gemm(name, f.k, f.n, f.m, f.count); }
+Op gemm_dgrad(const Op& f, std::string_view name) {
+  Op op = gemm(name, f.m, f.k, f.n, f.count);
+  op.fp8 = f.fp8;
+  return op;
+}
+Op gemm_wgrad(const Op& f, std::string_view name) {
+  Op op = gemm(name, f.k, f.n, f.m, f.count);
+  op.fp8 = f.fp8;
+  return op;
+}
+
+namespace {
+
+// FP8 (Transformer Engine): every linear layer of the transformer runs its forward, dgrad and
+// wgrad GEMMs in FP8; before each, a fused cast-transpose turns the bf16 input into FP8 and
+// its FP8 transpose (read 2 + write 1 + 1 bytes per element, te cast_transpose), the input
+// activation in forward and the output gradient in backward; weights are cast the same way
+// on the first micro-batch of a step and cached (TE is_first_microbatch). The attention core,
+// norms, the embedding and the output layer stay in bf16 (Megatron-core's FP8 recipe).
+void to_fp8(std::vector<Step>& steps, int64_t microbatches) {
+  std::vector<Step> out;
+  for (Step s : steps) {
+    const bool linear = s.op.kind == OpKind::gemm && !s.op.name.starts_with("attn_core.");
+    if (!linear) {
+      out.push_back(s);
+      continue;
+    }
+    s.op.fp8 = true;
+    const int64_t input = s.op.m * s.op.k * s.op.count, weight = s.op.k * s.op.n * s.op.count;
+    const int64_t grad = s.op.m * s.op.n * s.op.count;
+    out.push_back({elementwise("fp8_cast", 4 * input + 4 * weight / std::max<int64_t>(1, microbatches)),
+                   "fp8_cast.bwd", {}, 4 * grad});
+    out.push_back(s);
+  }
+  steps = std::move(out);
+}
+
+}  // namespace
 
 LayerOps transformer_layer_ops(const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -194,7 +244,8 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     st.push_back({elementwise("moe_unpermute", 4 * T * e.top_k * h), "moe_unpermute.bwd", {}});
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
-  return assemble(st, parse_recompute(job.recompute_granularity));
+  if (job.precision == "fp8") to_fp8(st, microbatches(job));
+  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(parse_stack(job.stack)).op_level_selective);
 }
 
 LayerOps output_layer_ops(const JobSpec& job) {

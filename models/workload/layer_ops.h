@@ -50,8 +50,9 @@ enum class OpKind : uint8_t { gemm, attention, elementwise };
 struct Op {
   std::string_view name;  // static string, e.g. "qkv", "qkv.dgrad", "attention", "input_norm"
   OpKind kind = OpKind::gemm;
-  // gemm: count identical GEMMs C[m,n] = A[m,k] B[k,n]
+  // gemm: count identical GEMMs C[m,n] = A[m,k] B[k,n]; fp8: inputs in FP8 (precision fp8)
   int64_t m = 0, n = 0, k = 0, count = 1;
+  bool fp8 = false;
   // attention
   int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;

@@ -39,13 +39,17 @@ struct ActivationTerms {
   double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
 
-ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash) {
+// fp8 (Transformer Engine): each linear layer saves its FP8-cast input for the weight
+// gradient instead of the bf16 one: the QKV and MLP-in inputs 1 byte instead of 2, the MLP-out
+// input f bytes instead of 2f, and the projection's FP8 copy beside the attention output that
+// flash attention keeps in bf16 (+h).
+ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash, bool fp8) {
   const double h = d(m.hidden);
   const double kv = d(kv_dim(m));
-  const double mlp_per_width = is_swiglu(m) ? 6.0 : 4.0;
+  const double mlp_per_width = (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
   ActivationTerms a;
-  a.replicated = 2.0 * st.residual_bytes * h + 4.0 * h + (has_dropout(m) ? 2.0 * h : 0.0);
-  a.split = 2.0 * h + 4.0 * kv + 2.0 * h;
+  a.replicated = 2.0 * st.residual_bytes * h + (fp8 ? 2.0 : 4.0) * h + (has_dropout(m) ? 2.0 * h : 0.0);
+  a.split = 2.0 * h + 4.0 * kv + 2.0 * h + (fp8 ? h : 0.0);
   if (!is_moe(m)) {
     a.split += mlp_per_width * d(ffn_hidden(m));
   } else {
@@ -79,16 +83,18 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 
 Stack parse_stack(const std::string& name) {
   if (name == "megatron-core") return Stack::megatron_core;
+  if (name == "nemo") return Stack::nemo;
   if (name == "deepspeed") return Stack::deepspeed;
   if (name == "deepspeed-2021") return Stack::deepspeed_2021;
   if (name == "torchtitan") return Stack::torchtitan;
   if (name == "pytorch") return Stack::pytorch;
   throw std::invalid_argument("training_job.runtime.stack: got \"" + name +
-                              "\", expected one of megatron-core, deepspeed, deepspeed-2021, torchtitan, pytorch");
+                              "\", expected one of megatron-core, nemo, deepspeed, deepspeed-2021, torchtitan, pytorch");
 }
 
 const std::vector<std::string>& stack_names() {
-  static const std::vector<std::string> names{"megatron-core", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"};
+  static const std::vector<std::string> names{"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan",
+                                              "pytorch"};
   return names;
 }
 
@@ -98,6 +104,10 @@ StackMemory stack_memory(Stack stack) {
   switch (stack) {
     case Stack::megatron_core:
       break;  // 2 + 4 + 12, persistent fp32 grad buffer, fused CE 6 B/logit (memory.h)
+    case Stack::nemo:
+      s.grad_bytes = 2;
+      s.reduce_bytes = 2;
+      break;
     case Stack::deepspeed:
     case Stack::deepspeed_2021:
       s.grad_bytes = 2;
@@ -111,6 +121,8 @@ StackMemory stack_memory(Stack stack) {
       s.loss_bytes_per_logit = 12;
       s.op_level_selective = true;
       s.unsharded_with_pp = true;
+      s.fp8_weight_cache_bytes = 0;  // torchao float8: casts per use, FSDP gathers FP8 shards
+      s.fp8_saves_fp8_inputs = false;
       break;
     case Stack::pytorch:
       s.weight_bytes = 4;
@@ -121,6 +133,8 @@ StackMemory stack_memory(Stack stack) {
       s.residual_bytes = 4;
       s.loss_bytes_per_logit = 14;
       s.dp_bucket_copy = 4;
+      s.fp8_weight_cache_bytes = 0;  // torchao float8
+      s.fp8_saves_fp8_inputs = false;
       break;
   }
   return s;
@@ -135,7 +149,7 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(p.context_parallel);
   const bool sp = p.sequence_parallel && p.tensor_parallel > 1;
   const bool flash = job.attention != "unfused";
-  const ActivationTerms a = activation_terms(m, st, flash);
+  const ActivationTerms a = activation_terms(m, st, flash, job.precision == "fp8" && st.fp8_saves_fp8_inputs);
   if (recompute == Recompute::full) {
     return to_bytes(st.residual_bytes * tokens * d(m.hidden) / (sp ? t : 1.0));
   }
@@ -228,7 +242,16 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
 
   const ModelStateBytes states = model_state_bytes(job, sp_params);
   const int64_t autocast = to_bytes(d(b.parameters) * st.autocast_weight_copy);
-  b.weights = states.weights + autocast;
+  // fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
+  // step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
+  int64_t fp8_weights = 0;
+  if (job.precision == "fp8") {
+    const LayerParameters L = layer_parameters(m);
+    const double matmul = d((L.attention + L.dense_mlp) / t) +
+                          d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
+    fp8_weights = to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)));
+  }
+  b.weights = states.weights + autocast + fp8_weights;
   const int64_t grads = states.gradients;
   b.optimizer = states.optimizer;
 
@@ -320,7 +343,7 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   // gathers, buckets); weights, persistent gradient buffers and optimizer state are allocated
   // once, in large blocks (Megatron's contiguous param/grad buffers, FSDP2's sharded
   // parameters), and do not fragment.
-  const int64_t persistent = states.weights + b.optimizer + (st.persistent_grads ? grads : 0);
+  const int64_t persistent = states.weights + fp8_weights + b.optimizer + (st.persistent_grads ? grads : 0);
   const double frag = o.fragmentation >= 0 ? o.fragmentation : st.fragmentation;
   b.reserved = persistent + to_bytes(d(b.allocated - persistent) * (1.0 + frag));
   b.cuda_context = o.cuda_context_bytes >= 0 ? o.cuda_context_bytes : kCudaContextBytes;

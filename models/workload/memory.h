@@ -13,6 +13,10 @@
 //                   and an all-gather bucket of 5e8 elements each (DeepSpeed config docs,
 //                   reduce_bucket_size / allgather_bucket_size defaults), in 16-bit.
 //    deepspeed-2021 as deepspeed; differs only in how ZeRO-3 communicates (sharding.h).
+//    nemo           megatron-core as NVIDIA's performance recipes run it: gradient buffers and
+//                   their data-parallel reduction in bf16, 2 bytes (NeMo scripts/performance:
+//                   grad_reduce_in_fp32 = False with FP8; Megatron-Bridge perf configs:
+//                   cfg.ddp.grad_reduce_in_fp32 = False).
 //    torchtitan     FSDP2 with MixedPrecisionPolicy(bf16 params, fp32 reduce): sharded fp32
 //                   params 4 + fp32 grads 4 + AdamW m, v 8 = 16 (torchtitan
 //                   parallelisms/parallelize_llama.py, torch.distributed.fsdp.fully_shard).
@@ -94,7 +98,7 @@
 
 namespace ct::workload {
 
-enum class Stack { megatron_core, deepspeed, deepspeed_2021, torchtitan, pytorch };
+enum class Stack { megatron_core, nemo, deepspeed, deepspeed_2021, torchtitan, pytorch };
 // Throws std::invalid_argument naming training_job.runtime.stack for unknown names.
 Stack parse_stack(const std::string& name);
 const std::vector<std::string>& stack_names();
@@ -113,6 +117,11 @@ struct StackMemory {
   int64_t dp_bucket_elements = 0; // fixed reduce + gather buckets (deepspeed), 16-bit
   bool op_level_selective = false;  // selective recompute = torchtitan's op-level policy
   bool unsharded_with_pp = false;   // ZeRO-3 + PP: stage kept gathered, grads unsharded
+  // precision fp8: bytes per matmul parameter of cached FP8 weights (Transformer Engine keeps
+  // the FP8 weight and its transpose for the step), and whether linear layers save their
+  // FP8-cast input instead of the bf16 one (TE yes; torchao's float8 keeps bf16 inputs).
+  double fp8_weight_cache_bytes = 2;
+  bool fp8_saves_fp8_inputs = true;
   double fragmentation = 0.0;     // reserved / allocated - 1 of the caching allocator
 };
 StackMemory stack_memory(Stack stack);

@@ -75,6 +75,7 @@ struct JobSpec {
   int recompute_layers = 0;
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
+  std::string precision = "bf16";       // bf16 | fp8 (Transformer Engine, delayed scaling; layer_ops.h)
 };
 
 enum class Recompute { none, selective, full };

@@ -353,18 +353,18 @@ def cmd_accuracy(args) -> int:
             print("| row | quantity | published | predicted | error | note |\n| --- | --- | ---: | ---: | ---: | --- |")
         for r in part.itertuples():
             pred = "" if r.predicted is None or r.predicted != r.predicted else f"{r.predicted:.4g}"
-            note = r.note or ""
+            note = r.note or ("declared not to fit in memory" if r.fits is False else "")
             if md:
                 print(f"| {r.row} | {r.quantity} | {r.published:.4g} | {pred} | {pct(r.error)} | {note} |")
             else:
                 print(f"{r.row[:52]:<52} {r.quantity:<16} {r.published:>10.4g} {pred:>10} {pct(r.error):>8}  {note}")
     print("\n## summary\n" if md else "\n== summary")
-    cols = ["set", "rows", "computed", "mape", "worst_error", "baseline_mape", "spearman", "beats_baseline"]
+    cols = ["set", "rows", "computed", "not_fitting", "mape", "worst_error", "baseline_mape", "spearman", "beats_baseline"]
     if md:
-        print("| set | rows | computed | MAPE | worst | baseline MAPE | Spearman | beats baseline |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        print("| set | rows | computed | declared OOM | MAPE | worst | baseline MAPE | Spearman | beats baseline |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     else:
-        print(f"{'set':<20} {'rows':>5} {'computed':>8} {'MAPE':>7} {'worst':>8} {'baseline':>8} {'spearman':>8}  beats")
+        print(f"{'set':<20} {'rows':>5} {'computed':>8} {'OOM':>4} {'MAPE':>7} {'worst':>8} {'baseline':>8} {'spearman':>8}  beats")
     for r in summary.to_dict("records"):
         r = {k: r.get(k) for k in cols}
         mape = "" if r["mape"] is None or r["mape"] != r["mape"] else f"{100 * r['mape']:.1f}%"
@@ -372,9 +372,9 @@ def cmd_accuracy(args) -> int:
         rho = "" if r["spearman"] is None or r["spearman"] != r["spearman"] else f"{r['spearman']:.2f}"
         beats = "" if r["beats_baseline"] is None or r["beats_baseline"] != r["beats_baseline"] else ("yes" if r["beats_baseline"] else "NO")
         if md:
-            print(f"| {r['set']} | {r['rows']} | {r['computed']} | {mape} | {pct(r['worst_error'])} | {base} | {rho} | {beats} |")
+            print(f"| {r['set']} | {r['rows']} | {r['computed']} | {r['not_fitting']} | {mape} | {pct(r['worst_error'])} | {base} | {rho} | {beats} |")
         else:
-            print(f"{r['set']:<20} {r['rows']:>5} {r['computed']:>8} {mape:>7} {pct(r['worst_error']):>8} {base:>8} {rho:>8}  {beats}")
+            print(f"{r['set']:<20} {r['rows']:>5} {r['computed']:>8} {r['not_fitting']:>4} {mape:>7} {pct(r['worst_error']):>8} {base:>8} {rho:>8}  {beats}")
     return 0
 
 

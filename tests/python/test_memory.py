@@ -72,3 +72,22 @@ def test_zero_stages_shrink_the_model_state():
         m = r["memory"]
         totals.append(m["weights_bytes"] + m["gradients_bytes"] + m["optimizer_bytes"])
     assert totals[0] > totals[1] > totals[2] > totals[3]
+
+
+def test_fp8_needs_fp8_tensor_cores_and_speeds_up_the_step():
+    import pytest
+    bf16 = ct.run(ct.Scenario(PIPELINED)).report
+    fp8 = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "fp8"}).report
+    assert fp8["step_time_s"] < 0.9 * bf16["step_time_s"]
+    assert fp8["memory"]["weights_bytes"] > bf16["memory"]["weights_bytes"]
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.precision.*A100-80GB"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "fp8", "cluster.gpu": "A100-80GB"})
+
+
+def test_nvlink_defaults_to_the_catalog_value_of_the_gpu():
+    a100 = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.gpu": "A100-80GB"}).report
+    h100 = ct.run(ct.Scenario(PIPELINED)).report
+    forced = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.gpu": "A100-80GB", "cluster.nvlink": "450GB/s"}).report
+    # TP 8 inside a node: slower NVLink (A100: 300 GB/s) exposes more tensor-parallel time
+    assert a100["breakdown"]["exposed_tp_comm_s"] > forced["breakdown"]["exposed_tp_comm_s"]
+    assert h100["breakdown"]["exposed_tp_comm_s"] > 0

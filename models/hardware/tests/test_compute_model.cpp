@@ -93,3 +93,31 @@ TEST(ComputeModel, RejectsBadArguments) {
 
 }  // namespace
 }  // namespace ct::hardware
+
+namespace ct::hardware {
+namespace {
+
+// FP8 GEMMs run at the FP8 peak times the measured FP8/BF16 efficiency ratio (MAMF: H100
+// 0.882): a large compute-bound GEMM is 2 x 0.882 = 1.76x faster; A100 has no FP8.
+TEST(ComputeModel, Fp8GemmAtTheMeasuredRatio) {
+  const ComputeModel h100(gpu("H100-SXM"), Calibration::h200());
+  const double bf16 = h100.gemm_time(8192, 8192, 8192).seconds();
+  const double fp8 = h100.gemm_time(8192, 8192, 8192, 1, true).seconds();
+  EXPECT_NEAR(bf16 / fp8, 2.0 * 0.882, 0.03);
+  const ComputeModel a100(gpu("A100-80GB"), Calibration::h200());
+  EXPECT_THROW((void)a100.gemm_time(1024, 1024, 1024, 1, true), std::invalid_argument);
+  EXPECT_TRUE(gpu("H200-SXM").fp8_ratio_extrapolated);
+  EXPECT_FALSE(gpu("H100-SXM").fp8_ratio_extrapolated);
+}
+
+// Context parallelism: a rank's queries (seq / cp) against all keys do 1/cp of the work of the
+// whole sequence, i.e. cp times the work of its own chunk alone.
+TEST(ComputeModel, AttentionAgainstLongerKeysCostsMore) {
+  const ComputeModel m(gpu("H100-SXM"), Calibration::h200());
+  const double own = m.attention_time(1, 32, 8192, 128, true, AttentionPass::forward).seconds();
+  const double all = m.attention_time(1, 32, 8192, 128, true, AttentionPass::forward, 8 * 8192).seconds();
+  EXPECT_NEAR(all / own, 8.0, 0.5);
+}
+
+}  // namespace
+}  // namespace ct::hardware

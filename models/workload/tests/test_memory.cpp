@@ -208,3 +208,30 @@ TEST(Memory, HybridShardingShardsOverTheGroupOnly) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+// fp8 (Transformer Engine): cached FP8 weights and transposes, 2 bytes per matmul parameter;
+// linear layers keep FP8 inputs, so activations shrink. torchao's float8 (torchtitan) does
+// neither. nemo keeps bf16 gradient buffers.
+TEST(Memory, Fp8AndNemoConventions) {
+  JobSpec j = testing::gpt3_job();
+  const MemoryOptions o;
+  const MemoryBreakdown bf16 = memory_per_gpu(j, 3, o);
+  j.precision = "fp8";
+  const MemoryBreakdown fp8 = memory_per_gpu(j, 3, o);
+  const LayerParameters L = layer_parameters(j.model);
+  EXPECT_EQ(fp8.weights - bf16.weights, 2 * 12 * ((L.attention + L.dense_mlp) / 8));
+  EXPECT_LT(fp8.activations, bf16.activations);
+  j.stack = "torchtitan";
+  const MemoryBreakdown ao = memory_per_gpu(j, 3, o);
+  j.precision = "bf16";
+  EXPECT_EQ(ao.weights, memory_per_gpu(j, 3, o).weights);
+  EXPECT_EQ(ao.activations, memory_per_gpu(j, 3, o).activations);
+  j.stack = "nemo";
+  EXPECT_EQ(2 * memory_per_gpu(j, 3, o).gradients, bf16.gradients);
+}
+
+}  // namespace
+}  // namespace ct::workload
