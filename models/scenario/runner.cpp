@@ -98,6 +98,27 @@ json memory_report(const std::vector<workload::MemoryBreakdown>& stages, const s
   return r;
 }
 
+// What the prediction rests on that no measurement of this configuration backs (issue: say
+// when a prediction is extrapolated).
+json assumptions(const Config& c, const workload::JobSpec& job) {
+  json out = json::array();
+  const hardware::GpuSpec g = gpu_spec(c);
+  if (c.cluster.gpu_file.empty() && c.cluster.gpu != "H200-SXM") {
+    out.push_back("compute: the kernel model is fitted to H200 measurements; " + c.cluster.gpu +
+                  " is scaled from it by datasheet peaks and HBM bandwidth (models/hardware/README.md)");
+  }
+  if (job.precision == "fp8") {
+    out.push_back("fp8: GEMMs at the FP8 peak x " + std::to_string(g.fp8_gemm_ratio).substr(0, 5) +
+                  " of the BF16 efficiency" +
+                  (g.fp8_ratio_extrapolated ? std::string(" (carried over from H100's measured ratio)") : "") +
+                  "; delayed scaling (current scaling's amax pass is not modelled); mfu is against the BF16 peak");
+  }
+  if (job.parallelism.zero_stage >= 3) {
+    out.push_back("zero_stage 3: collectives per layer as stack " + job.stack + " issues them (models/workload/sharding.h)");
+  }
+  return out;
+}
+
 }  // namespace
 
 // Per-GPU speed factors: cluster.variability (a log-normal spread of mean 1 and a share of
@@ -488,6 +509,7 @@ json run(const Config& c, const RunOptions& options) {
                        {"model_flops_per_iteration", workload::model_flops_per_iteration(job)},
                        {"hardware_flops_per_iteration", workload::hardware_flops_per_iteration(job)}};
     report["memory"] = memory_report(workload::memory_per_stage(job, memory_options(c)), job.stack);
+    report["assumptions"] = assumptions(c, job);
     if (c.network.mode == "packet" && workload::gpus_used(job.parallelism) > kPacketStepGpus) {
       not_computed["step_time_s"] = "network.mode=packet replays training steps of slices up to " +
                                     std::to_string(kPacketStepGpus) + " GPUs; use flow or analytical for " +
