@@ -164,6 +164,36 @@ void to_fp8(std::vector<Step>& steps, int64_t microbatches) {
   steps = std::move(out);
 }
 
+// Eager PyTorch under torch.autocast(bf16) over fp32 parameters (stack pytorch): the residual
+// stream and the norms run in fp32 (autocast's fp32 list), so norms move 8 bytes per element
+// instead of 4 and residual adds 10 (fp32 + bf16 -> fp32) instead of 6; the fp32 norm outputs
+// are cast to bf16 before the QKV and MLP-in GEMMs (6 bytes per element, and back in
+// backward), and every linear weight is cast fp32 -> bf16 in each forward (autocast's cache
+// lives one forward) and its bf16 gradient accumulated into the fp32 .grad in backward (6 bytes
+// per parameter each way). Read from the PyTorch execution trace of the H200 step
+// (tests/data/traces/kineto: aten::layer_norm on Tensor(float), aten::linear casting,
+// aten::add(float, bf16) -> float).
+void to_autocast(std::vector<Step>& steps, int64_t X) {
+  std::vector<Step> out;
+  for (Step s : steps) {
+    const std::string_view n = s.op.name;
+    if (s.op.kind == OpKind::elementwise && (n == "input_norm" || n == "mlp_norm")) {
+      s.op.bytes *= 2;
+      s.bwd_bytes = 2 * s.op.bytes;
+    } else if (s.op.kind == OpKind::elementwise && (n == "attn_residual" || n == "mlp_residual")) {
+      s.op.bytes = s.op.bytes / 6 * 10;
+    }
+    if (s.op.kind == OpKind::gemm && !n.starts_with("attn_core.")) {
+      const int64_t weight = s.op.k * s.op.n * s.op.count;
+      const bool fp32_input = n == "qkv" || n == "fc1" || n == "shared_fc1";
+      out.push_back({elementwise("autocast_cast", 6 * weight + (fp32_input ? 6 * X : 0)), "autocast_cast.bwd", {},
+                     6 * weight + (fp32_input ? 6 * X : 0)});
+    }
+    out.push_back(s);
+  }
+  steps = std::move(out);
+}
+
 }  // namespace
 
 LayerOps transformer_layer_ops(const JobSpec& job) {
@@ -245,6 +275,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (job.precision == "fp8") to_fp8(st, microbatches(job));
+  if (stack_memory(parse_stack(job.stack)).residual_bytes > 2) to_autocast(st, X);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(parse_stack(job.stack)).op_level_selective);
 }
 

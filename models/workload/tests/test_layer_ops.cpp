@@ -165,3 +165,45 @@ TEST(LayerOps, OutputAndEmbeddingOps) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+// Stack pytorch (eager autocast over fp32 parameters): fp32 norms and residual adds, bf16 casts
+// of the norm outputs and of every linear weight; the GEMMs are unchanged.
+TEST(LayerOps, AutocastAddsFp32TrafficNotFlops) {
+  JobSpec j = testing::gpt3_job();
+  const LayerOps fused = transformer_layer_ops(j);
+  j.stack = "pytorch";
+  const LayerOps eager = transformer_layer_ops(j);
+  EXPECT_DOUBLE_EQ(eager.forward_flops(), fused.forward_flops());
+  auto bytes = [](const std::vector<Op>& ops) {
+    int64_t b = 0;
+    for (const Op& op : ops) b += op.kind == OpKind::elementwise ? op.bytes : 0;
+    return b;
+  };
+  EXPECT_GT(bytes(eager.forward), bytes(fused.forward));
+  int casts = 0;
+  for (const Op& op : eager.forward) casts += op.name == "autocast_cast" ? 1 : 0;
+  EXPECT_EQ(casts, 4);  // QKV, projection, MLP in, MLP out
+}
+
+// fp8: every linear GEMM of the layer in FP8 with a cast-transpose before it; attention stays.
+TEST(LayerOps, Fp8MarksTheLinearsAndAddsCasts) {
+  JobSpec j = testing::gpt3_job();
+  j.precision = "fp8";
+  const LayerOps ops = transformer_layer_ops(j);
+  int fp8 = 0, casts = 0;
+  for (const Op& op : ops.forward) {
+    fp8 += op.kind == OpKind::gemm && op.fp8 ? 1 : 0;
+    casts += op.name == "fp8_cast" ? 1 : 0;
+  }
+  EXPECT_EQ(fp8, 4);
+  EXPECT_EQ(casts, 4);
+  for (const Op& op : ops.backward) {
+    if (op.kind == OpKind::gemm) EXPECT_TRUE(op.fp8) << op.name;
+  }
+}
+
+}  // namespace
+}  // namespace ct::workload
