@@ -201,7 +201,9 @@ TEST(LayerOps, Fp8MarksTheLinearsAndAddsCasts) {
   EXPECT_EQ(fp8, 4);
   EXPECT_EQ(casts, 4);
   for (const Op& op : ops.backward) {
-    if (op.kind == OpKind::gemm) EXPECT_TRUE(op.fp8) << op.name;
+    if (op.kind == OpKind::gemm) {
+      EXPECT_TRUE(op.fp8) << op.name;
+    }
   }
 }
 
