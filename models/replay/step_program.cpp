@@ -180,16 +180,8 @@ struct Builder {
               int32_t gather_at = -1;
               const auto pieces = static_cast<int64_t>(piece_at.size());
               for (const double share : module.gather_fractions) {
-                Instr g;
-                g.kind = InstrKind::collective;
-                g.stream = Stream::dp;
-                g.category = Category::dp;
-                g.collective = CollectiveKind::all_gather;
-                g.group = gid;
-                g.step = step;
-                g.chunk = run.chunk;
+                Instr g = param_gather(step, run.chunk, gid, static_cast<int64_t>(layer_params * share * 2.0));
                 g.microbatch = pass.microbatch;
-                g.bytes = static_cast<int64_t>(layer_params * share * 2.0);
                 const int64_t behind = pieces - 1 - zplan.prefetch;
                 // The first gathers of a step wait for the previous step's optimizer (new weights).
                 g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? prev_opt : -1);
@@ -278,15 +270,7 @@ struct Builder {
       prev_opt = opt_at;
       int32_t last_gather = -1;
       for (int c = 0; c < v && zero && !units; ++c) {
-        Instr g;
-        g.kind = InstrKind::collective;
-        g.stream = Stream::dp;
-        g.category = Category::dp;
-        g.collective = CollectiveKind::all_gather;
-        g.group = gid;
-        g.step = step;
-        g.chunk = static_cast<int16_t>(c);
-        g.bytes = param_bytes;
+        Instr g = param_gather(step, static_cast<int16_t>(c), gid, param_bytes);
         g.after = opt_at;
         last_gather = add(r, g);
         gather_prev[static_cast<size_t>(c)] = options.overlap_param_gather ? last_gather : -1;
@@ -322,6 +306,20 @@ struct Builder {
       last = add(r, ar);
     }
     return last;
+  }
+
+  // A bf16 parameter all-gather over the sharding group, on the dp stream.
+  static Instr param_gather(int16_t step, int16_t chunk, int gid, int64_t bytes) {
+    Instr g;
+    g.kind = InstrKind::collective;
+    g.stream = Stream::dp;
+    g.category = Category::dp;
+    g.collective = CollectiveKind::all_gather;
+    g.group = gid;
+    g.step = step;
+    g.chunk = chunk;
+    g.bytes = bytes;
+    return g;
   }
 
   Instr reduction(int16_t step, int chunk, int gid, int64_t bytes, int32_t after) const {

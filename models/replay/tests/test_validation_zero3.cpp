@@ -20,33 +20,17 @@
 
 #include "models/hardware/gpu_catalog.h"
 #include "models/replay/step_model.h"
+#include "models/replay/tests/fixtures.h"
 #include "models/workload/flops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 
 using namespace ct;
 using namespace ct::replay;
+using ct::replay::testing::selene;
 
 namespace {
 
-network::ClusterSpec selene(int gpus) {
-  network::ClusterSpec c;
-  c.node.gpu = hardware::gpu("A100-80GB");
-  c.node.gpus_per_node = 8;
-  c.node.nics_per_node = 8;
-  c.node.nic_rate = sim::Bandwidth::gbps(200);              // HDR InfiniBand
-  c.node.nvlink_rate = sim::Bandwidth::bytes_per_s(300e9);  // NVLink 3, per direction
-  c.node.nvlink_latency = sim::Duration::us(1);
-  c.node.pcie_rate = sim::Bandwidth::bytes_per_s(32e9);
-  c.nodes = gpus / 8;
-  c.fabric.topology = "fat_tree";
-  c.fabric.tiers = 3;
-  c.fabric.switch_radix = 40;
-  c.fabric.nodes = c.nodes;
-  c.fabric.nics_per_node = 8;
-  c.fabric.link_rate = c.node.nic_rate;
-  return c;
-}
 
 struct Row {
   std::string scheme;
