@@ -154,6 +154,12 @@ class Result:
 
         return result_plots.breakdown(self, path=path)
 
+    def plot_memory(self, path: str | os.PathLike | None = None):
+        """Memory per pipeline stage as stacked bars against the GPU's capacity (``frames.memory_frame``)."""
+        from . import result_plots
+
+        return result_plots.memory(self, path=path)
+
     def plot_links(self, top: int = 20, path: str | os.PathLike | None = None):
         """Utilization of the ``top`` busiest links."""
         from . import result_plots

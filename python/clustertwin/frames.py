@@ -79,6 +79,23 @@ def ranks_frame(report) -> pd.DataFrame:
     return df.sort_values("gpu", kind="stable").reset_index(drop=True) if "gpu" in df.columns else df
 
 
+MEMORY_ITEMS = ["weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "embedding_bytes",
+                "logits_loss_bytes", "temporary_bytes"]
+
+
+def memory_frame(report) -> pd.DataFrame:
+    """Memory per pipeline stage (``memory.stages``), one row per stage: the items that make up
+    the allocated peak, then allocated, reserved, CUDA context, NCCL, total and margin bytes, and
+    whether this stage is the peak one. Empty without a training job."""
+    mem = _report(report).get("memory", {}) or {}
+    df = pd.DataFrame(mem.get("stages", []) or [])
+    if df.empty:
+        return pd.DataFrame(columns=["stage"] + MEMORY_ITEMS)
+    df["peak"] = df["stage"] == mem.get("peak_stage")
+    lead = ["stage"] + [c for c in MEMORY_ITEMS if c in df.columns]
+    return df[lead + [c for c in df.columns if c not in lead]].reset_index(drop=True)
+
+
 def point_labels(df: pd.DataFrame, by: list[str] | None = None, names: bool = True) -> list[str]:
     """One label per sweep row from its grid values: ``micro_batch_size=1 virtual_pipeline=2``,
     or with ``names=False`` just the values: ``1/2``."""

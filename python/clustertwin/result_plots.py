@@ -62,6 +62,36 @@ def breakdown(result, path: str | os.PathLike | None = None, figsize=(5, 4.5)) -
     return breakdown_bars(result.report, path=path, figsize=figsize)
 
 
+def memory(result, path: str | os.PathLike | None = None, figsize=(8, 4.5)) -> Figure:
+    """Memory per pipeline stage as stacked bars (GiB): the allocated items, the allocator's
+    fragmentation, the CUDA context and NCCL, against the GPU's capacity; the peak stage marked."""
+    from .frames import MEMORY_ITEMS, memory_frame
+
+    _need(result.report, "memory", "only training jobs report memory")
+    df = memory_frame(result.report)
+    gib = 2.0 ** 30
+    parts = [(c.replace("_bytes", "").replace("_", " "), df[c]) for c in MEMORY_ITEMS if c in df.columns]
+    parts.append(("fragmentation", df["reserved_bytes"] - df["allocated_bytes"]))
+    parts.append(("CUDA context + NCCL", df["cuda_context_bytes"] + df["nccl_bytes"]))
+    fig = _figure(figsize)
+    ax = fig.add_subplot()
+    bottom = [0.0] * len(df)
+    for label, values in parts:
+        heights = (values / gib).tolist()
+        ax.bar(df["stage"], heights, bottom=bottom, label=label)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    capacity = result.report["memory"]["capacity_bytes"] / gib
+    ax.axhline(capacity, color="red", lw=1)
+    ax.text(df["stage"].iloc[-1] + 0.4, capacity, f"HBM {capacity:.0f} GiB ", va="bottom", ha="right", color="red", fontsize="small")
+    peak = result.report["memory"]["peak_stage"]
+    ax.annotate("peak", (peak, bottom[list(df["stage"]).index(peak)]), ha="center", va="bottom", fontsize="small")
+    ax.set_xlabel("pipeline stage")
+    ax.set_ylabel("GiB per GPU")
+    ax.set_title(f"memory per GPU ({result.report['memory'].get('stack', '')})")
+    ax.legend(fontsize="x-small", ncol=2)
+    return _finish(fig, path)
+
+
 def links(result, top: int = 20, path: str | os.PathLike | None = None, figsize=(8, 4.5)) -> Figure:
     """Utilization of the ``top`` busiest links (the run's ``links`` table)."""
     df = result.links

@@ -91,3 +91,13 @@ def test_nvlink_defaults_to_the_catalog_value_of_the_gpu():
     # TP 8 inside a node: slower NVLink (A100: 300 GB/s) exposes more tensor-parallel time
     assert a100["breakdown"]["exposed_tp_comm_s"] > forced["breakdown"]["exposed_tp_comm_s"]
     assert h100["breakdown"]["exposed_tp_comm_s"] > 0
+
+
+def test_memory_frame_has_one_row_per_stage():
+    from clustertwin import frames
+    r = ct.run(ct.Scenario(PIPELINED))
+    df = frames.memory_frame(r)
+    assert list(df["stage"]) == [0, 1, 2, 3] and df["peak"].sum() == 1
+    items = df[frames.MEMORY_ITEMS].sum(axis=1)
+    assert (items == df["allocated_bytes"]).all()
+    assert frames.memory_frame({}).empty

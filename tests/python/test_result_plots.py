@@ -26,7 +26,7 @@ def drawn(fig):
     return len(ax.patches) + len(ax.lines) + len(ax.collections)
 
 
-@pytest.mark.parametrize("name", ["plot_timeline", "plot_breakdown", "plot_links", "plot_power",
+@pytest.mark.parametrize("name", ["plot_timeline", "plot_breakdown", "plot_memory", "plot_links", "plot_power",
                                   "plot_rank_times", "plot_interval_curve", "plot_campaign_power"])
 def test_each_plot_draws_and_writes_a_png(result, name, tmp_path):
     path = tmp_path / f"{name}.png"
