@@ -104,6 +104,49 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
     return params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
   };
 
+  // tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
+  // H100 configs set them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py,
+  // userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192). Each TP collective u of a layer is
+  // overlapped with the GEMM that consumes or produces it, never for free:
+  //   all-gathers before QKV / MLP-in (forward) and before the projection / MLP-out dgrad
+  //   (backward): ring exchange, t chunks, the transfer of chunk i+1 under the GEMM of chunk i:
+  //   exposed max(0, u - g (t - 1) / t), no SMs taken;
+  //   reduce-scatters after the projection / MLP-out (forward): pipelined in 4 splits on 24 / 16
+  //   SMs kept from the GEMM (set_sm_margin): the last split exposed, u / 4 + max(0, 3/4 (u - g'))
+  //   with g' the GEMM on the remaining SMs, whose slowdown g (SMs / (SMs - k) - 1) is paid too;
+  //   backward QKV / MLP-in: the dgrad reduce-scatter and the wgrad input all-gather in bulk
+  //   beside the other GEMM (4 + 24 and 2 + 4 SMs, no margin): exposed max(0, u - g), and the
+  //   concurrent GEMM loses k / SMs of its speed while they overlap.
+  // EP and CP exchanges keep the plain max(0, comm - gemm) rule.
+  const bool ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
+  const double u = t > 1 ? ring_time(t, activation, 1.0, nvlink, alpha_nvl) : 0.0;
+  const double sms = node.gpu.sm_count;
+  auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
+    double s = 0.0;
+    for (const workload::Op& op : ops) {
+      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
+    }
+    return s;
+  };
+  auto ring_exchange = [&](double g) { return std::max(0.0, u - g * (t - 1) / t); };
+  auto pipelined_rs = [&](double g, double k) {
+    const double slowed = g * sms / (sms - k);
+    return u / 4.0 + std::max(0.0, 0.75 * (u - slowed)) + (slowed - g);
+  };
+  auto bulk = [&](double g, double k) { return std::max(0.0, u - g) + std::min(u, g) * k / sms; };
+  double ub_fwd = 0.0, ub_bwd = 0.0;
+  if (ub) {
+    const auto& F = layer.forward;
+    const auto& B = layer.backward;
+    ub_fwd = ring_exchange(gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
+             ring_exchange(gemm_of(F, "fc1") + gemm_of(F, "shared_fc1")) +
+             pipelined_rs(gemm_of(F, "fc2") + gemm_of(F, "shared_fc2"), 16);
+    ub_bwd = ring_exchange(gemm_of(B, "proj.dgrad")) + ring_exchange(gemm_of(B, "fc2.dgrad")) +
+             bulk(gemm_of(B, "qkv.wgrad"), 4) + bulk(gemm_of(B, "qkv.dgrad"), 24) +
+             bulk(gemm_of(B, "fc1.wgrad"), 2) + bulk(gemm_of(B, "fc1.dgrad"), 4);
+  }
+  auto tp_fwd = [&](double gemm) { return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm) : comm_exposed(tp_pass + ep_pass + cp_pass, gemm); };
+
   const double fwd_comm = tp_pass + ep_pass + cp_pass;
   const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
 
@@ -125,16 +168,22 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       BlockCost f, b;
       const auto n = static_cast<double>(workload::layers_in_chunk(job, s, c));
       f.compute_s = n * fwd.total;
-      f.tp_comm_s = n * comm_exposed(fwd_comm, fwd.gemm);
+      f.tp_comm_s = n * tp_fwd(fwd.gemm);
       // Full recompute of only the chunk's first recompute_layers layers (block method).
       const double n_rec = recompute == workload::Recompute::full
                                ? static_cast<double>(workload::recomputed_layers_in_chunk(job, s, c))
                                : n;
       b.compute_s = n * bwd.total + n_rec * rec.total;
-      b.tp_comm_s = recompute == workload::Recompute::full
-                        ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
-                              (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
-                        : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
+      if (ub) {
+        // Backward's own exchanges, plus the forward's again for each recomputed layer.
+        const double rec_layers = recompute == workload::Recompute::full ? n_rec : 0.0;
+        b.tp_comm_s = n * (ub_bwd + comm_exposed(ep_pass + cp_pass, bwd.gemm)) + rec_layers * ub_fwd;
+      } else {
+        b.tp_comm_s = recompute == workload::Recompute::full
+                          ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
+                                (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
+                          : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
+      }
       if (virtual_stage == 0) {
         f.compute_s += embed_f.total;
         b.compute_s += embed_b.total;

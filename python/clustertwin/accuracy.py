@@ -236,6 +236,8 @@ def _perf_scenario(row: dict, mode: str):
     runtime = {"recompute_granularity": recompute,
                "stack": "torchtitan" if torchtitan else "nemo" if nvidia else "megatron-core",
                "precision": _precision(row)}
+    if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
+        runtime["tp_comm_overlap"] = True
     cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None)
     return [_scenario(cluster, model, par, mb, gbs, runtime, mode)], lambda report, sc: report["tokens_per_s_per_gpu"]
 
