@@ -48,7 +48,7 @@ struct Builder {
   bool per_unit() const {
     const auto& p = job.parallelism;
     if (p.zero_stage < 3) return false;
-    return !(workload::stack_memory(workload::parse_stack(job.stack)).unsharded_with_pp && p.pipeline_parallel > 1);
+    return !(workload::stack_memory(job).unsharded_with_pp && p.pipeline_parallel > 1);
   }
   // Gradients are reduced after every micro-batch when the full gradient is not kept (ZeRO-2/3).
   bool reduce_every_microbatch() const { return job.parallelism.zero_stage >= 2 && !kept_gathered(); }
@@ -102,7 +102,7 @@ struct Builder {
     const bool zero = par.zero_stage >= 1;
     const int64_t activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
                                      job.model.hidden * 2 / par.tensor_parallel;
-    const workload::StackMemory st = workload::stack_memory(workload::parse_stack(job.stack));
+    const workload::StackMemory st = workload::stack_memory(job);
     const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * st.grad_bytes);
     const auto param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0);
     const bool units = per_unit();
@@ -182,12 +182,13 @@ struct Builder {
               for (const double share : module.gather_fractions) {
                 Instr g = param_gather(step, run.chunk, gid, static_cast<int64_t>(layer_params * share * 2.0));
                 g.microbatch = pass.microbatch;
-                const int64_t behind = pieces - 1 - zplan.prefetch;
-                // The first gathers of a step wait for the previous step's optimizer (new weights).
-                g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? prev_opt : -1);
                 if (zplan.device_sync) {
                   g.after = pieces > 0 ? piece_at.back() : (last_compute >= 0 ? last_compute : prev_opt);
                   g.after2 = last_dp;
+                } else {
+                  // The first gathers of a step wait for the previous step's optimizer (new weights).
+                  const int64_t behind = pieces - 1 - zplan.prefetch;
+                  g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? prev_opt : -1);
                 }
                 gather_at = add(r, g);
               }

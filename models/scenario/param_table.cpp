@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "models/workload/memory.h"
+
 namespace ct::scenario {
 namespace {
 
@@ -139,7 +141,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
   t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
-                  .one_of({"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan", "pytorch"}));
+                  .one_of(workload::stack_names()));
   t.push_back(P(training_job.runtime.precision, text, "\"bf16\"", "Training precision: bf16, or fp8 (Transformer Engine with delayed scaling: the transformer's linear layers in FP8 at the GPU's measured FP8 rate, cast-transposes before them, FP8 weight copies and FP8 saved GEMM inputs in memory).").one_of({"bf16", "fp8"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));

@@ -50,7 +50,7 @@ double hardware_flops_per_iteration(const JobSpec& job) {
   const Recompute r = parse_recompute(job.recompute_granularity);
   const double share = r == Recompute::full ? recomputed_layer_fraction(job) : 1.0;
   double recompute = share * recompute_flops_per_token(job.model, r);
-  if (r == Recompute::selective && stack_memory(parse_stack(job.stack)).op_level_selective) {
+  if (r == Recompute::selective && stack_memory(job).op_level_selective) {
     // torchtitan's op-level policy recomputes every other matmul, not the attention core.
     const ParameterCount c = count_parameters(job.model);
     recompute = 0.5 * 2.0 * d(c.matmul_active - job.model.vocab * job.model.hidden);

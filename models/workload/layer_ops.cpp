@@ -275,8 +275,8 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (job.precision == "fp8") to_fp8(st, microbatches(job));
-  if (stack_memory(parse_stack(job.stack)).residual_bytes > 2) to_autocast(st, X);
-  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(parse_stack(job.stack)).op_level_selective);
+  if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
+  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 
 LayerOps output_layer_ops(const JobSpec& job) {

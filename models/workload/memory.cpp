@@ -81,21 +81,21 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 
 }  // namespace
 
-Stack parse_stack(const std::string& name) {
-  if (name == "megatron-core") return Stack::megatron_core;
-  if (name == "nemo") return Stack::nemo;
-  if (name == "deepspeed") return Stack::deepspeed;
-  if (name == "deepspeed-2021") return Stack::deepspeed_2021;
-  if (name == "torchtitan") return Stack::torchtitan;
-  if (name == "pytorch") return Stack::pytorch;
-  throw std::invalid_argument("training_job.runtime.stack: got \"" + name +
-                              "\", expected one of megatron-core, nemo, deepspeed, deepspeed-2021, torchtitan, pytorch");
-}
-
 const std::vector<std::string>& stack_names() {
+  // In the order of enum Stack.
   static const std::vector<std::string> names{"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan",
                                               "pytorch"};
   return names;
+}
+
+Stack parse_stack(const std::string& name) {
+  const auto& names = stack_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<Stack>(i);
+  }
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("training_job.runtime.stack: got \"" + name + "\", expected one of " + known);
 }
 
 StackMemory stack_memory(Stack stack) {
@@ -140,6 +140,8 @@ StackMemory stack_memory(Stack stack) {
   return s;
 }
 
+StackMemory stack_memory(const JobSpec& job) { return stack_memory(parse_stack(job.stack)); }
+
 namespace {
 
 int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMemory& st) {
@@ -176,7 +178,7 @@ int communicators(const ParallelSpec& p) {
 }  // namespace
 
 int64_t activation_bytes_per_layer(const JobSpec& job, Recompute recompute) {
-  return activation_bytes(job, recompute, stack_memory(parse_stack(job.stack)));
+  return activation_bytes(job, recompute, stack_memory(job));
 }
 
 double in_flight_microbatches(const JobSpec& job, int stage) {
@@ -210,7 +212,7 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
 
 ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& params) {
   const ParallelSpec& par = job.parallelism;
-  const StackMemory st = stack_memory(parse_stack(job.stack));
+  const StackMemory st = stack_memory(job);
   const double shard_dense = d(zero_shard_degree(par));
   const double shard_expert = shard_dense / d(par.expert_parallel);
   auto state = [&](double bytes_per_param, bool sharded) {
@@ -228,7 +230,7 @@ ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& par
 MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOptions& o) {
   const ModelSpec& m = job.model;
   const ParallelSpec& par = job.parallelism;
-  const StackMemory st = stack_memory(parse_stack(job.stack));
+  const StackMemory st = stack_memory(job);
   const Recompute rc = parse_recompute(job.recompute_granularity);
   const int64_t t = par.tensor_parallel;
   const bool sp = par.sequence_parallel && t > 1;

@@ -125,6 +125,8 @@ struct StackMemory {
   double fragmentation = 0.0;     // reserved / allocated - 1 of the caching allocator
 };
 StackMemory stack_memory(Stack stack);
+// The job's stack (training_job.runtime.stack).
+StackMemory stack_memory(const JobSpec& job);
 
 struct MemoryOptions {
   int64_t capacity_bytes = 0;  // HBM of one GPU

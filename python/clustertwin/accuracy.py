@@ -229,7 +229,6 @@ def _perf_scenario(row: dict, mode: str):
     gbs = row.get("global_batch") or mb * dp
     if torchtitan and pp > 1:  # the local batch split into pipeline_parallel_microbatches = pp
         gbs, mb = mb * dp, max(1, mb // pp)
-    layers = row["layers"]
     par = {"tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp, "data_parallel": dp,
            "virtual_pipeline": row.get("vp") or 1, "zero_stage": 3 if fsdp else 1}
     nvidia = _group(row) in ("nemo", "megatron-bridge")
