@@ -1,5 +1,6 @@
 #include "models/workload/flops.h"
 
+#include "models/workload/layer_ops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
@@ -51,9 +52,11 @@ double hardware_flops_per_iteration(const JobSpec& job) {
   const double share = r == Recompute::full ? recomputed_layer_fraction(job) : 1.0;
   double recompute = share * recompute_flops_per_token(job.model, r);
   if (r == Recompute::selective && stack_memory(job).op_level_selective) {
-    // torchtitan's op-level policy recomputes every other matmul, not the attention core.
-    const ParameterCount c = count_parameters(job.model);
-    recompute = 0.5 * 2.0 * d(c.matmul_active - job.model.vocab * job.model.hidden);
+    // torchtitan's op-level policy: the GEMMs its recompute list holds (layer_ops.cpp), per
+    // token of the whole layer (the ops are one TP rank's share of b s / cp tokens).
+    const LayerOps ops = transformer_layer_ops(job);
+    const double tokens = d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
+    recompute = ops.recompute_flops() * d(job.parallelism.tensor_parallel) / tokens * d(job.model.layers);
   }
   return (model_flops_per_token(job.model) + recompute) * d(job.global_batch_size) * d(job.model.seq_length);
 }

@@ -305,15 +305,16 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
       for (const double g : mf.gather_fractions) share += g;
       modules.push_back(share * unit);
     }
-    const size_t n = modules.size(), window = std::min(n, static_cast<size_t>(plan.prefetch) + 1);
+    // The running module and the `prefetch` after it, wrapping into the next layer (FSDP2:
+    // one module per layer, so two layers).
+    const size_t n = modules.size(), window = static_cast<size_t>(plan.prefetch) + 1;
     double gathered = 0.0, largest = 0.0;
     for (size_t i = 0; i < n; ++i) {
       double w = 0.0;
-      for (size_t k = 0; k < std::max<size_t>(window, 1); ++k) w += modules[(i + k) % n];
+      for (size_t k = 0; k < window; ++k) w += modules[(i + k) % n];
       gathered = std::max(gathered, w);
       largest = std::max(largest, modules[i]);
     }
-    if (window > n) gathered = unit * static_cast<double>(plan.prefetch + 1);  // whole units ahead
     // A per-parameter reduce-scatter works on the gradient itself (DeepSpeed 2021,
     // contiguous_gradients off); a bucket or FSDP2's reduce dtype needs a buffer.
     const double reduce_buffer = plan.reduce_bucket_params > 0 ? plan.reduce_bucket_params * 2.0
