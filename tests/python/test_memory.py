@@ -101,3 +101,16 @@ def test_memory_frame_has_one_row_per_stage():
     items = df[frames.MEMORY_ITEMS].sum(axis=1)
     assert (items == df["allocated_bytes"]).all()
     assert frames.memory_frame({}).empty
+
+
+def test_bucket_size_sets_the_gradient_reductions():
+    # Megatron's buckets are views into the gradient buffer (no memory), but their size sets how
+    # many reductions the backward issues and how they overlap it.
+    def reductions(bucket):
+        r = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.bucket_size": bucket}).report
+        return sum(c["count"] for c in r["collectives"] if c["op"] == "reduce_scatter"), r
+    default, a = reductions("0B")
+    small, b = reductions("4MB")
+    assert small > 10 * default
+    assert a["memory"]["peak_bytes"] == b["memory"]["peak_bytes"]
+    assert a["step_time_s"] != b["step_time_s"]
