@@ -26,7 +26,7 @@ sim::Bytes ceil_bytes(double b) { return sim::Bytes{static_cast<int64_t>(std::ce
 CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
                                    const network::Cluster& cluster, CollectiveParams params)
     : sim_(sim), net_(net), cluster_(cluster), params_(params),
-      channels_(params.channels > 0 ? params.channels : cluster.nics_per_node()),
+      channels_(params.channels > 0 ? params.channels : cluster.nics_per_domain()),
       uses_(cluster), capacity_(network::resource_capacities(cluster)) {
   if (params.channels < 0) {
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +

@@ -30,7 +30,7 @@ Layout make_layout(const network::Cluster& cluster, std::span<const int> group,
   if (!error.empty()) throw std::invalid_argument(error);
   std::sort(out.ranks.begin(), out.ranks.end());
   for (size_t i = 0; i < out.ranks.size(); ++i) {
-    if (i == 0 || cluster.node_of(out.ranks[i]) != cluster.node_of(out.ranks[i - 1])) {
+    if (i == 0 || cluster.domain_of(out.ranks[i]) != cluster.domain_of(out.ranks[i - 1])) {
       out.node_begin.push_back(static_cast<int>(i));
     }
   }

@@ -1,4 +1,4 @@
-// A collective group laid out by node: ranks sorted by (node, local) = by global rank, with
+// A collective group laid out by NVLink domain (the node, or an NVL72 rack: Cluster::domain_of): ranks sorted by (node, local) = by global rank, with
 // the slice of each node. Validation names the offending rank.
 #pragma once
 

@@ -95,7 +95,10 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t co
   const double slots = static_cast<double>(waves) * gpu_.sm_count * g.tile_m * g.tile_n;
   const double util = md * nd * cd / slots;
   const double flops = 2.0 * md * nd * kd * cd;
-  return g.eff_max * std::pow(util, g.wave_gamma) * kd / (kd + g.k_half) *
+  // gemm_eff_scale: this GPU's measured best-shape efficiency relative to the fitted silicon's
+  // (gpu_catalog.cpp); a fit through this same spec (calibrate) gets it back out.
+  const double e_max = std::min(1.0, g.eff_max * gpu_.gemm_eff_scale);
+  return e_max * std::pow(util, g.wave_gamma) * kd / (kd + g.k_half) *
          (1.0 - g.throttle_delta * flops / (flops + g.throttle_flops));
 }
 

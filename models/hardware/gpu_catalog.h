@@ -26,6 +26,15 @@ struct GpuSpec {
   double fp8_gemm_ratio = 0.0;
   // True when fp8_gemm_ratio is carried over from another GPU of the same silicon.
   bool fp8_ratio_extrapolated = false;
+  // Achievable BF16 GEMM efficiency of this GPU relative to the Hopper silicon the compute
+  // model is fitted on (H200 kernels): the measured best-shape matmul efficiency of this GPU
+  // over H100 SXM's (MAMF table, gpu_catalog.cpp). Scales the fitted e_max; 1 for Hopper.
+  double gemm_eff_scale = 1.0;
+  // Where gemm_eff_scale comes from, for the report's assumptions ("" = Hopper, measured).
+  std::string gemm_eff_basis;
+  // GPUs sharing one NVLink switch domain in the system this part ships in (GB200/GB300
+  // NVL72: 72 across 18 trays); 0 = the node (HGX/DGX: 8).
+  int nvlink_domain = 0;
 };
 
 // Throws std::invalid_argument naming the first field that is not a finite positive number

@@ -32,6 +32,11 @@ void NodeSpec::validate() const {
                                 ") must divide or equal gpus_per_node (" +
                                 std::to_string(gpus_per_node) + ")");
   }
+  if (nvlink_domain < 0 || nvlink_domain % gpus_per_node != 0) {
+    throw std::invalid_argument("NodeSpec: nvlink_domain (" + std::to_string(nvlink_domain) +
+                                ") must be 0 (the node) or a multiple of gpus_per_node (" +
+                                std::to_string(gpus_per_node) + ")");
+  }
   require_rate(nic_rate, "nic_rate");
   require_rate(nvlink_rate, "nvlink_rate");
   require_rate(pcie_rate, "pcie_rate");

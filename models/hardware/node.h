@@ -18,10 +18,15 @@ struct NodeSpec {
   ct::sim::Bandwidth nvlink_rate;   // per GPU, per direction
   ct::sim::Duration nvlink_latency;
   ct::sim::Bandwidth pcie_rate;     // per GPU-NIC PCIe path, per direction
+  // GPUs of one NVLink switch domain, consecutive global ranks (GB200/GB300 NVL72: 72, i.e.
+  // 18 nodes of 4); 0 = the node. A multiple of gpus_per_node: a node never straddles two.
+  int nvlink_domain = 0;
+  [[nodiscard]] int nvlink_domain_gpus() const { return nvlink_domain > 0 ? nvlink_domain : gpus_per_node; }
 
   // Throws std::invalid_argument naming the offending field: the GPU spec must be valid,
   // counts and rates positive, latency non-negative, and nics_per_node must divide
-  // gpus_per_node (one NIC per GPU, or one NIC shared by an equal number of GPUs).
+  // gpus_per_node (one NIC per GPU, or one NIC shared by an equal number of GPUs), and
+  // nvlink_domain a multiple of gpus_per_node.
   void validate() const;
 };
 

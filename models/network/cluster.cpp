@@ -56,7 +56,7 @@ sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id,
   check_gpu(dst_gpu, "network path destination");
   out.clear();
   if (src_gpu == dst_gpu) return sim::Duration::zero();
-  if (node_of(src_gpu) == node_of(dst_gpu)) {
+  if (domain_of(src_gpu) == domain_of(dst_gpu)) {
     out.push_back(nvlink_tx(src_gpu));
     out.push_back(nvlink_rx(dst_gpu));
     return spec_.node.nvlink_latency;

@@ -9,8 +9,9 @@
 //   [0, L)                 fabric link directions: resource id == topology::LinkDir
 //   L + 4g + 0 / 1         NVLink tx / rx port of GPU g (node.nvlink_rate; NVSwitch non-blocking)
 //   L + 4g + 2 / 3         PCIe GPU->NIC / NIC->GPU of GPU g (node.pcie_rate)
-// Paths: intra-node  = nvlink_tx(src), nvlink_rx(dst); latency node.nvlink_latency.
-//        inter-node  = pcie_tx(src), fabric route NIC(src) -> NIC(dst), pcie_rx(dst);
+// Paths: same NVLink domain (the node, or an NVL72 rack of nodes: node.nvlink_domain)
+//                    = nvlink_tx(src), nvlink_rx(dst); latency node.nvlink_latency.
+//        otherwise   = pcie_tx(src), fabric route NIC(src) -> NIC(dst), pcie_rx(dst);
 //                      latency = sum of the fabric directions' latencies (PCIe adds none).
 //        src == dst  = no resource, zero latency.
 #pragma once
@@ -47,6 +48,10 @@ class Cluster {
   [[nodiscard]] int gpu_count() const { return spec_.nodes * spec_.node.gpus_per_node; }
 
   [[nodiscard]] int node_of(int gpu) const { return gpu / gpus_per_node(); }
+  // NVLink domain of a GPU (the node unless node.nvlink_domain spans several, as NVL72 racks).
+  [[nodiscard]] int nvlink_domain_gpus() const { return spec_.node.nvlink_domain_gpus(); }
+  [[nodiscard]] int domain_of(int gpu) const { return gpu / nvlink_domain_gpus(); }
+  [[nodiscard]] int nics_per_domain() const { return nics_per_node() * (nvlink_domain_gpus() / gpus_per_node()); }
   [[nodiscard]] int local_of(int gpu) const { return gpu % gpus_per_node(); }
   [[nodiscard]] int rail_of(int gpu) const { return local_of(gpu) * nics_per_node() / gpus_per_node(); }
   [[nodiscard]] int nic_of(int gpu) const { return node_of(gpu) * nics_per_node() + rail_of(gpu); }

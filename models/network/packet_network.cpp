@@ -360,7 +360,7 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
   const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
   f.path.clear();
   double cap = std::numeric_limits<double>::infinity();
-  if (cluster_.node_of(src_gpu) != cluster_.node_of(dst_gpu)) {
+  if (cluster_.domain_of(src_gpu) != cluster_.domain_of(dst_gpu)) {
     cap = ports_[static_cast<size_t>(path_.front())].bps;  // PCIe tx: a rate cap, not a port
     f.path.assign(path_.begin() + 1, path_.end());
   } else {

@@ -81,12 +81,14 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                             par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
   double tp_pass = 0.0;
   if (t > 1) {
-    tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, nvlink, alpha_nvl)
-                                    : 2 * ring_time(t, activation, 2.0, nvlink, alpha_nvl);
+    // A TP group larger than the NVLink domain rings through the NICs.
+    const double tp_rate = t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+    tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, tp_rate, alpha_nvl)
+                                    : 2 * ring_time(t, activation, 2.0, tp_rate, alpha_nvl);
   }
   // Expert-parallel dispatch + combine, context-parallel K/V ring, per layer and pass.
   auto group_rate = [&](int n) {
-    return n <= node.gpus_per_node / std::max(1, t) ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+    return n <= node.nvlink_domain_gpus() / std::max(1, t) ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
   };
   double ep_pass = 0.0;
   if (job.model.moe.experts > 0 && par.expert_parallel > 1) {

@@ -3,8 +3,8 @@
 // A block is one pass (forward, or recompute + backward) of one model chunk over one
 // micro-batch on one rank. Its time is the sum over its layers' kernels of the calibrated
 // compute model (GEMM, attention, element-wise), plus the tensor-parallel collectives those
-// layers issue, which run on the node's NVSwitch domain (a non-blocking crossbar no other
-// traffic of the step uses when TP spans the node):
+// layers issue, which run on the NVSwitch domain (node.nvlink_domain: the node, or an NVL72
+// rack; a non-blocking crossbar no other traffic of the step uses when TP spans it):
 //   with sequence parallelism, per layer and pass: 2 all-gathers + 2 reduce-scatters of
 //     S = b s h x 2 bytes,  each  (t-1) (alpha) + (t-1)/t S / (B_nvlink x eff);
 //   without: 2 all-reduces, each 2 (t-1) alpha + 2 (t-1)/t S / (B_nvlink x eff).
@@ -13,7 +13,7 @@
 //     exposed = max(0, t_comm - t_gemm) per layer (per pass).
 // Expert-parallel all-to-all (dispatch + combine, per MoE layer and pass) and context-
 // parallel ring exchange of K/V (per layer and pass) are costed the same way on the
-// bottleneck of their group (NVLink inside a node, the NIC otherwise).
+// bottleneck of their group (NVLink inside the NVLink domain, the NIC otherwise).
 // The first virtual stage adds the embedding, the last the output layer and loss.
 // The optimizer block is Adam over this rank's parameter shard:
 //   bytes = shard x 32 (read fp32 param, grad, m, v; write param, m, v; write bf16 copy).

@@ -71,6 +71,7 @@ struct ClusterSection {
   int nodes = 0;
   int gpus_per_node = 0;
   Bandwidth nvlink;
+  int nvlink_domain = 0;
   Duration nvlink_latency;
   int nics_per_node = 0;
   Bandwidth nic;

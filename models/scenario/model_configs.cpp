@@ -37,6 +37,13 @@ hardware::NodeSpec node_spec(const Config& c) {
   n.nvlink_rate = sim::Bandwidth::bytes_per_s(n.gpu.nvlink_bytes_per_s);
   n.nvlink_latency = c.cluster.nvlink_latency;
   n.pcie_rate = c.cluster.pcie;
+  // cluster.nvlink_domain 0: the catalog system's domain (NVL72) when whole nodes tile it, else
+  // the node. An explicit value that is not a multiple of gpus_per_node is an error (validate).
+  n.nvlink_domain = n.gpus_per_node > 0 && c.cluster.nvlink_domain % n.gpus_per_node == 0 ? c.cluster.nvlink_domain : 0;
+  if (c.cluster.nvlink_domain == 0 && n.gpu.nvlink_domain > 0 && n.gpus_per_node > 0 &&
+      n.gpu.nvlink_domain % n.gpus_per_node == 0) {
+    n.nvlink_domain = n.gpu.nvlink_domain;
+  }
   if (!c.cluster.gpu_file.empty()) {
     trace::GpuFile file;
     try {
@@ -154,6 +161,10 @@ void check_config(Config& c) {
   };
   guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
   guard("cluster", [&] { node_spec(c).validate(); });
+  if (c.cluster.nvlink_domain > 0 && c.cluster.gpus_per_node > 0 && c.cluster.nvlink_domain % c.cluster.gpus_per_node != 0) {
+    problems.push_back("cluster.nvlink_domain: got " + std::to_string(c.cluster.nvlink_domain) +
+                       ", expected 0 or a multiple of cluster.gpus_per_node = " + std::to_string(c.cluster.gpus_per_node));
+  }
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
   if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });
   guard("failures", [&] { failure_model(c); });

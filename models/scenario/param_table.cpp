@@ -47,7 +47,7 @@ std::vector<Param> build_table() {
   t.push_back(P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
 
   // cluster
-  t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200)."));
+  t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200, B300, GB200, GB300)."));
   t.push_back(P(cluster.gpu_file, text, "\"\"", "GPU file written by 'clustertwin calibrate': its fitted compute-model parameters replace the built-in calibration (its base GPU must be cluster.gpu)."));
   t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0", "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).").at_least(0));
   t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0", "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).").at_least(0));
@@ -56,7 +56,8 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"", "Overrides the catalog's board power (0 = catalog)."));
   t.push_back(P(cluster.nodes, count, "", "Number of GPU nodes.").at_least(1).at_most(1e6));
   t.push_back(P(cluster.gpus_per_node, count, "8", "GPUs per node, all in one NVSwitch domain.").at_least(1).at_most(72));
-  t.push_back(P(cluster.nvlink, rate, "\"0B/s\"", "NVLink bandwidth per GPU and direction (0 = the catalog value of cluster.gpu: A100 300, H100/H200 450, H800 200, B200 900 GB/s)."));
+  t.push_back(P(cluster.nvlink, rate, "\"0B/s\"", "NVLink bandwidth per GPU and direction (0 = the catalog value of cluster.gpu: A100 300, H100/H200 450, H800 200, B200/B300/GB200/GB300 900 GB/s)."));
+  t.push_back(P(cluster.nvlink_domain, count, "0", "GPUs in one NVLink switch domain, consecutive ranks across nodes (NVL72 racks: 72); TP/EP/CP groups and collectives inside it use NVLink. A multiple of cluster.gpus_per_node; 0 = the catalog system's (GB200/GB300: 72), else the node.").at_most(1e5));
   t.push_back(P(cluster.nvlink_latency, duration, "\"1us\"", "NVLink/NVSwitch one-way latency."));
   t.push_back(P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
   t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));

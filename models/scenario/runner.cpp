@@ -105,12 +105,16 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
   const hardware::GpuSpec g = gpu_spec(c);
   if (c.cluster.gpu_file.empty() && c.cluster.gpu != "H200-SXM") {
     out.push_back("compute: the kernel model is fitted to H200 measurements; " + c.cluster.gpu +
-                  " is scaled from it by datasheet peaks and HBM bandwidth (models/hardware/README.md)");
+                  " is scaled from it by datasheet peaks and HBM bandwidth" +
+                  (g.gemm_eff_basis.empty() ? std::string(" (same die)")
+                                            : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) +
+                                                  " (" + g.gemm_eff_basis + ")") +
+                  "; attention and element-wise efficiencies are H200's (models/hardware/README.md)");
   }
   if (job.precision == "fp8") {
     out.push_back("fp8: GEMMs at the FP8 peak x " + std::to_string(g.fp8_gemm_ratio).substr(0, 5) +
                   " of the BF16 efficiency" +
-                  (g.fp8_ratio_extrapolated ? std::string(" (carried over from H100's measured ratio)") : "") +
+                  (g.fp8_ratio_extrapolated ? std::string(" (carried over from a GPU of the same die)") : "") +
                   "; delayed scaling (current scaling's amax pass is not modelled); mfu is against the BF16 peak");
   }
   if (job.parallelism.zero_stage >= 3) {

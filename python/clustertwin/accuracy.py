@@ -38,8 +38,9 @@ class _Case:
     source: str = ""
 
 
-def _cluster(gpu: str, gpus: int, nic: str, fabric: dict | None = None, hbm: str | None = None) -> dict:
-    per_node = 8 if gpus >= 8 else gpus
+def _cluster(gpu: str, gpus: int, nic: str, fabric: dict | None = None, hbm: str | None = None,
+             gpus_per_node: int = 8) -> dict:
+    per_node = gpus_per_node if gpus >= gpus_per_node else gpus
     c = {"gpu": gpu, "nodes": max(1, gpus // per_node), "gpus_per_node": per_node, "nics_per_node": per_node, "nic": nic}
     if fabric:
         c["fabric"] = fabric
@@ -153,8 +154,11 @@ def _h200_step(mode: str) -> Iterable[_Case]:
                lambda report, sc: report["step_time_s"], source="tests/validation/h200-gpt1.4b-step.json")
 
 
-_GPUS = {"A100": ("A100-80GB", "200Gbps"), "H100": ("H100-SXM", "400Gbps"), "B200": ("B200", "400Gbps"),
-         "H100 (96GB HBM2e, 500W)": ("H100-SXM", "400Gbps")}
+# GPU of a row -> (catalog GPU, NIC per GPU, GPUs per node). GB200/GB300: NVL72 compute trays
+# of 4 GPUs with one ConnectX-7 400G (GB200) or ConnectX-8 800G (GB300) per GPU.
+_GPUS = {"A100": ("A100-80GB", "200Gbps", 8), "H100": ("H100-SXM", "400Gbps", 8), "B200": ("B200", "400Gbps", 8),
+         "H100 (96GB HBM2e, 500W)": ("H100-SXM", "400Gbps", 8), "GB200": ("GB200", "400Gbps", 4),
+         "GB300": ("GB300", "800Gbps", 4)}
 
 
 def _perf_rows(mode: str, group: str) -> Iterable[_Case]:
@@ -213,7 +217,7 @@ def _perf_reason(row: dict, quantity: str) -> str | None:
 
 
 def _perf_scenario(row: dict, mode: str):
-    gpu, nic = _GPUS[row["gpu"]]
+    gpu, nic, per_node = _GPUS[row["gpu"]]
     gpus = row["num_gpus"]
     tp, pp, cp = row.get("tp") or 1, row.get("pp") or 1, row.get("cp") or 1
     dp = gpus // (tp * pp * cp)
@@ -237,7 +241,12 @@ def _perf_scenario(row: dict, mode: str):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
-    cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None)
+    cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None, gpus_per_node=per_node)
+    if per_node == 4 and gpus >= 64:
+        # NVIDIA's benchmark launcher allocates NVL72 racks in 16-tray (64-GPU) NVLink blocks
+        # (Megatron-Bridge scripts/performance, slurm --segment 16): a 256-GPU run is four
+        # 64-GPU NVLink domains joined by InfiniBand.
+        cluster["nvlink_domain"] = 64
     return [_scenario(cluster, model, par, mb, gbs, runtime, mode)], lambda report, sc: report["tokens_per_s_per_gpu"]
 
 

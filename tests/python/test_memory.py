@@ -1,5 +1,7 @@
 """Memory in the report: itemised per pipeline stage, a layout that does not fit is still
 simulated with its shortfall, and every training_job.runtime.stack changes the memory."""
+import pytest
+
 import clustertwin as ct
 
 GPT_1P4B = {  # the H200 1.42B GPT step of tests/validation/h200-gpt1.4b-step.json
@@ -114,3 +116,29 @@ def test_bucket_size_sets_the_gradient_reductions():
     assert small > 10 * default
     assert a["memory"]["peak_bytes"] == b["memory"]["peak_bytes"]
     assert a["step_time_s"] != b["step_time_s"]
+
+
+def test_nvlink_domain_spanning_nodes_carries_the_groups_inside_it():
+    # PIPELINED on 8 nodes: TP 8 fills a node, so each DP pair and each pipeline hop crosses
+    # nodes. With a 64-GPU NVLink domain (NVL72-style) those transfers move over NVLink
+    # instead of the NICs: less exposed data-parallel and pipeline time, and a bad domain
+    # size is an error naming the key.
+    base = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.overlap_grad_reduce": False}).report
+    rack = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.overlap_grad_reduce": False,
+                                                     "cluster.nvlink_domain": 64}).report
+    assert rack["breakdown"]["exposed_dp_comm_s"] < 0.5 * base["breakdown"]["exposed_dp_comm_s"]
+    assert rack["step_time_s"] < base["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match="cluster.nvlink_domain"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"cluster.nvlink_domain": 12})
+
+
+def test_gb200_defaults_to_its_nvl72_domain():
+    gb = {**PIPELINED, "cluster": {"gpu": "GB200", "nodes": 16, "gpus_per_node": 4, "nics_per_node": 4}}
+    rack = ct.run(ct.Scenario(gb), overrides={"training_job.runtime.overlap_grad_reduce": False}).report
+    trays = ct.run(ct.Scenario(gb), overrides={"training_job.runtime.overlap_grad_reduce": False,
+                                               "cluster.nvlink_domain": 4}).report
+    assert rack["step_time_s"] < trays["step_time_s"]
+    # TP 8 spans two 4-GPU trays: inside the rack it stays on NVLink, with one tray per
+    # domain it rings through the NICs
+    assert trays["breakdown"]["exposed_tp_comm_s"] > 2 * rack["breakdown"]["exposed_tp_comm_s"]
+    assert any("GB200 best-shape" in a for a in rack["assumptions"])

@@ -92,6 +92,20 @@ TEST(Collective, AllToAllInsideANodeUsesNvlink) {
   EXPECT_EQ(net->link_stats(c.pcie_tx(0)).bytes, 0.0);
 }
 
+// The same 16-rank all-to-all when the two nodes form one NVLink domain (NVL72-style
+// cluster.nvlink_domain): every leg is NVLink, each GPU's port carries its 15 legs of S/16.
+TEST(Collective, AllToAllInsideAMultiNodeNvlinkDomainUsesNvlink) {
+  auto spec = small_cluster(2);
+  spec.node.nvlink_domain = 16;
+  const network::Cluster c(spec);
+  const double bytes = 1.0 * (1 << 30);
+  const double t = run_one(c, "flow", Op::all_to_all, first_gpus(16), bytes);
+  EXPECT_NEAR(t, 3e-6 + 0.7e-6 + bytes / 16 / (450e9 * 0.95 / 15), 1e-3 * t);
+  const network::Cluster split(small_cluster(2));
+  const double across = run_one(split, "flow", Op::all_to_all, first_gpus(16), bytes);
+  EXPECT_LT(t, 0.3 * across) << t << " " << across;
+}
+
 TEST(Collective, AllToAllAcrossNodesIsNicBound) {
   // 2 nodes x 8 GPUs, S per rank: each GPU sends 8 x S/16 over its own NIC.
   const network::Cluster c(small_cluster(2));

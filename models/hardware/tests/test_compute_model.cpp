@@ -66,10 +66,22 @@ TEST(ComputeModel, OtherGpusScaleWithTheirSpecs) {
   const ct::sim::Bytes big{int64_t{8} << 30};
   EXPECT_NEAR(h100.elementwise_time(big).seconds() / h200.elementwise_time(big).seconds(),
               4.8 / 3.35, 0.01);
-  // B200 is faster on big GEMMs by about the peak ratio (wave quantization differs a little).
+  // B200 is faster on big GEMMs by about the peak ratio times its measured efficiency ratio
+  // (wave quantization differs a little).
   const double ratio = h200.gemm_time(16384, 16384, 16384).seconds() /
                        b200.gemm_time(16384, 16384, 16384).seconds();
-  EXPECT_NEAR(ratio, 2.25e15 / 989.4e12, 0.1 * 2.25e15 / 989.4e12);
+  EXPECT_NEAR(ratio, 2.25e15 / 989.4e12 * 77.6 / 80.3, 0.05 * 2.25e15 / 989.4e12);
+  // gemm_eff_scale alone: the same spec at scale 1 is slower on a compute-bound GEMM by the
+  // scale, and the efficiency is capped at 1.
+  GpuSpec unscaled = gpu("GB200");
+  unscaled.gemm_eff_scale = 1.0;
+  const ComputeModel gb200(gpu("GB200"), Calibration::h200());
+  const ComputeModel gb200_unscaled(unscaled, Calibration::h200());
+  EXPECT_NEAR(gb200_unscaled.gemm_efficiency(16384, 16384, 16384) / gb200.gemm_efficiency(16384, 16384, 16384),
+              80.3 / 72.9, 1e-9);
+  GpuSpec silly = gpu("H100-SXM");
+  silly.gemm_eff_scale = 5.0;
+  EXPECT_LE(ComputeModel(silly, Calibration::h200()).gemm_efficiency(16384, 16384, 16384), 1.0);
   EXPECT_GT(a100.attention_time(1, 32, 8192, 128, true, AttentionPass::forward),
             h200.attention_time(1, 32, 8192, 128, true, AttentionPass::forward));
   // Launch floors are kept.

@@ -11,7 +11,7 @@ namespace {
 
 TEST(GpuCatalog, HasTheRequiredGpusAndAllAreValid) {
   const auto names = gpu_names();
-  for (const char* n : {"A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200-SXM", "B200"}) {
+  for (const char* n : {"A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200-SXM", "B200", "B300", "GB200", "GB300"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     ASSERT_NE(find_gpu(n), nullptr) << n;
     EXPECT_NO_THROW(validate(*find_gpu(n))) << n;
@@ -45,9 +45,37 @@ TEST(GpuCatalog, DatasheetFigures) {
   const GpuSpec& b200 = gpu("B200");
   EXPECT_DOUBLE_EQ(b200.bf16_dense_flops, 2.25e15);
   EXPECT_DOUBLE_EQ(b200.fp8_dense_flops, 4.5e15);
-  EXPECT_DOUBLE_EQ(b200.hbm_bytes_per_s, 8e12);
+  EXPECT_DOUBLE_EQ(b200.hbm_bytes_per_s, 7.7e12);
   EXPECT_DOUBLE_EQ(b200.nvlink_bytes_per_s, 900e9);
   EXPECT_EQ(b200.sm_count, 148);
+  EXPECT_EQ(b200.nvlink_domain, 0);  // HGX: the node
+
+  // GB200/GB300 NVL72: 72 GPUs in one NVLink 5 domain; dense peaks are half the sparse
+  // datasheet figures.
+  const GpuSpec& gb200 = gpu("GB200");
+  EXPECT_DOUBLE_EQ(gb200.bf16_dense_flops, 2.5e15);
+  EXPECT_DOUBLE_EQ(gb200.fp8_dense_flops, 5e15);
+  EXPECT_DOUBLE_EQ(gb200.hbm_bytes_per_s, 8e12);
+  EXPECT_DOUBLE_EQ(gb200.tdp_watts, 1200.0);
+  EXPECT_EQ(gb200.nvlink_domain, 72);
+  const GpuSpec& gb300 = gpu("GB300");
+  EXPECT_GT(gb300.hbm_bytes, 270e9 * 1.0);
+  EXPECT_DOUBLE_EQ(gb300.tdp_watts, 1400.0);
+  EXPECT_EQ(gb300.nvlink_domain, 72);
+  EXPECT_TRUE(gb300.fp8_ratio_extrapolated);
+}
+
+// Per-generation GEMM efficiency: each GPU's measured best-shape matmul efficiency (MAMF
+// table) over H100 SXM's 80.3%; Hopper parts are the fitted silicon (1).
+TEST(GpuCatalog, GemmEfficiencyScaleFollowsTheMeasuredBestShape) {
+  EXPECT_DOUBLE_EQ(gpu("H100-SXM").gemm_eff_scale, 1.0);
+  EXPECT_DOUBLE_EQ(gpu("H200-SXM").gemm_eff_scale, 1.0);
+  EXPECT_DOUBLE_EQ(gpu("A100-80GB").gemm_eff_scale, 1.0);  // kept at the Hopper curve, stated
+  EXPECT_FALSE(gpu("A100-80GB").gemm_eff_basis.empty());
+  EXPECT_NEAR(gpu("B200").gemm_eff_scale, 77.6 / 80.3, 1e-12);
+  EXPECT_NEAR(gpu("GB200").gemm_eff_scale, 72.9 / 80.3, 1e-12);
+  EXPECT_FALSE(gpu("GB200").gemm_eff_basis.empty());
+  EXPECT_TRUE(gpu("H100-SXM").gemm_eff_basis.empty());
 }
 
 TEST(GpuCatalog, UnknownNameListsKnownOnes) {

@@ -56,6 +56,14 @@ TEST(NodeSpec, RejectsBadFieldsByName) {
   n.nvlink_latency = ct::sim::Duration::ns(-1);
   EXPECT_NE(error_of(n).find("nvlink_latency"), std::string::npos);
   n = dgx_h100();
+  n.nvlink_domain = 12;  // not whole nodes
+  EXPECT_NE(error_of(n).find("nvlink_domain"), std::string::npos);
+  n.nvlink_domain = 72;  // 9 nodes of 8
+  EXPECT_EQ(error_of(n), "");
+  EXPECT_EQ(n.nvlink_domain_gpus(), 72);
+  n.nvlink_domain = 0;
+  EXPECT_EQ(n.nvlink_domain_gpus(), 8);
+  n = dgx_h100();
   n.gpu.tdp_watts = 0;
   EXPECT_NE(error_of(n).find("tdp_watts"), std::string::npos);
 }

@@ -59,6 +59,25 @@ TEST(Cluster, InterNodePathIsPcieFabricPcie) {
   EXPECT_EQ(c.resource_name(c.pcie_rx(11)), "gpu11.pcie_rx");
 }
 
+// An NVLink domain of several nodes (NVL72-style): GPUs of different nodes in the same domain
+// talk over their NVLink ports, GPUs of different domains over PCIe and the fabric.
+TEST(Cluster, NvlinkDomainSpansNodes) {
+  auto spec = small_cluster(4);
+  spec.node.nvlink_domain = 16;  // two nodes of 8
+  const Cluster c(spec);
+  EXPECT_EQ(c.domain_of(15), 0);
+  EXPECT_EQ(c.domain_of(16), 1);
+  EXPECT_EQ(c.nics_per_domain(), 2 * c.nics_per_node());
+  std::vector<int32_t> p;
+  EXPECT_EQ(c.path(3, 8 + 3, 7, p), c.node().nvlink_latency);
+  ASSERT_EQ(p.size(), 2U);
+  EXPECT_EQ(p[0], c.nvlink_tx(3));
+  EXPECT_EQ(p[1], c.nvlink_rx(11));
+  (void)c.path(3, 16 + 3, 7, p);
+  EXPECT_EQ(p.front(), c.pcie_tx(3));
+  EXPECT_EQ(p.back(), c.pcie_rx(19));
+}
+
 TEST(Cluster, BadRankIsAnError) {
   const Cluster c(small_cluster(2));
   std::vector<int32_t> p;
