@@ -1,5 +1,8 @@
 // NCCL-like collectives over a network::Network, on the caller's Simulation.
 //
+// The algorithm is NCCL's choice (nccl_tuning.h: its cost model over ring, tree, NVLS and NVLS
+// tree and the LL / LL128 / Simple protocols) unless CollectiveParams::algorithm forces one,
+// and the executed bandwidth never exceeds what that model gives the algorithm.
 // Every collective becomes ONE network transfer:
 //   ring all_reduce / all_gather / reduce_scatter / broadcast -> one pipelined chain (ring.h)
 //   tree all_reduce                                          -> one pipelined chain (tree.h)
@@ -11,10 +14,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "models/collective/layout.h"
+#include "models/collective/nccl_tuning.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/network/path_uses.h"
@@ -25,7 +31,9 @@
 namespace ct::collective {
 
 enum class Op { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
-enum class Algorithm { automatic, ring, tree };
+// nvls: NVLink SHARP inside one NVLink domain (Hopper and later); nvls_tree: NVLS inside each
+// domain and a double binary tree across them. automatic = NCCL's choice (nccl_tuning.h).
+enum class Algorithm { automatic, ring, tree, nvls, nvls_tree };
 
 // "all_reduce", ...; parse_op throws std::invalid_argument listing the names.
 std::string_view op_name(Op op);
@@ -57,6 +65,9 @@ struct Plan {
   std::vector<network::Leg> legs;
   sim::Bytes bytes_per_leg;
   sim::Duration fixed_latency;  // pipelined chains only
+  // Ceiling of the chain's per-leg wire rate, bit/s: the algorithm's bandwidth in NCCL's cost
+  // model (Simple protocol), which its kernels do not exceed however fast the links are.
+  double leg_rate_cap_bps = std::numeric_limits<double>::infinity();
 };
 
 class CollectiveEngine final : private network::DeliveryHandler, private sim::EventHandler {
@@ -70,7 +81,8 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   // completes after a zero delay.
   void start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h, uint64_t tag);
 
-  // The algorithm start() would use (automatic resolved; ring for ops without a tree).
+  // The algorithm start() would use (automatic resolved as NCCL resolves it; a forced algorithm
+  // that cannot run on this group, e.g. a tree inside one node, falls back to ring).
   [[nodiscard]] Algorithm choose(Op op, std::span<const int> group, sim::Bytes bytes);
   // Uncontended alpha-beta estimate: fixed latency + wire bytes per leg / the chain's
   // bottleneck (min over resources of capacity / legs crossing it).
@@ -91,6 +103,10 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   void on_event(uint64_t slot) override;
   uint32_t new_slot(CompletionHandler& h, uint64_t tag);
   void build(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm, Plan& out);
+  // NCCL's view of a group (nccl_tuning.h inputs).
+  TuningInput tuning_input(Op op, const Layout& layout) const;
+  // Sets out.leg_rate_cap_bps from NCCL's bandwidth of out.algorithm (Simple protocol).
+  void cap(Op op, const Layout& layout, double bytes, Plan& out) const;
   sim::Duration estimate_plan(const Plan& plan);
 
   sim::Simulation& sim_;

@@ -3,8 +3,11 @@
 // chain (the op ends when its slowest pair ends; the shared rate puts each GPU's port under
 // its n-1 legs), fixed latency = step_latency + the largest path latency. n (n-1) legs:
 // fine for EP-sized groups (about a million legs at n = 1,024), not for 10K-rank groups.
-// Automatic algorithm (all_reduce across > 1 node only): the smaller of the ring and tree
-// alpha-beta estimates (estimate()), as NCCL's tuner compares its per-algorithm cost models.
+// Automatic algorithm: NCCL's cost model (nccl_tuning.h) picks ring, tree, NVLS or NVLS tree
+// for all_reduce, ring for all_gather / reduce_scatter / broadcast. NVLS is one leg per
+// member carrying the whole buffer (the switch reduces and multicasts); NVLS tree uses the
+// tree's legs across domains with NCCL's NVLS latency. Every chain's rate is capped at the
+// algorithm's NCCL bandwidth (cap()).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -46,6 +49,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
   out.legs.clear();
   out.point_to_point = false;
   out.algorithm = Algorithm::ring;
+  out.leg_rate_cap_bps = std::numeric_limits<double>::infinity();
   const sim::Duration alpha = params_.step_latency;
   switch (op) {
     case Op::send_recv: {
@@ -73,17 +77,36 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       return;
     }
     case Op::all_reduce:
-      if (algorithm == Algorithm::tree && layout.node_slots() > 1) {
-        out.algorithm = Algorithm::tree;
+      if ((algorithm == Algorithm::tree || algorithm == Algorithm::nvls_tree) && layout.node_slots() > 1) {
+        out.algorithm = algorithm;
         const TreeShape shape = tree_legs(net_, layout, channels_, out.legs);
         out.bytes_per_leg = ceil_bytes(s / (2.0 * c));
-        // Pipeline fill: `steps` chunks at the chain's uncontended rate.
-        uses_.clear();
-        for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
-        const double chunk = std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
-        const double rate = uses_.bottleneck_bps(capacity_) * net_.params().protocol_efficiency;
-        const sim::Duration fill = network::serialization(8.0 * chunk, rate);
-        out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
+        if (algorithm == Algorithm::nvls_tree) {
+          // NVLS inside each domain (no step structure to model): NCCL's latency for it.
+          out.fixed_latency = sim::Duration::from_seconds(
+              1e-6 * nccl_cost(tuning_input(op, layout), NcclAlgo::nvls_tree, Protocol::simple, s).latency_us);
+        } else {
+          // Pipeline fill: `steps` chunks at the chain's uncontended rate.
+          uses_.clear();
+          for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
+          const double chunk = std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
+          const double rate = uses_.bottleneck_bps(capacity_) * net_.params().protocol_efficiency;
+          const sim::Duration fill = network::serialization(8.0 * chunk, rate);
+          out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
+        }
+        cap(op, layout, s, out);
+        return;
+      }
+      if (algorithm == Algorithm::nvls && layout.node_slots() == 1 && n > 1) {
+        // NVLink SHARP: the switch reduces (multimem load-reduce) and multicasts the result, so
+        // every GPU's port sends and receives the buffer once: one leg per member, S each.
+        out.algorithm = Algorithm::nvls;
+        for (int i = 0; i < n; ++i) out.legs.push_back(network::Leg{layout.ranks[static_cast<size_t>(i)],
+                                                                    layout.ranks[static_cast<size_t>((i + 1) % n)]});
+        out.bytes_per_leg = bytes;
+        out.fixed_latency = sim::Duration::from_seconds(
+            1e-6 * nccl_cost(tuning_input(op, layout), NcclAlgo::nvls, Protocol::simple, s).latency_us);
+        cap(op, layout, s, out);
         return;
       }
       [[fallthrough]];
@@ -102,6 +125,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       const sim::Duration h = ring_legs(net_, layout, channels_, out.legs);
       out.bytes_per_leg = ceil_bytes(k * s / c);
       out.fixed_latency = (alpha + h) * steps;
+      if (op != Op::broadcast) cap(op, layout, s, out);
       return;
     }
   }
@@ -114,7 +138,7 @@ sim::Duration CollectiveEngine::estimate_plan(const Plan& plan) {
     const sim::Duration lat = uses_.add(l.src_gpu, l.dst_gpu, 0);
     if (plan.point_to_point) latency = lat;
   }
-  const double rate = uses_.bottleneck_bps(capacity_);
+  const double rate = std::min(uses_.bottleneck_bps(capacity_), plan.leg_rate_cap_bps);
   if (std::isinf(rate)) return latency;
   const double bits = 8.0 * plan.bytes_per_leg.as_double() / net_.params().protocol_efficiency;
   return latency + network::serialization(bits, rate);
@@ -138,15 +162,55 @@ sim::Duration CollectiveEngine::estimate(Op op, std::span<const int> group, sim:
   return estimate_plan(scratch_);
 }
 
+TuningInput CollectiveEngine::tuning_input(Op op, const Layout& layout) const {
+  const hardware::NodeSpec& node = cluster_.node();
+  TuningInput in;
+  in.all_reduce = op == Op::all_reduce;
+  in.ranks = layout.size();
+  in.nodes = layout.node_slots();
+  in.ppn = 1;
+  for (int i = 0; i < layout.node_slots(); ++i) in.ppn = std::max(in.ppn, static_cast<int>(layout.members(i).size()));
+  // One search channel per NIC the group's members reach (their own rails).
+  const double nics_per_gpu = static_cast<double>(node.nics_per_node) / node.gpus_per_node;
+  in.channels = std::clamp(static_cast<int>(std::lround(in.ppn * nics_per_gpu)), 1, 16);
+  in.sm_arch = node.gpu.sm_arch;
+  in.bw_inter = ladder_inter(std::min(node.nic_rate.bytes_per_second(), node.pcie_rate.bytes_per_second()) / 1e9,
+                             in.sm_arch);
+  in.nvlink = nccl_nvlink_total(node.nvlink_rate.bytes_per_second());
+  return in;
+}
+
+void CollectiveEngine::cap(Op op, const Layout& layout, double bytes, Plan& out) const {
+  NcclAlgo algo = NcclAlgo::ring;
+  if (out.algorithm == Algorithm::tree) algo = NcclAlgo::tree;
+  if (out.algorithm == Algorithm::nvls) algo = NcclAlgo::nvls;
+  if (out.algorithm == Algorithm::nvls_tree) algo = NcclAlgo::nvls_tree;
+  const AlgoCost cost = nccl_cost(tuning_input(op, layout), algo, Protocol::simple, bytes);
+  if (!cost.enabled || cost.algbw <= 0.0 || bytes <= 0.0) return;
+  const double seconds = bytes / (cost.algbw * 1e9);
+  out.leg_rate_cap_bps = 8.0 * out.bytes_per_leg.as_double() / net_.params().protocol_efficiency / seconds;
+}
+
 Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes bytes) {
   const Layout layout = make_layout(cluster_, group, seen_);
-  if (params_.algorithm != Algorithm::automatic) return params_.algorithm;
-  if (op != Op::all_reduce || layout.node_slots() < 2) return Algorithm::ring;
-  build(op, group, bytes, Algorithm::ring, scratch_);
-  const sim::Duration ring = estimate_plan(scratch_);
-  build(op, group, bytes, Algorithm::tree, scratch_);
-  const sim::Duration tree = estimate_plan(scratch_);
-  return tree < ring ? Algorithm::tree : Algorithm::ring;
+  if (op == Op::all_to_all || op == Op::send_recv || op == Op::broadcast) return Algorithm::ring;
+  const TuningInput in = tuning_input(op, layout);
+  NcclAlgo forced = NcclAlgo::ring;
+  switch (params_.algorithm) {
+    case Algorithm::automatic: break;
+    case Algorithm::ring: forced = NcclAlgo::ring; break;
+    case Algorithm::tree: forced = NcclAlgo::tree; break;
+    case Algorithm::nvls: forced = NcclAlgo::nvls; break;
+    case Algorithm::nvls_tree: forced = NcclAlgo::nvls_tree; break;
+  }
+  const Choice choice = nccl_choose(in, bytes.as_double(), params_.algorithm == Algorithm::automatic ? nullptr : &forced);
+  switch (choice.algo) {
+    case NcclAlgo::ring: return Algorithm::ring;
+    case NcclAlgo::tree: return Algorithm::tree;
+    case NcclAlgo::nvls: return Algorithm::nvls;
+    case NcclAlgo::nvls_tree: return Algorithm::nvls_tree;
+  }
+  return Algorithm::ring;
 }
 
 uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {
@@ -161,9 +225,7 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
     sim_.schedule_in(sim::Duration::zero(), *static_cast<sim::EventHandler*>(this), new_slot(h, tag));
     return;
   }
-  Algorithm algorithm = params_.algorithm;
-  if (algorithm == Algorithm::automatic) algorithm = choose(op, group, bytes);
-  build(op, group, bytes, algorithm, scratch_);
+  build(op, group, bytes, choose(op, group, bytes), scratch_);
   const uint32_t slot = new_slot(h, tag);
   // The network tag is also the ECMP flow id: a serial number above the slot spreads
   // successive collectives of the same ranks over the fabric's equal-cost paths.
@@ -172,7 +234,8 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
   if (scratch_.point_to_point) {
     net_.send(scratch_.legs[0].src_gpu, scratch_.legs[0].dst_gpu, bytes, handler, net_tag);
   } else {
-    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency, handler, net_tag);
+    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency, scratch_.leg_rate_cap_bps,
+                        handler, net_tag);
   }
 }
 

@@ -35,6 +35,8 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::automatic: return "automatic";
     case Algorithm::ring: return "ring";
     case Algorithm::tree: return "tree";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::nvls_tree: return "nvls_tree";
   }
   return "?";
 }

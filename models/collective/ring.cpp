@@ -12,15 +12,19 @@ sim::Duration ring_legs(const network::Network& net, const Layout& layout, int c
     const int k = layout.size();
     if (k < 2) return h;
     for (int c = 0; c < channels; ++c) {
+      sim::Duration sum = sim::Duration::zero();
       for (int t = 0; t < k; ++t) {
         const network::Leg leg{layout.visit(0, c, t), layout.visit(0, c, t + 1)};
         legs.push_back(leg);
-        h = std::max(h, net.path_latency(leg.src_gpu, leg.dst_gpu));
+        sum += net.path_latency(leg.src_gpu, leg.dst_gpu);
       }
+      h = std::max(h, sum / k);
     }
     return h;
   }
   for (int c = 0; c < channels; ++c) {
+    sim::Duration sum = sim::Duration::zero();
+    int hops = 0;
     for (int i = 0; i < nodes; ++i) {
       const int k = static_cast<int>(layout.members(i).size());
       const int anchor = layout.visit(i, c, 0);
@@ -28,7 +32,8 @@ sim::Duration ring_legs(const network::Network& net, const Layout& layout, int c
       for (int t = 0; t + 1 < k; ++t) {
         const network::Leg leg{layout.visit(i, c, t), layout.visit(i, c, t + 1)};
         legs.push_back(leg);
-        h = std::max(h, net.path_latency(leg.src_gpu, leg.dst_gpu));
+        sum += net.path_latency(leg.src_gpu, leg.dst_gpu);
+        ++hops;
       }
       if (k > 1) {  // PXN: the last member hands over to the anchor, on rail c
         const network::Leg leg{layout.visit(i, c, k - 1), anchor};
@@ -37,8 +42,10 @@ sim::Duration ring_legs(const network::Network& net, const Layout& layout, int c
       }
       const int next = layout.visit((i + 1) % nodes, c, 0);
       legs.push_back(network::Leg{anchor, next});
-      h = std::max(h, relay + net.path_latency(anchor, next));
+      sum += relay + net.path_latency(anchor, next);
+      ++hops;
     }
+    h = std::max(h, sum / hops);
   }
   return h;
 }

@@ -14,7 +14,10 @@
 // C channels are legs of the same chain (they run in lock-step; one variable also makes the
 // alpha-beta backend see the channels sharing each GPU's NVLink port). Contention with other
 // traffic is resolved by the network (max-min in flow mode).
-//   T = steps x (step_latency + h) + k S / (C x rate),  h = the largest ring-edge latency.
+//   T = steps x (step_latency + h) + k S / (C x rate),  h = the mean ring-edge latency of the
+//   slowest channel: a chunk goes round the ring hop by hop, so its latency is the sum of the
+//   hops it crosses (steps x the mean), not steps x the worst hop (which made a 128-node
+//   ring pay the cross-leaf latency at every NVLink hop).
 // Broadcast uses the closed ring too (NCCL's edge back into the root idles; it matters only
 // when that edge alone is the bottleneck).
 #pragma once
@@ -27,8 +30,8 @@
 
 namespace ct::collective {
 
-// Appends the legs of `channels` ring channels; returns h, the largest ring-edge latency
-// (a relayed edge counts the NVLink relay plus the inter-node path).
+// Appends the legs of `channels` ring channels; returns h, the largest over channels of the
+// mean ring-edge latency (a relayed edge counts the NVLink relay plus the inter-node path).
 sim::Duration ring_legs(const network::Network& net, const Layout& layout, int channels,
                         std::vector<network::Leg>& legs);
 

@@ -55,9 +55,9 @@ constexpr double kGiB = 1073741824.0;
 const std::vector<GpuSpec>& catalog() {
   auto spec = [](std::string name, double bf16, double fp8, double hbm_gib, double hbm_bw, double nvlink,
                  double tdp, int sms, double clock, double fp8_ratio, bool fp8_carried, double eff_scale,
-                 std::string eff_basis, int nvlink_domain) {
+                 std::string eff_basis, int nvlink_domain, int arch) {
     return GpuSpec{std::move(name), bf16, fp8, hbm_gib * kGiB, hbm_bw, nvlink, tdp, sms, clock, fp8_ratio,
-                   fp8_carried, eff_scale, std::move(eff_basis), nvlink_domain};
+                   fp8_carried, eff_scale, std::move(eff_basis), nvlink_domain, arch};
   };
   const std::string a100 =
       "the Hopper curve kept: A100's best-shape 86.9% (MAMF, 2025 software) over-predicts its published 2021-22 runs";
@@ -65,16 +65,16 @@ const std::vector<GpuSpec>& catalog() {
   const std::string b300 = "B300 SXM best-shape matmul 78.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string gb200 = "GB200 best-shape matmul 72.9% of peak vs H100 SXM 80.3% (MAMF table)";
   static const std::vector<GpuSpec> specs = {
-      spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0),
-      spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0),
-      spec("H100-SXM", 989.4e12, 1979e12, 80, 3.35e12, 450e9, 700.0, 132, 1.98e9, 0.882, false, 1.0, "", 0),
-      spec("H800", 989.4e12, 1979e12, 80, 3.35e12, 200e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0),
-      spec("H200-SXM", 989.4e12, 1979e12, 141, 4.8e12, 450e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0),
-      spec("B200", 2.25e15, 4.5e15, 180, 7.7e12, 900e9, 1000.0, 148, 1.98e9, 0.983, false, 77.6 / 80.3, b200, 0),
-      spec("B300", 2.25e15, 4.5e15, 270, 7.7e12, 900e9, 1100.0, 148, 1.98e9, 0.948, false, 78.6 / 80.3, b300, 0),
-      spec("GB200", 2.5e15, 5e15, 186, 8e12, 900e9, 1200.0, 152, 1.98e9, 0.992, false, 72.9 / 80.3, gb200, 72),
+      spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0, 80),
+      spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0, 80),
+      spec("H100-SXM", 989.4e12, 1979e12, 80, 3.35e12, 450e9, 700.0, 132, 1.98e9, 0.882, false, 1.0, "", 0, 90),
+      spec("H800", 989.4e12, 1979e12, 80, 3.35e12, 200e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0, 90),
+      spec("H200-SXM", 989.4e12, 1979e12, 141, 4.8e12, 450e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0, 90),
+      spec("B200", 2.25e15, 4.5e15, 180, 7.7e12, 900e9, 1000.0, 148, 1.98e9, 0.983, false, 77.6 / 80.3, b200, 0, 100),
+      spec("B300", 2.25e15, 4.5e15, 270, 7.7e12, 900e9, 1100.0, 148, 1.98e9, 0.948, false, 78.6 / 80.3, b300, 0, 100),
+      spec("GB200", 2.5e15, 5e15, 186, 8e12, 900e9, 1200.0, 152, 1.98e9, 0.992, false, 72.9 / 80.3, gb200, 72, 100),
       spec("GB300", 2.5e15, 5e15, 279, 8e12, 900e9, 1400.0, 152, 1.98e9, 0.948, true, 78.6 / 80.3,
-           b300 + ", carried over to GB300 (same die)", 72),
+           b300 + ", carried over to GB300 (same die)", 72, 100),
   };
   return specs;
 }
@@ -115,7 +115,7 @@ GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_f
   GpuSpec spec{std::move(name), bf16_dense_flops, fp8_dense_flops, hbm_bytes, hbm_bytes_per_s,
                nvlink_bytes_per_s, tdp_watts, sm_count, sm_clock_hz,
                fp8_dense_flops > bf16_dense_flops ? 1.0 : 0.0, fp8_dense_flops > bf16_dense_flops,
-               1.0, "custom GPU: the H200 fit's efficiencies", 0};
+               1.0, "custom GPU: the H200 fit's efficiencies", 0, 90};
   validate(spec);
   return spec;
 }

@@ -35,6 +35,10 @@ struct GpuSpec {
   // GPUs sharing one NVLink switch domain in the system this part ships in (GB200/GB300
   // NVL72: 72 across 18 trays); 0 = the node (HGX/DGX: 8).
   int nvlink_domain = 0;
+  // CUDA compute capability x 10 (A100 80, Hopper 90, Blackwell 100): selects NCCL's
+  // per-architecture tuning constants (models/collective/nccl_tuning.h) and whether NVLink
+  // SHARP (NVLS, Hopper and later with NVSwitch) exists.
+  int sm_arch = 90;
 };
 
 // Throws std::invalid_argument naming the first field that is not a finite positive number

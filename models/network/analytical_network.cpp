@@ -46,12 +46,12 @@ void AnalyticalNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, Deliver
 }
 
 void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                                       sim::Duration fixed_latency, DeliveryHandler& handler,
-                                       uint64_t tag) {
+                                       sim::Duration fixed_latency, double leg_rate_cap_bps,
+                                       DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
   for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
   const double bits = 8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency;
-  const double rate = uses_.bottleneck_bps(stats_.capacities());
+  const double rate = std::min(uses_.bottleneck_bps(stats_.capacities()), leg_rate_cap_bps);
   const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
   finish(bits, wire == sim::Duration::max() ? wire : fixed_latency + wire, handler, tag);
 }

@@ -3,7 +3,8 @@
 //   send:            T = latency(path) + ceil(8 * bytes / eff / B_path)      [ps]
 //                    B_path = min capacity along the path
 //   send_pipelined:  T = fixed_latency + ceil(8 * bytes_per_leg / eff / x)
-//                    x = min_r C_r / a_r over the union of the legs' resources, a_r = legs on r
+//                    x = min(cap, min_r C_r / a_r) over the union of the legs' resources,
+//                    a_r = legs on r, cap = leg_rate_cap_bps
 //                    (the slowest leg; a chain that crosses a port m times gets 1/m of it)
 // One event per transfer on the shared Simulation. Statistics count each transfer's wire bits
 // as finished work on every resource it crosses (busy = bits / capacity).
@@ -28,8 +29,8 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
             uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, DeliveryHandler& handler,
-                      uint64_t tag) override;
+                      sim::Duration fixed_latency, double leg_rate_cap_bps,
+                      DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;

@@ -22,14 +22,16 @@ void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandl
 }
 
 void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                                 sim::Duration fixed_latency, DeliveryHandler& handler,
-                                 uint64_t tag) {
+                                 sim::Duration fixed_latency, double leg_rate_cap_bps,
+                                 DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
   for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
-  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag);
+  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag,
+        leg_rate_cap_bps);
 }
 
-void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag) {
+void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
+                        double rate_cap_bps) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -51,7 +53,7 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
     sim_.schedule(t.timer, sim_.now() + latency);
     return;
   }
-  t.variable = solver_.add_variable(sim::MaxMinSolver::kUnbounded, t.uses);
+  t.variable = solver_.add_variable(std::isinf(rate_cap_bps) ? sim::MaxMinSolver::kUnbounded : rate_cap_bps, t.uses);
   if (transfer_of_variable_.size() <= static_cast<size_t>(t.variable)) {
     transfer_of_variable_.resize(static_cast<size_t>(t.variable) + 1, -1);
   }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -39,8 +40,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
             uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, DeliveryHandler& handler,
-                      uint64_t tag) override;
+                      sim::Duration fixed_latency, double leg_rate_cap_bps,
+                      DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
@@ -74,7 +75,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
 
   void on_event(uint64_t tag) override;
-  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag);
+  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
+             double rate_cap_bps = std::numeric_limits<double>::infinity());
   void request_solve();
   void bytes_done(Transfer& t);
   void set_rate(Transfer& t, double rate);

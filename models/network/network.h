@@ -68,10 +68,12 @@ class Network {
   // common rate (a synchronous pipeline goes at the pace of its slowest leg); a resource
   // crossed by m legs carries m times the rate. Delivered after the bytes plus
   // `fixed_latency`; the legs' own path latencies are NOT added (the caller folds hop latency
-  // into fixed_latency, e.g. steps x (step latency + max hop latency)).
+  // into fixed_latency, e.g. steps x (step latency + max hop latency)). The common per-leg
+  // wire rate never exceeds leg_rate_cap_bps (infinity: links only), the ceiling an
+  // algorithm's kernels put on it (collective.h).
   virtual void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                              sim::Duration fixed_latency, DeliveryHandler& handler,
-                              uint64_t tag) = 0;
+                              sim::Duration fixed_latency, double leg_rate_cap_bps,
+                              DeliveryHandler& handler, uint64_t tag) = 0;
 
   [[nodiscard]] virtual sim::Duration path_latency(int src_gpu, int dst_gpu) const = 0;
   // Uncontended bottleneck capacity of the path (raw link rate; goodput is this times

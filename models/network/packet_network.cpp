@@ -317,8 +317,8 @@ void PacketNetwork::send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, Delivery
 }
 
 void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                                   sim::Duration fixed_latency, DeliveryHandler& handler,
-                                   uint64_t tag) {
+                                   sim::Duration fixed_latency, double leg_rate_cap_bps,
+                                   DeliveryHandler& handler, uint64_t tag) {
   for (const Leg& l : legs) {
     cluster_.check_gpu(l.src_gpu, "network send source");
     cluster_.check_gpu(l.dst_gpu, "network send destination");
@@ -342,12 +342,12 @@ void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_p
   }
   for (const Leg& l : legs) {
     if (l.src_gpu == l.dst_gpu) continue;
-    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, tag, packet_.data_priority);
+    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, tag, packet_.data_priority, leg_rate_cap_bps);
   }
 }
 
 void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes,
-                               uint64_t flow_id, int priority) {
+                               uint64_t flow_id, int priority, double rate_cap_bps) {
   uint32_t id;
   if (!free_flows_.empty()) {
     id = free_flows_.back();
@@ -359,9 +359,11 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
   Flow& f = flows_[id];
   const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
   f.path.clear();
-  double cap = std::numeric_limits<double>::infinity();
+  // The sender's rate never exceeds the collective's ceiling (a pipelined chain's kernels) nor,
+  // across domains, its PCIe path.
+  double cap = rate_cap_bps;
   if (cluster_.domain_of(src_gpu) != cluster_.domain_of(dst_gpu)) {
-    cap = ports_[static_cast<size_t>(path_.front())].bps;  // PCIe tx: a rate cap, not a port
+    cap = std::min(cap, ports_[static_cast<size_t>(path_.front())].bps);  // PCIe tx: a rate cap, not a port
     f.path.assign(path_.begin() + 1, path_.end());
   } else {
     f.path.assign(path_.begin(), path_.end());

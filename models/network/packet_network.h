@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <deque>
 #include <string>
 #include <unordered_set>
@@ -196,8 +197,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   // rate); delivered when the last leg's last packet arrives plus
   // max(0, fixed_latency - longest leg path latency).
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, DeliveryHandler& handler,
-                      uint64_t tag) override;
+                      sim::Duration fixed_latency, double leg_rate_cap_bps,
+                      DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   // New serializations use the new rate; a packet on the wire finishes at the old one.
@@ -359,7 +360,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   void on_event(uint64_t tag) override;
   uint32_t new_group(DeliveryHandler& handler, uint64_t tag);
   void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id,
-                  int priority);
+                  int priority, double rate_cap_bps = std::numeric_limits<double>::infinity());
   void leg_done(uint32_t group);
 
   uint32_t alloc_packet();

@@ -94,9 +94,12 @@ collective::CollectiveParams collective_params(const Config& c) {
   collective::CollectiveParams p;
   p.channels = c.network.channels;
   p.step_latency = c.network.collective_step_latency;
-  p.algorithm = c.network.collective_algorithm == "ring"   ? collective::Algorithm::ring
-                : c.network.collective_algorithm == "tree" ? collective::Algorithm::tree
-                                                           : collective::Algorithm::automatic;
+  const std::string& a = c.network.collective_algorithm;
+  p.algorithm = a == "ring"        ? collective::Algorithm::ring
+                : a == "tree"      ? collective::Algorithm::tree
+                : a == "nvls"      ? collective::Algorithm::nvls
+                : a == "nvls_tree" ? collective::Algorithm::nvls_tree
+                                   : collective::Algorithm::automatic;
   return p;
 }
 

@@ -102,8 +102,8 @@ std::vector<Param> build_table() {
   t.push_back(P(network.sample_interval, duration, "\"10us\"", "Packet mode: how often the queue and pause time series (report tables.queues) are sampled."));
   t.push_back(P(network.pfc.watchdog, duration, "\"200ms\"", "PFC watchdog: a queue paused this long is declared stormed."));
   t.push_back(P(network.congestion_control, text, "\"dcqcn\"", "NIC congestion control.").one_of({"dcqcn", "none", "hpcc"}));
-  t.push_back(P(network.collective_algorithm, text, "\"auto\"", "Collective algorithm (auto chooses by size and group shape).")
-                  .one_of({"auto", "ring", "tree"}));
+  t.push_back(P(network.collective_algorithm, text, "\"auto\"", "Collective algorithm, as NCCL_ALGO: auto = NCCL's cost-model choice by size, group shape and GPU (ring, tree, nvls = NVLink SHARP in one NVLink domain, nvls_tree = NVLS in each domain + tree across; models/collective/nccl_tuning.h). A forced algorithm that cannot run on a group (a tree in one node, NVLS before Hopper) runs as ring.")
+                  .one_of({"auto", "ring", "tree", "nvls", "nvls_tree"}));
   t.push_back(P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).").at_most(64));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
   t.push_back(P(network.solve_quantum, duration, "\"10us\"",

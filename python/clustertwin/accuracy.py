@@ -36,6 +36,7 @@ class _Case:
     reason: str | None = None
     pick: str = "first"  # "first" or "max" over the scenarios that fit
     source: str = ""
+    direct: Callable[[], float] | None = None  # a value computed without a training run (nccl-tests)
 
 
 def _cluster(gpu: str, gpus: int, nic: str, fabric: dict | None = None, hbm: str | None = None,
@@ -279,6 +280,33 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             yield _Case(row["model"], q, v, reason=why, source=row["source"])
 
 
+def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str) -> float:
+    """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G."""
+    from . import _core
+    sc = {"name": "nccl-tests", "cluster": {"gpu": "H100-SXM", "nodes": nodes, "gpus_per_node": 8, "nics_per_node": 8,
+                                            "nic": "400Gbps"},
+          "network": {"mode": mode, "collective_algorithm": "auto" if algorithm == "default" else algorithm},
+          "traffic": {"pattern": "collective"}}
+    table = _core.nccl_tests(json.dumps(sc), "{}", "all_reduce", [nodes], f"{size}B", f"{size}B")
+    for line in table.splitlines():
+        f = line.split()
+        if f and not line.startswith("#") and f[0] == str(size):
+            return float(f[7])
+    raise RuntimeError(f"no row of {size} B in the twin's nccl-tests table")
+
+
+def _nccl_tests(mode: str) -> Iterable[_Case]:
+    """Real nccl-tests all_reduce_perf logs on H100/H200 with 8 x 400G per node: busbw at the
+    largest size of each log, NCCL's default choice, the ring forced, or NVLS tree forced."""
+    for row in _load("nccl-tests-h100.json")["rows"]:
+        label = f"{row['id']} {row['nodes']} nodes {row['algorithm']} {row['size_bytes'] >> 30} GiB"
+        if row["derived"]:
+            label += " (chart)"
+        nodes, algo, size = row["nodes"], row["algorithm"], row["size_bytes"]
+        yield _Case(label, "busbw GB/s", row["busbw_GBps"], source=row["source"],
+                    direct=lambda n=nodes, a=algo, b=size: _nccl_busbw(n, a, b, mode))
+
+
 @dataclass
 class _SetSpec:
     name: str
@@ -299,6 +327,7 @@ SETS = [
     _SetSpec("korthikanti", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "korthikanti"), "Korthikanti et al. 2022"),
     _SetSpec("llm-foundry", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "llm-foundry"), "MosaicML LLM Foundry"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
+    _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
 ]
 
 
@@ -311,6 +340,8 @@ def _evaluate(case: _Case) -> tuple[float | None, str | None, bool | None]:
     """(predicted, why not, whether the layout fits in memory)."""
     if case.reason:
         return None, case.reason, None
+    if case.direct is not None:
+        return case.direct(), None, None
     best = None
     for sc in case.scenarios:
         try:

@@ -15,7 +15,8 @@ using testing::small_cluster;
 
 TEST(Collective, SmallMessageLatencyFloor) {
   // 8 B all-reduce over 2 full nodes (16 ranks). The bandwidth term is ~nil, so
-  //   ring: T = 2(n-1) (step_latency + h_ring) = 30 (3 us + relay + NIC path)
+  //   ring: T = 2(n-1) (step_latency + h_ring) = 30 (3 us + mean hop), mean hop = NVLink +
+  //         NIC path / 8 (7 NVLink hops and one relay + NIC hop per node)
   //   tree: T = 2(depth + k - 1) (step_latency + h_tree) + fill = 16 (3 us + NIC path) + fill
   // with depth = 1, k = 8 and fill = 16 x 1 B / rate (~ps).
   const network::Cluster c(small_cluster(2));
@@ -29,38 +30,46 @@ TEST(Collective, SmallMessageLatencyFloor) {
   tree.algorithm = Algorithm::tree;
   for (const std::string mode : {"analytical", "flow"}) {
     const double tr = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, ring);
-    EXPECT_NEAR(tr, 30 * (3e-6 + nv + path), 1e-3 * tr) << mode;
+    EXPECT_NEAR(tr, 30 * (3e-6 + nv + path / 8), 1e-3 * tr) << mode;
     const double tt = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, tree);
     EXPECT_NEAR(tt, 16 * (3e-6 + path), 1e-3 * tt) << mode;
     EXPECT_DOUBLE_EQ(run_one(c, mode, Op::all_reduce, first_gpus(16), 8), tt) << "automatic picks the tree";
   }
 }
 
-TEST(Collective, AutomaticChoiceTakesTheSmallerEstimate) {
+TEST(Collective, AutomaticChoiceIsNcclsCostModel) {
   const network::Cluster c(small_cluster(4));
   sim::Simulation sim;
   auto net = network::make_network("analytical", sim, c);
   CollectiveEngine engine(sim, *net, c);
   const auto all = first_gpus(32);
-  for (double bytes = 8; bytes <= 8.0 * (1 << 30); bytes *= 32) {
-    const sim::Bytes b{static_cast<int64_t>(bytes)};
-    const auto ring = engine.estimate(Op::all_reduce, all, b, Algorithm::ring);
-    const auto tree = engine.estimate(Op::all_reduce, all, b, Algorithm::tree);
-    EXPECT_EQ(engine.choose(Op::all_reduce, all, b), tree < ring ? Algorithm::tree : Algorithm::ring);
-  }
+  // Across nodes: the tree (LL) for small buffers, NVLS tree for large ones; inside one node
+  // ring (LL) for small buffers and NVLS for large ones; all-gather always ring.
   EXPECT_EQ(engine.choose(Op::all_reduce, all, sim::Bytes{8}), Algorithm::tree);
-  // Inside one node, and for ops without a tree: ring.
+  EXPECT_EQ(engine.choose(Op::all_reduce, all, sim::Bytes{int64_t{256} << 20}), Algorithm::nvls_tree);
+  // At 4 GiB the ring's 384 GB/s beats the NVLS tree's 364 once its latency is paid.
+  EXPECT_EQ(engine.choose(Op::all_reduce, all, sim::Bytes{int64_t{4} << 30}), Algorithm::ring);
   EXPECT_EQ(engine.choose(Op::all_reduce, first_gpus(8), sim::Bytes{8}), Algorithm::ring);
-  EXPECT_EQ(engine.choose(Op::all_gather, all, sim::Bytes{8}), Algorithm::ring);
-  // One GPU per node on 2 nodes: both move S over the one NIC, the tree's pipeline fill
-  // makes the ring cheaper for large buffers.
+  EXPECT_EQ(engine.choose(Op::all_reduce, first_gpus(8), sim::Bytes{int64_t{1} << 30}), Algorithm::nvls);
+  EXPECT_EQ(engine.choose(Op::all_gather, all, sim::Bytes{int64_t{1} << 30}), Algorithm::ring);
+  // One GPU per node on 2 nodes: one NIC each; NVLS needs two GPUs in a domain and the
+  // tree's per-channel cap is below the NIC: ring.
   const std::vector<int> dp{3, 11};
   EXPECT_EQ(engine.choose(Op::all_reduce, dp, sim::Bytes{int64_t{1} << 30}), Algorithm::ring);
+  // A100 has no NVLink SHARP.
+  auto a100 = small_cluster(4);
+  a100.node.gpu = hardware::gpu("A100-80GB");
+  const network::Cluster ca(a100);
+  sim::Simulation sim2;
+  auto net2 = network::make_network("analytical", sim2, ca);
+  CollectiveEngine e2(sim2, *net2, ca);
+  const Algorithm big = e2.choose(Op::all_reduce, all, sim::Bytes{int64_t{1} << 30});
+  EXPECT_TRUE(big == Algorithm::ring || big == Algorithm::tree);
 }
 
 TEST(Collective, EstimateMatchesTheAnalyticalBackend) {
   const network::Cluster c(small_cluster(4));
-  for (const Algorithm a : {Algorithm::ring, Algorithm::tree}) {
+  for (const Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls_tree}) {
     sim::Simulation sim;
     auto net = network::make_network("analytical", sim, c);
     CollectiveParams p;

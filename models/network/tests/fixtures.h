@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "models/hardware/gpu_catalog.h"
@@ -14,6 +15,8 @@
 namespace ct::network::testing {
 
 using namespace ct::sim::literals;
+
+inline constexpr double kNoCap = std::numeric_limits<double>::infinity();  // send_pipelined: links only
 
 // DGX-H100-like: 8 GPUs, NVLink 450 GB/s, PCIe Gen5 64 GB/s, 8 x 400 Gb/s NICs.
 inline hardware::NodeSpec h100_node(int nics = 8) {

@@ -52,9 +52,22 @@ TEST_P(BothModes, ChainGoesAtTheSlowestLegPlusFixedLatency) {
   // NVLink leg (3600 Gb/s) and an inter-node leg (400 Gb/s): the chain moves at 400 Gb/s.
   const std::array<Leg, 2> legs{Leg{0, 1}, Leg{1, 9}};
   const double bytes = 64.0 * (1 << 20);
-  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::us(10), rec, 0);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::us(10), testing::kNoCap, rec, 0);
   sim.run();
   const double expected = 10e-6 + wire_s(bytes, 400e9);
+  EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
+}
+
+TEST_P(BothModes, ChainRateNeverExceedsItsCap) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c);
+  Recorder rec(sim);
+  const std::array<Leg, 2> legs{Leg{0, 1}, Leg{1, 9}};
+  const double bytes = 64.0 * (1 << 20);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), 100e9, rec, 0);
+  sim.run();
+  const double expected = wire_s(bytes, 100e9);  // the 400 Gb/s leg would allow 4x more
   EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
 }
 
@@ -65,7 +78,7 @@ TEST_P(BothModes, ChainCrossingAPortTwiceGetsHalfOfIt) {
   Recorder rec(sim);
   const std::array<Leg, 2> legs{Leg{0, 8}, Leg{1, 9}};
   const double bytes = 64.0 * (1 << 20);
-  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), rec, 0);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), testing::kNoCap, rec, 0);
   sim.run();
   const double expected = wire_s(bytes, 200e9);
   EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);

@@ -142,7 +142,7 @@ TEST(Packet, IntraNodeAndPipelinedTransfersComplete) {
   net.send(0, 1, sim::Bytes{kMiB}, rec, 0);  // NVLink
   net.send(2, 2, sim::Bytes{kMiB}, rec, 1);  // self: zero delay
   const std::vector<Leg> ring = {{0, 8}, {8, 16}, {16, 0}};
-  net.send_pipelined(ring, sim::Bytes{kMiB}, sim::Duration::us(20), rec, 2);
+  net.send_pipelined(ring, sim::Bytes{kMiB}, sim::Duration::us(20), testing::kNoCap, rec, 2);
   sim.run();
   EXPECT_EQ(rec.count, 3);
   const double nvlink = c.node().nvlink_latency.seconds() + packet_wire_s(net, kMiB, 450e9 * 8);

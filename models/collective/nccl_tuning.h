@@ -1,0 +1,81 @@
+// NCCL's cost model: how NCCL picks the algorithm and protocol of a collective, and the bus
+// bandwidth it expects of each, re-derived from NCCL's tuner (NVIDIA/nccl src/graph/tuning.cc,
+// 2.30.7 @ 5067397c; the Hopper and Ampere constants have not changed since 2.18). The engine
+// (collective.h) uses it twice: to choose the algorithm as NCCL does (the smallest
+// latency + bytes / bandwidth over every enabled algorithm and protocol), and as the ceiling of
+// the executed collective's bandwidth (the Simple protocol's bandwidth of that algorithm): the
+// wire model alone lets a tree or an intra-node ring run at link speed, which NCCL never
+// reaches (per-channel SM and protocol limits; docs/collectives.md compares both with logs).
+//
+// Inputs are what NCCL's topology search would find, from the cluster:
+//   nodes     NVLink domains the group spans (NCCL's nNodes), ppn = largest ranks per domain;
+//   channels  search channels: one per NIC of a domain (8 on an HGX with 8 NICs);
+//   bw_inter  per channel, GB/s: the NIC's raw rate, capped by the GPU-NIC PCIe path, snapped
+//             down to NCCL's inter-node speed ladder (400 Gb/s NIC -> 48);
+//   nvlink    NCCL's NVLink total per GPU: links x per-link rate, 0.82 of the datasheet
+//             (H100 18 x 20.6 = 370.8 of 450 GB/s, B200 18 x 40.1 of 900, A100 12 x 20 of 300).
+// Per algorithm (AllReduce; nsteps = 2 (n - 1)):
+//   ring      single domain: busBw = best channels x ladder speed <= nvlink (H100 12 x 30 = 360);
+//             several: busBw = channels x bw_inter; algBw = busBw n / nsteps.
+//             latency = base + (nsteps - inter) max(intra, 3 x netOverhead) + inter x NET,
+//             inter = 2 (nodes - 1); x 1.4 for Simple across domains with >= 64 B per channel
+//             and rank (NCCL's ring plateau penalty).
+//   tree      nodes > 1: busBw = min(0.92 channels x bw, channels x perChMaxTreeBw[arch][nodes]),
+//             algBw = busBw / 2; latency = base + 2 ((ppn - 1) intra + floor(log2 nodes) NET).
+//   nvls      one domain, sm_arch >= 90: per channel min(bwIntra x nvlsEff x (c-1)/c x 2, inf),
+//             bwIntra = ladder speed <= nvlink / 9; algBw = busBw n / nsteps; latency 25 us.
+//   nvls_tree nodes > 1, sm_arch >= 90: per channel min(the same intra, bw_inter x (2 if
+//             nodes <= 2), perChMaxNVLSTreeBw[arch][nodes]); latency 25 + 2 floor(log2 nodes) 20.9.
+//   Protocols: LL busBw = min(llMaxBw, busBw / 2) (tree: / 3.8); LL128 x 0.92 capped per channel
+//   (tree: x 120/128); NVLS and NVLS tree are Simple only.
+// AllGather / ReduceScatter / Broadcast: ring (nsteps = n - 1).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace ct::collective {
+
+enum class Protocol { ll, ll128, simple };
+std::string_view protocol_name(Protocol p);
+
+// Algorithms NCCL runs (the engine's Algorithm minus `automatic`).
+enum class NcclAlgo { ring, tree, nvls, nvls_tree };
+
+struct TuningInput {
+  bool all_reduce = true;  // false: all_gather / reduce_scatter / broadcast (ring only)
+  int ranks = 1;
+  int nodes = 1;  // NVLink domains spanned
+  int ppn = 1;    // largest number of ranks in one domain
+  int channels = 8;
+  double bw_inter = 48.0;  // GB/s per channel, already on the ladder
+  double nvlink = 370.8;   // GB/s, NCCL's NVLink total per GPU
+  int sm_arch = 90;
+};
+
+struct AlgoCost {
+  bool enabled = false;
+  double latency_us = 0.0;
+  double algbw = 0.0;  // GB/s of user buffer (NCCL's algorithm bandwidth)
+  double busbw = 0.0;  // nccl-tests' bus bandwidth at that algBw
+};
+
+// The cost of one (algorithm, protocol); enabled = false when NCCL would not run it here.
+AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double bytes);
+
+struct Choice {
+  NcclAlgo algo = NcclAlgo::ring;
+  Protocol proto = Protocol::simple;
+  double time_us = 0.0;
+};
+// NCCL's choice: the smallest latency + bytes / (1000 algBw) over the enabled pairs, restricted
+// to `only` when forced (NCCL_ALGO); falls back to ring when the forced algorithm cannot run.
+Choice nccl_choose(const TuningInput& in, double bytes, const NcclAlgo* only = nullptr);
+
+// NCCL's speed ladders (search.cc): the largest entry <= bw.
+double ladder_inter(double bw, int sm_arch);
+double ladder_intra(double bw, int sm_arch);
+// NCCL's NVLink total of a GPU from its datasheet per-direction bandwidth (bytes/s) -> GB/s.
+double nccl_nvlink_total(double nvlink_bytes_per_s);
+
+}  // namespace ct::collective
