@@ -103,15 +103,19 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t co
 }
 
 ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k,
-                                          int64_t count, bool fp8) const {
+                                          int64_t count, bool fp8, bool mx) const {
   if (fp8 && !(gpu_.fp8_gemm_ratio > 0.0)) {
     throw std::invalid_argument("FP8 GEMM on " + gpu_.name + ", which has no FP8 tensor cores");
+  }
+  if (mx && gpu_.sm_arch < 100) {
+    throw std::invalid_argument("MXFP8 GEMM on " + gpu_.name + ", which has no block-scaled FP8 (Blackwell and later)");
   }
   const double eff = gemm_efficiency(m, n, k, count);
   const auto& g = cal_.gemm;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
   const double kd = static_cast<double>(k), cd = static_cast<double>(count);
-  const double peak = fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio : gpu_.bf16_dense_flops;
+  const double peak = fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio * (mx ? kMxfp8KernelRatio : 1.0)
+                          : gpu_.bf16_dense_flops;
   const double t_compute = 2.0 * md * nd * kd * cd / (peak * eff);
   const double in_bytes = fp8 ? 1.0 : 2.0;
   const double bytes = (in_bytes * (md * kd + kd * nd) + 2.0 * md * nd) * cd;

@@ -86,6 +86,10 @@ struct Calibration {
 // Throws std::invalid_argument naming the first parameter out of its domain.
 void validate(const Calibration& cal);
 
+// MXFP8 GEMM kernel throughput relative to per-tensor FP8 on the same Blackwell GPU: 2.68 vs
+// 2.82 PFLOP/s in Transformer Engine's GEMM benchmark on B300 (5B-model shapes, kernels alone).
+inline constexpr double kMxfp8KernelRatio = 2.68 / 2.82;
+
 class ComputeModel {
  public:
   ComputeModel(GpuSpec gpu, Calibration cal);  // validates both
@@ -94,8 +98,10 @@ class ComputeModel {
   // fp8: A and B in FP8 (1 byte), C in bf16, at the FP8 peak times the GPU's measured FP8/BF16
   // efficiency ratio (gpu_catalog.h); the efficiency curve is the bf16 one (FP8 tiles are not
   // measured). Throws std::invalid_argument for a GPU without FP8 tensor cores.
+  // mx: MXFP8 block-scaled FP8 (Blackwell, sm_arch >= 100): kMxfp8KernelRatio of the
+  // per-tensor FP8 rate.
   [[nodiscard]] ct::sim::Duration gemm_time(int64_t m, int64_t n, int64_t k,
-                                            int64_t count = 1, bool fp8 = false) const;
+                                            int64_t count = 1, bool fp8 = false, bool mx = false) const;
   // bf16 scaled dot-product attention; backward alone = forward_backward - forward.
   // seq_kv: keys per query when they differ from seq (context parallelism: a rank's seq / cp
   // queries against all seq keys); 0 = seq. F = 4 b h seq seq_kv d, halved when causal (with

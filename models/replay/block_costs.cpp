@@ -24,7 +24,7 @@ MemoryOp memory_class(std::string_view name) {
 double op_time(const Op& op, const hardware::ComputeModel& compute) {
   switch (op.kind) {
     case OpKind::gemm:
-      return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8).seconds();
+      return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8, op.mx).seconds();
     case OpKind::attention: {
       const double fwd = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
                                                 AttentionPass::forward, op.seq_kv).seconds();

@@ -180,12 +180,17 @@ void check_config(Config& c) {
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
-    if (c.training_job.runtime.precision == "fp8") {
+    const std::string& precision = c.training_job.runtime.precision;
+    if (precision != "bf16") {
       guard("training_job.runtime.precision", [&] {
         const hardware::GpuSpec g = gpu_spec(c);
         if (!(g.fp8_gemm_ratio > 0.0)) {
-          throw ScenarioError({"training_job.runtime.precision: got \"fp8\", but cluster.gpu " + c.cluster.gpu +
+          throw ScenarioError({"training_job.runtime.precision: got \"" + precision + "\", but cluster.gpu " + c.cluster.gpu +
                                " has no FP8 tensor cores; expected bf16"});
+        }
+        if (precision == "mxfp8" && g.sm_arch < 100) {
+          throw ScenarioError({"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
+                               " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
         }
       });
     }

@@ -130,11 +130,13 @@ Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count) {
 Op gemm_dgrad(const Op& f, std::string_view name) {
   Op op = gemm(name, f.m, f.k, f.n, f.count);
   op.fp8 = f.fp8;
+  op.mx = f.mx;
   return op;
 }
 Op gemm_wgrad(const Op& f, std::string_view name) {
   Op op = gemm(name, f.k, f.n, f.m, f.count);
   op.fp8 = f.fp8;
+  op.mx = f.mx;
   return op;
 }
 
@@ -146,7 +148,15 @@ namespace {
 // activation in forward and the output gradient in backward; weights are cast the same way
 // on the first micro-batch of a step and cached (TE is_first_microbatch). The attention core,
 // norms, the embedding and the output layer stay in bf16 (Megatron-core's FP8 recipe).
-void to_fp8(std::vector<Step>& steps, int64_t microbatches) {
+// Recipes (bytes moved per element of a cast tensor):
+//   fp8 (delayed scaling): the scale comes from the amax history: 4 (read 2, write 1 + 1).
+//   fp8-cs (per-tensor current scaling): an amax pass reads the tensor first: 6.
+//   mxfp8 (1 x 32 blocks, E8M0 scales, Blackwell): quantized row-wise and column-wise from
+//     bf16 in one pass, each copy with one scale byte per 32 elements: 2 + 2 x 33/32 = 4.0625;
+//     the GEMMs are block-scaled (ComputeModel: kMxfp8KernelRatio).
+void to_fp8(std::vector<Step>& steps, int64_t microbatches, const std::string& recipe) {
+  const int64_t per32 = recipe == "mxfp8" ? 130 : recipe == "fp8-cs" ? 192 : 128;  // bytes per element x 32
+  auto cast = [&](int64_t elements) { return elements * per32 / 32; };
   std::vector<Step> out;
   for (Step s : steps) {
     const bool linear = s.op.kind == OpKind::gemm && !s.op.name.starts_with("attn_core.");
@@ -155,10 +165,11 @@ void to_fp8(std::vector<Step>& steps, int64_t microbatches) {
       continue;
     }
     s.op.fp8 = true;
+    s.op.mx = recipe == "mxfp8";
     const int64_t input = s.op.m * s.op.k * s.op.count, weight = s.op.k * s.op.n * s.op.count;
     const int64_t grad = s.op.m * s.op.n * s.op.count;
-    out.push_back({elementwise("fp8_cast", 4 * input + 4 * weight / std::max<int64_t>(1, microbatches)),
-                   "fp8_cast.bwd", {}, 4 * grad});
+    out.push_back({elementwise("fp8_cast", cast(input) + cast(weight) / std::max<int64_t>(1, microbatches)),
+                   "fp8_cast.bwd", {}, cast(grad)});
     out.push_back(s);
   }
   steps = std::move(out);
@@ -274,7 +285,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     st.push_back({elementwise("moe_unpermute", 4 * T * e.top_k * h), "moe_unpermute.bwd", {}});
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
-  if (job.precision == "fp8") to_fp8(st, microbatches(job));
+  if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }

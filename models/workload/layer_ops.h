@@ -53,6 +53,7 @@ struct Op {
   // gemm: count identical GEMMs C[m,n] = A[m,k] B[k,n]; fp8: inputs in FP8 (precision fp8)
   int64_t m = 0, n = 0, k = 0, count = 1;
   bool fp8 = false;
+  bool mx = false;  // fp8 with MXFP8 block scaling (block-scaled GEMM kernels)
   // attention
   int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;

@@ -183,8 +183,8 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
     divides(err, P + "shard_size", p.shard_size, P + "data_parallel", p.data_parallel);
     if (p.expert_parallel > 1) divides(err, P + "expert_parallel", p.expert_parallel, P + "shard_size", p.shard_size);
   }
-  if (job.precision != "bf16" && job.precision != "fp8") {
-    err.add() << "training_job.runtime.precision = \"" << job.precision << "\" must be bf16 or fp8";
+  if (job.precision != "bf16" && !is_fp8(job)) {
+    err.add() << "training_job.runtime.precision = \"" << job.precision << "\" must be bf16, fp8, fp8-cs or mxfp8";
   }
   if (job.recompute_layers < 0) {
     err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers << " must be >= 0";

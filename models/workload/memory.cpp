@@ -151,7 +151,7 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(p.context_parallel);
   const bool sp = p.sequence_parallel && p.tensor_parallel > 1;
   const bool flash = job.attention != "unfused";
-  const ActivationTerms a = activation_terms(m, st, flash, job.precision == "fp8" && st.fp8_saves_fp8_inputs);
+  const ActivationTerms a = activation_terms(m, st, flash, is_fp8(job) && st.fp8_saves_fp8_inputs);
   if (recompute == Recompute::full) {
     return to_bytes(st.residual_bytes * tokens * d(m.hidden) / (sp ? t : 1.0));
   }
@@ -247,11 +247,14 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   // fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
   // step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
   int64_t fp8_weights = 0;
-  if (job.precision == "fp8") {
+  if (is_fp8(job)) {
     const LayerParameters L = layer_parameters(m);
     const double matmul = d((L.attention + L.dense_mlp) / t) +
                           d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
-    fp8_weights = to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)));
+    // With ZeRO-3 / FSDP the FP8 copies are sharded like the weights (Megatron FSDP's
+    // fp8_param_gather gathers FP8 shards per unit): the gathered unit is in `temporary`.
+    const double shard = par.zero_stage >= 3 ? d(zero_shard_degree(par)) : 1.0;
+    fp8_weights = to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)) / shard);
   }
   b.weights = states.weights + autocast + fp8_weights;
   const int64_t grads = states.gradients;

@@ -75,8 +75,13 @@ struct JobSpec {
   int recompute_layers = 0;
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
-  std::string precision = "bf16";       // bf16 | fp8 (Transformer Engine, delayed scaling; layer_ops.h)
+  // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
+  // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h
+  std::string precision = "bf16";
 };
+
+// The linear layers run in FP8 (any of the FP8 recipes).
+inline bool is_fp8(const JobSpec& j) { return j.precision == "fp8" || j.precision == "fp8-cs" || j.precision == "mxfp8"; }
 
 enum class Recompute { none, selective, full };
 

@@ -168,8 +168,6 @@ def _perf_rows(mode: str, group: str) -> Iterable[_Case]:
         if _group(row) != group:
             continue
         label = f"{row['model']} {row.get('num_gpus')}x{row['gpu'].split(' ')[0]} {row.get('precision') or ''}".strip()
-        if _precision(row) == "fp8" and ("cs" in str(row.get("precision")) or "float8" in str(row.get("precision"))):
-            label += " (run as delayed scaling)"
         quantity, published = _published(row)
         case = _Case(label, quantity, published, source=row["source"])
         case.reason = _perf_reason(row, quantity)
@@ -187,19 +185,18 @@ def _published(row: dict) -> tuple[str, float]:
 
 
 def _precision(row: dict) -> str | None:
-    """bf16 or fp8 for the twin, None when the row's precision is not modelled. FP8 with delayed
-    scaling (NeMo 24.07 "fp8") is what training_job.runtime.precision: fp8 models; current
-    scaling ("fp8-cs", torchao float8) is run the same way (its extra amax pass is not
-    modelled, and the row label says so); MXFP8 (Blackwell block scaling) is not modelled."""
+    """The twin's training_job.runtime.precision for a row: NeMo 24.07 "fp8" is Transformer
+    Engine's delayed scaling (fp8); "fp8-cs" and torchao float8 (tensorwise) are per-tensor
+    current scaling (fp8-cs); "mxfp8" / "fp8-mx" are Blackwell block scaling (mxfp8)."""
     p = str(row.get("precision") or "bf16").lower()
     if "mx" in p:
-        return None
+        return "mxfp8"
+    if "fp8-cs" in p or "float8" in p or "tensorwise" in p:
+        return "fp8-cs"
     return "fp8" if "fp8" in p else "bf16"
 
 
 def _perf_reason(row: dict, quantity: str) -> str | None:
-    if _precision(row) is None:
-        return "MXFP8 (block-scaled FP8) is not modelled yet"
     if quantity == "TFLOP/s per GPU":
         return "only the source's model TFLOP/s is published; its FLOP convention is not reproduced"
     if row["gpu"] not in _GPUS:

@@ -86,6 +86,19 @@ def test_fp8_needs_fp8_tensor_cores_and_speeds_up_the_step():
         ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "fp8", "cluster.gpu": "A100-80GB"})
 
 
+def test_fp8_recipes_change_the_step_and_mxfp8_needs_blackwell():
+    b200 = {"cluster.gpu": "B200"}
+    steps = {p: ct.run(ct.Scenario(PIPELINED), overrides={**b200, "training_job.runtime.precision": p}).report
+             for p in ("bf16", "fp8", "fp8-cs", "mxfp8")}
+    t = {p: r["step_time_s"] for p, r in steps.items()}
+    # current scaling pays an amax pass per cast; MXFP8 block-scaled GEMMs are slower kernels
+    assert t["fp8"] < t["fp8-cs"] < t["bf16"]
+    assert t["fp8"] < t["mxfp8"] < t["bf16"]
+    assert any(a.startswith("mxfp8: ") for a in steps["mxfp8"]["assumptions"])
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.precision.*mxfp8"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "mxfp8"})
+
+
 def test_nvlink_defaults_to_the_catalog_value_of_the_gpu():
     a100 = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.gpu": "A100-80GB"}).report
     h100 = ct.run(ct.Scenario(PIPELINED)).report

@@ -109,6 +109,16 @@ TEST(ComputeModel, RejectsBadArguments) {
 namespace ct::hardware {
 namespace {
 
+// MXFP8: block-scaled GEMMs at kMxfp8KernelRatio of per-tensor FP8, Blackwell only.
+TEST(ComputeModel, Mxfp8GemmOnBlackwellOnly) {
+  const ComputeModel b200(gpu("B200"), Calibration::h200());
+  const double fp8 = b200.gemm_time(16384, 16384, 16384, 1, true).seconds();
+  const double mx = b200.gemm_time(16384, 16384, 16384, 1, true, true).seconds();
+  EXPECT_NEAR(fp8 / mx, kMxfp8KernelRatio, 0.01);
+  const ComputeModel h100(gpu("H100-SXM"), Calibration::h200());
+  EXPECT_THROW((void)h100.gemm_time(1024, 1024, 1024, 1, true, true), std::invalid_argument);
+}
+
 // FP8 GEMMs run at the FP8 peak times the measured FP8/BF16 efficiency ratio (MAMF: H100
 // 0.882): a large compute-bound GEMM is 2 x 0.882 = 1.76x faster; A100 has no FP8.
 TEST(ComputeModel, Fp8GemmAtTheMeasuredRatio) {

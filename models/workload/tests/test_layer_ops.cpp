@@ -207,5 +207,30 @@ TEST(LayerOps, Fp8MarksTheLinearsAndAddsCasts) {
   }
 }
 
+// FP8 recipes differ in their casts: current scaling reads every tensor once more for its amax
+// (6 bytes per element against delayed scaling's 4); MXFP8 writes two block-scaled copies
+// (4.0625) and marks its GEMMs block-scaled.
+TEST(LayerOps, Fp8RecipesCostTheirCasts) {
+  auto cast_bytes = [](const std::string& recipe) {
+    JobSpec j = testing::gpt3_job();
+    j.precision = recipe;
+    int64_t b = 0;
+    bool mx = false;
+    for (const Op& op : transformer_layer_ops(j).forward) {
+      if (op.name == "fp8_cast") b += op.bytes;
+      mx = mx || op.mx;
+    }
+    return std::make_pair(b, mx);
+  };
+  const auto [delayed, mx_delayed] = cast_bytes("fp8");
+  const auto [current, mx_current] = cast_bytes("fp8-cs");
+  const auto [block, mx_block] = cast_bytes("mxfp8");
+  EXPECT_NEAR(static_cast<double>(current) / static_cast<double>(delayed), 1.5, 1e-6);
+  EXPECT_NEAR(static_cast<double>(block) / static_cast<double>(delayed), 4.0625 / 4, 1e-6);
+  EXPECT_FALSE(mx_delayed);
+  EXPECT_FALSE(mx_current);
+  EXPECT_TRUE(mx_block);
+}
+
 }  // namespace
 }  // namespace ct::workload

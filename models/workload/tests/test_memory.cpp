@@ -231,6 +231,15 @@ TEST(Memory, Fp8AndNemoConventions) {
   EXPECT_EQ(ao.activations, memory_per_gpu(j, 3, o).activations);
   j.stack = "nemo";
   EXPECT_EQ(2 * memory_per_gpu(j, 3, o).gradients, bf16.gradients);
+  // ZeRO-3 / FSDP shards the FP8 copies like the weights (fp8_param_gather).
+  j.precision = "fp8";
+  j.parallelism.zero_stage = 3;
+  const MemoryBreakdown z3_fp8 = memory_per_gpu(j, 3, o);
+  j.precision = "bf16";
+  const MemoryBreakdown z3_bf16 = memory_per_gpu(j, 3, o);
+  const double shard = static_cast<double>(zero_shard_degree(j.parallelism));
+  EXPECT_NEAR(static_cast<double>(z3_fp8.weights - z3_bf16.weights),
+              2.0 * 12 * static_cast<double>((L.attention + L.dense_mlp) / 8) / shard, 2.0);
 }
 
 }  // namespace
