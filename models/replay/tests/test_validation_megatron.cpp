@@ -110,8 +110,12 @@ TEST(ValidationMegatronSC21, TableOneWithinStatedError) {
 // bf16 autocast, fused AdamW) on one H200, PyTorch 2.11, unprofiled step 0.3047 s
 // (tests/validation/h200-gpt1.4b-step.json, from shared/traces/kineto/trace_meta.json). The
 // compute model is calibrated on H200 kernels, so this checks the step assembly end to end.
-// Measured: the twin gives 0.2615 s (-14%); the gap is what the model leaves out: autocast's
-// per-op casts of fp32 weights, the loss and optimizer details, and Python/launch overhead.
+// The run is eager PyTorch (stack pytorch: autocast casts, fp32 residual stream, the fused
+// QKV output's layout copy and its backward cat). Measured: the twin gives 0.2891 s (-5.1%);
+// with the megatron-core stack's fused kernels it would be 0.2615 s (-14%). What is still
+// left out: the idle gaps between eager launches (13 ms in the unprofiled run), and the
+// strided permute / cat copies run at about 1 TB/s in the trace, a third of the streaming
+// rate the model gives them.
 TEST(ValidationH200Step, OneGpuGptStepWithinStatedError) {
   std::ifstream in("tests/validation/h200-gpt1.4b-step.json");
   ASSERT_TRUE(in);
@@ -127,6 +131,7 @@ TEST(ValidationH200Step, OneGpuGptStepWithinStatedError) {
   job.global_batch_size = m["micro_batch"];
   job.parallelism.zero_stage = 0;
   job.recompute_granularity = "none";
+  job.stack = "pytorch";
   network::ClusterSpec c = selene(8);
   c.node.gpu = hardware::gpu("H200-SXM");
   c.node.gpus_per_node = 1;
@@ -145,5 +150,5 @@ TEST(ValidationH200Step, OneGpuGptStepWithinStatedError) {
   const double measured = meta["unprofiled_step_s"];
   std::printf("H200 1.42B GPT step: measured %.4f s, twin %.4f s (%+.1f%%)\n", measured, twin,
               100 * (twin - measured) / measured);
-  EXPECT_NEAR(twin, measured, 0.17 * measured);
+  EXPECT_NEAR(twin, measured, 0.08 * measured);
 }

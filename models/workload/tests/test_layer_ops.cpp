@@ -186,6 +186,12 @@ TEST(LayerOps, AutocastAddsFp32TrafficNotFlops) {
   int casts = 0;
   for (const Op& op : eager.forward) casts += op.name == "autocast_cast" ? 1 : 0;
   EXPECT_EQ(casts, 4);  // QKV, projection, MLP in, MLP out
+  // the fused QKV output laid out for SDPA (copy) and its gradient put back (cat)
+  int layout = 0;
+  for (const Op& op : eager.forward) layout += op.name == "qkv_layout" ? 1 : 0;
+  for (const Op& op : eager.backward) layout += op.name == "qkv_layout.bwd" ? 1 : 0;
+  EXPECT_EQ(layout, 2);
+  for (const Op& op : fused.forward) EXPECT_NE(op.name, "qkv_layout");
 }
 
 // fp8: every linear GEMM of the layer in FP8 with a cast-transpose before it; attention stays.
