@@ -17,11 +17,13 @@ TimeBreakdown& TimeBreakdown::operator+=(const TimeBreakdown& o) {
   bubble_s += o.bubble_s;
   optimizer_s += o.optimizer_s;
   other_s += o.other_s;
+  straggler_s += o.straggler_s;
   return *this;
 }
 
 double TimeBreakdown::total() const {
-  return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s + other_s;
+  return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s + other_s +
+         straggler_s;
 }
 
 namespace {

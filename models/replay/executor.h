@@ -52,6 +52,7 @@ class Communicator {
 struct TimeBreakdown {
   double compute_s = 0, exposed_tp_comm_s = 0, exposed_pp_comm_s = 0, exposed_dp_comm_s = 0, bubble_s = 0,
          optimizer_s = 0, other_s = 0;
+  double straggler_s = 0;  // expected wait for the slowest worker (step_model.h), not simulated
   TimeBreakdown& operator+=(const TimeBreakdown& o);
   [[nodiscard]] double total() const;
 };

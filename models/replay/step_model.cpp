@@ -1,6 +1,7 @@
 #include "models/replay/step_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <unordered_map>
 
@@ -22,6 +23,23 @@ StepProgram build_program(const StepInput& in) {
   cost_params.tp_comm_overlap = in.tp_comm_overlap;
   const std::vector<StageCosts> costs = block_costs(in.job, compute, node, cost_params);
   return build_step_program(in.job, costs, in.program);
+}
+
+double straggler_delay(double compute_s, double gpus, int tensor_parallel, double microbatches,
+                       double microbatch_noise_cv, double worker_offset_cv) {
+  const double workers = std::floor(gpus / std::max(1, tensor_parallel));
+  if (workers < 2 || compute_s <= 0.0) return 0.0;
+  const double m = std::max(1.0, microbatches);
+  const double sigma = std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv / m);
+  // Blom's approximation of the expected maximum of N standard normals; the inverse normal
+  // CDF by bisection on erfc (monotone, 60 halvings).
+  const double p = (workers - 0.375) / (workers + 0.25);
+  double lo = -10.0, hi = 10.0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return compute_s * sigma * 0.5 * (lo + hi);
 }
 
 StepResult simulate_step(const StepInput& in) {
@@ -85,6 +103,13 @@ StepResult simulate_step(const StepInput& in) {
   // Ranks that finish before the slowest wait for it at the next step's first collective or
   // receive; that wait is already inside their window. What is left is the window mismatch.
   b.other_s += std::max(0.0, out.step_time_s - b.total());
+  double critical_compute = 0.0;
+  for (const double c : out.rank_compute_s) critical_compute = std::max(critical_compute, c);
+  b.straggler_s = straggler_delay(critical_compute, static_cast<double>(workload::gpus_used(in.job.parallelism)),
+                                  in.job.parallelism.tensor_parallel,
+                                  static_cast<double>(workload::microbatches(in.job)), in.microbatch_noise_cv,
+                                  in.worker_offset_cv);
+  out.step_time_s += b.straggler_s;
   out.collectives = run.collectives;
 
   const double peak = node.gpu.bf16_dense_flops;

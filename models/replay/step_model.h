@@ -36,6 +36,10 @@ struct StepInput {
   bool tp_comm_overlap = false;
   std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor): gpu_throttle faults, variability
   double kernel_jitter_cv = 0.0;                   // ExecutorOptions::kernel_jitter_cv
+  // Stragglers of a healthy fleet (straggler_delay()): per-micro-batch compute noise of each
+  // worker (a TP group) and its persistent speed offset, both as coefficients of variation.
+  double microbatch_noise_cv = 0.0;
+  double worker_offset_cv = 0.0;
   sim::TraceWriter* trace = nullptr;
   int trace_ranks = 16;
   uint64_t seed = 1;
@@ -72,6 +76,21 @@ struct StepResult {
 };
 
 StepResult simulate_step(const StepInput& input);
+
+// Stragglers (issue 16: the step is the maximum over its workers). Every worker (a TP group:
+// its ranks run each layer in lock-step) draws per micro-batch a compute-time noise of CV
+// sigma_e and has a persistent offset of CV sigma_p; a step of m micro-batches per replica
+// then varies by sigma = sqrt(sigma_p^2 + sigma_e^2 / m), and the gradient synchronisation
+// waits for the slowest of N = GPUs / TP workers. Expected extra time (not simulated: added to
+// the folded or explicit step):
+//   delay = compute x sigma x z_N,  z_N = E[max of N standard normals] ~ Phi^-1((N - 0.375) /
+//   (N + 0.25)) (Blom), 0 for one worker.
+// Sources for the defaults (cluster.variability): ByteDance's released production traces
+// (StragglerAnalysis, OSDI'25 artifact): persistent per-worker SD 0.27-0.37%, per-micro-batch
+// residual 1.1-1.9%; a Monte-Carlo with sigma_p 0.4% and sigma_e 2% reproduces the step jitter
+// of NVIDIA's MLPerf GPT-3 logs at 512-10,752 GPUs (docs/stragglers.md).
+double straggler_delay(double compute_s, double gpus, int tensor_parallel, double microbatches,
+                       double microbatch_noise_cv, double worker_offset_cv);
 
 // The step program simulate_step replays: block costs from the calibrated compute model,
 // then build_step_program with input.program (for exporting it, e.g. as Chakra traces).

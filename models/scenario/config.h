@@ -62,6 +62,8 @@ struct VariabilitySection {
   double throttled_fraction = 0.0;
   double throttle_factor = 1.0;
   double kernel_jitter_cv = 0.0;
+  double microbatch_noise_cv = 0.0;
+  double worker_offset_cv = 0.0;
 };
 
 struct ClusterSection {

@@ -82,6 +82,8 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.variability.gpu_speed_cv, fraction, "0", "Spread of sustained GPU speed across the cluster (coefficient of variation of a log-normal of mean 1, drawn per GPU from the seed)."));
   t.push_back(P(cluster.variability.throttled_fraction, fraction, "0", "Share of GPUs thermally throttled (chosen per GPU from the seed)."));
   t.push_back(P(cluster.variability.throttle_factor, fraction, "0.85", "Clock factor of a throttled GPU.").at_least(0.01));
+  t.push_back(P(cluster.variability.microbatch_noise_cv, fraction, "0.02", "Stragglers: compute-time noise of each worker (TP group) per micro-batch, independent across workers; the step waits for the slowest (expected maximum over GPUs / TP workers). ByteDance production traces: 1.1-1.9% per forward or backward; 2% reproduces MLPerf GPT-3 step jitter (docs/stragglers.md)."));
+  t.push_back(P(cluster.variability.worker_offset_cv, fraction, "0.004", "Stragglers: persistent speed spread of workers (TP groups) of a screened fleet; ByteDance traces: 0.27-0.37% (docs/stragglers.md)."));
   t.push_back(P(cluster.variability.kernel_jitter_cv, fraction, "0", "Run-to-run noise of every compute kernel (coefficient of variation of a log-normal of mean 1)."));
   t.push_back(P(cluster.power.idle_fraction, fraction, "0.15", "GPU power when not computing, as a share of its TDP."));
   t.push_back(P(cluster.power.host_per_gpu, fraction, "0.5", "Host power (CPUs, memory, NICs, fans) per GPU, as a share of the GPU TDP (DGX H100: 10.2 kW for 8 x 700 W)."));

@@ -176,6 +176,8 @@ replay::StepInput step_input(const Config& c) {
   in.seed = static_cast<uint64_t>(c.seed);
   in.gpu_speed = gpu_speeds(c);
   in.kernel_jitter_cv = c.cluster.variability.kernel_jitter_cv;
+  in.microbatch_noise_cv = c.cluster.variability.microbatch_noise_cv;
+  in.worker_offset_cv = c.cluster.variability.worker_offset_cv;
   // Replicas are provably identical only without contention and without perturbation.
   in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0;
   return in;
@@ -241,7 +243,7 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
   report["breakdown"] = {{"compute_s", b.compute_s},         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
                          {"exposed_pp_comm_s", b.exposed_pp_comm_s}, {"exposed_dp_comm_s", b.exposed_dp_comm_s},
                          {"bubble_s", b.bubble_s},           {"optimizer_s", b.optimizer_s},
-                         {"other_s", b.other_s}};
+                         {"other_s", b.other_s},             {"straggler_s", b.straggler_s}};
   // Collectives of the last step, grouped by (op, group size, bytes).
   std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
   for (const auto& rec : r.collectives) {

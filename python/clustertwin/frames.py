@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 BREAKDOWN = ["compute_s", "exposed_tp_comm_s", "exposed_pp_comm_s", "exposed_dp_comm_s", "bubble_s",
-             "optimizer_s", "other_s"]
+             "optimizer_s", "other_s", "straggler_s"]
 
 
 def _report(r: Any) -> Mapping[str, Any]:

@@ -155,3 +155,21 @@ def test_gb200_defaults_to_its_nvl72_domain():
     # domain it rings through the NICs
     assert trays["breakdown"]["exposed_tp_comm_s"] > 2 * rack["breakdown"]["exposed_tp_comm_s"]
     assert any("GB200 best-shape" in a for a in rack["assumptions"])
+
+
+def test_stragglers_grow_with_the_number_of_workers_and_follow_their_keys():
+    one = ct.run(ct.Scenario(GPT_1P4B)).report
+    assert one["breakdown"]["straggler_s"] == 0.0  # one worker waits for nobody
+    base = ct.run(ct.Scenario(PIPELINED)).report
+    big = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.nodes": 64,  # DP 16: 16 x 4 workers
+                                                    "training_job.parallelism.data_parallel": 16}).report
+    def share(r):
+        return r["breakdown"]["straggler_s"] / r["breakdown"]["compute_s"]
+    # 8 workers with 32 micro-batches each: 0.75% of the compute; 64 workers with 4: 2.6%
+    assert abs(share(base) - 0.0075) < 0.001 and abs(share(big) - 0.026) < 0.002
+    quiet = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.variability.microbatch_noise_cv": 0,
+                                                      "cluster.variability.worker_offset_cv": 0}).report
+    assert quiet["breakdown"]["straggler_s"] == 0.0
+    assert quiet["step_time_s"] < base["step_time_s"]
+    noisy = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.variability.worker_offset_cv": 0.02}).report
+    assert noisy["breakdown"]["straggler_s"] > base["breakdown"]["straggler_s"]
