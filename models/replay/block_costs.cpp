@@ -21,17 +21,18 @@ MemoryOp memory_class(std::string_view name) {
   return MemoryOp::streaming;
 }
 
-double op_time(const Op& op, const hardware::ComputeModel& compute) {
+double op_time(const Op& op, const hardware::ComputeModel& compute,
+               const workload::AttentionKernelSpeed& kernel = {}) {
   switch (op.kind) {
     case OpKind::gemm:
       return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8, op.mx).seconds();
     case OpKind::attention: {
       const double fwd = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
                                                 AttentionPass::forward, op.seq_kv).seconds();
-      if (!op.backward) return fwd;
+      if (!op.backward) return fwd / kernel.forward;
       const double both = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
                                                  AttentionPass::forward_backward, op.seq_kv).seconds();
-      return std::max(0.0, both - fwd);
+      return std::max(0.0, both - fwd) / kernel.backward;
     }
     case OpKind::elementwise:
       return compute.elementwise_time(sim::Bytes{op.bytes}, memory_class(op.name)).seconds();
@@ -44,10 +45,11 @@ struct PassTimes {
   double gemm = 0.0;
 };
 
-PassTimes pass_time(const std::vector<Op>& ops, const hardware::ComputeModel& compute) {
+PassTimes pass_time(const std::vector<Op>& ops, const hardware::ComputeModel& compute,
+                    const workload::AttentionKernelSpeed& kernel = {}) {
   PassTimes t;
   for (const Op& op : ops) {
-    const double s = op_time(op, compute);
+    const double s = op_time(op, compute, kernel);
     t.total += s;
     if (op.kind == OpKind::gemm) t.gemm += s;
   }
@@ -70,9 +72,10 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const workload::Recompute recompute = workload::parse_recompute(job.recompute_granularity);
 
   const workload::LayerOps layer = workload::transformer_layer_ops(job);
-  const PassTimes fwd = pass_time(layer.forward, compute);
-  const PassTimes bwd = pass_time(layer.backward, compute);
-  const PassTimes rec = pass_time(layer.recompute, compute);
+  const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
+  const PassTimes fwd = pass_time(layer.forward, compute, kernel);
+  const PassTimes bwd = pass_time(layer.backward, compute, kernel);
+  const PassTimes rec = pass_time(layer.recompute, compute, kernel);
 
   // Tensor-parallel collectives per layer and pass, on NVLink.
   const double nvlink = node.nvlink_rate.bytes_per_second() * params.protocol_efficiency;

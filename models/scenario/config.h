@@ -116,6 +116,7 @@ struct RuntimeSection {
   std::string recompute_granularity;
   int recompute_layers = 0;
   std::string attention;
+  std::string attention_kernel;
   std::string stack;
   std::string precision;
   bool tp_comm_overlap = false;

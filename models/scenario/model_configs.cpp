@@ -145,6 +145,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.recompute_granularity = c.training_job.runtime.recompute_granularity;
   j.recompute_layers = c.training_job.runtime.recompute_layers;
   j.attention = c.training_job.runtime.attention;
+  j.attention_kernel = c.training_job.runtime.attention_kernel;
   j.stack = c.training_job.runtime.stack;
   j.precision = c.training_job.runtime.precision;
   return j;

@@ -119,6 +119,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads).").at_most(1e5));
   t.push_back(P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu).").at_most(1e7));
   t.push_back(P(training_job.model.activation, text, "\"gelu\"", "MLP activation; selects GPT (gelu) or Llama (swiglu) layers.").one_of({"gelu", "swiglu"}));
+  t.push_back(P(training_job.model.dropout, text, "\"auto\"", "Dropout layers, whose masks are kept for backward (memory, and the mask traffic of the residual adds): auto = with gelu (GPT), without swiglu (Llama).").one_of({"auto", "yes", "no"}));
   t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1).at_most(1e7));
   t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1).at_most(1e8));
   t.push_back(P(training_job.model.tied_embeddings, boolean, "true", "Input embedding and output layer share weights."));
@@ -143,6 +144,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
   t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
+  t.push_back(P(training_job.runtime.attention_kernel, text, "\"auto\"", "The flash-attention kernel, by its measured throughput relative to cuDNN's (the calibrated one; FlashAttention-3 paper, H100): cudnn, fa3 (1.10 fwd / 1.08 bwd), fa2 (0.62 / 0.62; PyTorch SDPA's FLASH backend), triton (2023 Triton kernel: 0.68 / 0.21 estimated). auto = the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton for composer (models/workload/layer_ops.h).").one_of({"auto", "cudnn", "fa3", "fa2", "triton"}));
   t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
                   .one_of(workload::stack_names()));
   t.push_back(P(training_job.runtime.precision, text, "\"bf16\"", "Training precision: bf16, or the transformer's linear layers in FP8 at the GPU's measured FP8 rate with casts before them, FP8 weight copies and FP8 saved GEMM inputs in memory: fp8 (Transformer Engine delayed scaling), fp8-cs (per-tensor current scaling: an amax pass before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell 1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).").one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));

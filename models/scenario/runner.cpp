@@ -22,6 +22,7 @@
 #include "models/trace/pytorch_et.h"
 #include "models/trace/trace_import.h"
 #include "models/workload/flops.h"
+#include "models/workload/layer_ops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
@@ -119,6 +120,14 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
                   " of the BF16 efficiency" +
                   (g.fp8_ratio_extrapolated ? std::string(" (carried over from a GPU of the same die)") : "") + "; " +
                   recipe + "; mfu is against the BF16 peak");
+  }
+  if (job.attention == "flash") {
+    const workload::AttentionKernelSpeed k = workload::attention_kernel_speed(job, g.sm_arch);
+    if (k.name != "cudnn") {
+      out.push_back("attention: the " + std::string(k.name) + " kernel at " + std::to_string(k.forward).substr(0, 4) +
+                    " (forward) and " + std::to_string(k.backward).substr(0, 4) +
+                    " (backward) of the calibrated cuDNN kernel's throughput (models/workload/layer_ops.h)");
+    }
   }
   if (job.parallelism.zero_stage >= 3) {
     out.push_back("zero_stage 3: collectives per layer as stack " + job.stack + " issues them (models/workload/sharding.h)");

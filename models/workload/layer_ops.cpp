@@ -317,4 +317,22 @@ LayerOps embedding_ops(const JobSpec& job) {
   return assemble(st, Recompute::none);
 }
 
+AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
+  std::string_view k = job.attention_kernel;
+  if (k == "auto") {
+    switch (parse_stack(job.stack)) {
+      case Stack::torchtitan:
+      case Stack::deepspeed:
+      case Stack::deepspeed_2021: k = "fa2"; break;
+      case Stack::composer: k = "triton"; break;
+      default: k = "cudnn"; break;
+    }
+  }
+  const bool ampere = sm_arch < 90;
+  if (k == "fa3") return {"fa3", 1.10, 1.08};
+  if (k == "fa2") return {"fa2", ampere ? 1.0 : 0.62, ampere ? 1.0 : 0.62};
+  if (k == "triton") return {"triton", ampere ? 0.9 : 0.68, ampere ? 0.34 : 0.21};
+  return {"cudnn", 1.0, 1.0};
+}
+
 }  // namespace ct::workload

@@ -80,6 +80,23 @@ Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count = 
 Op gemm_dgrad(const Op& fwd, std::string_view name);
 Op gemm_wgrad(const Op& fwd, std::string_view name);
 
+// Flash-attention kernels, relative to cuDNN's (the calibrated one), forward and backward:
+// FlashAttention-3 paper (Shah et al. 2024, Figs. 5-6, H100, head dim 128, 2k-16k tokens):
+// FA2 0.62 / 0.62, FA3 1.10 / 1.08, the Triton kernel 0.68 forward; the 2023 Triton kernel's
+// backward is not measured on H100: on A100 (FlashAttention-2 paper Fig. 4) Triton forward +
+// backward is 0.42x FA2's, which with its forward at 1.1x FA2 leaves a backward of 0.34x FA2,
+// i.e. 0.21x cuDNN on H100 (an estimate). On Ampere cuDNN is not faster than FA2 (TE docs;
+// PyTorch #192799: fwd 135 vs 136 TF/s): FA2 1.0, Triton 0.9 / 0.34. Stack defaults (auto):
+// megatron-core, nemo: cudnn (Transformer Engine's FusedAttention on Hopper); pytorch: cudnn
+// (torch 2.11's SDPA default on H100, the calibration's); torchtitan, deepspeed: fa2 (PyTorch
+// SDPA's FLASH backend in torch 2.5.1-2.10, flash-attn 2); composer: triton (LLM Foundry's
+// attn_impl default in 2023).
+struct AttentionKernelSpeed {
+  std::string_view name;
+  double forward = 1.0, backward = 1.0;
+};
+AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch);
+
 // One transformer layer, one micro-batch, one TP rank (assumes a validated job).
 LayerOps transformer_layer_ops(const JobSpec& job);
 // Final norm, logits GEMM and cross-entropy on the last pipeline stage.

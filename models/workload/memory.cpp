@@ -84,7 +84,7 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 const std::vector<std::string>& stack_names() {
   // In the order of enum Stack.
   static const std::vector<std::string> names{"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan",
-                                              "pytorch"};
+                                              "pytorch", "composer"};
   return names;
 }
 
@@ -123,6 +123,18 @@ StackMemory stack_memory(Stack stack) {
       s.unsharded_with_pp = true;
       s.fp8_weight_cache_bytes = 0;  // torchao float8: casts per use, FSDP gathers FP8 shards
       s.fp8_saves_fp8_inputs = false;
+      break;
+    case Stack::composer:
+      // MosaicML Composer / LLM Foundry: FSDP (FULL_SHARD) with bf16 mixed precision over fp32
+      // sharded parameters, Adam states and gradients (4 + 4 + 8, as FSDP2); activation
+      // checkpointing per block (Megatron's full recompute); the MPT yamls' loss_fn
+      // fused_crossentropy (flash-attn's Triton cross entropy) keeps the bf16 logits and writes
+      // their gradient in place: 2 + 2 bytes per logit, no fp32 softmax copy.
+      s.weight_bytes = 4;
+      s.grad_bytes = 4;
+      s.optimizer_bytes = 8;
+      s.loss_bytes_per_logit = 4;
+      s.fp8_weight_cache_bytes = 0;  // Transformer Engine layers under FSDP: FP8 copies per gathered unit
       break;
     case Stack::pytorch:
       s.weight_bytes = 4;
@@ -243,7 +255,9 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   b.parameters = sp_params.dense + sp_params.expert;
 
   const ModelStateBytes states = model_state_bytes(job, sp_params);
-  const int64_t autocast = to_bytes(d(b.parameters) * st.autocast_weight_copy);
+  // Autocast's bf16 weight copies live one forward; under ZeRO-3 / FSDP only the gathered
+  // unit has them (counted with the unit in `temporary`).
+  const int64_t autocast = par.zero_stage >= 3 ? 0 : to_bytes(d(b.parameters) * st.autocast_weight_copy);
   // fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
   // step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
   int64_t fp8_weights = 0;

@@ -98,7 +98,7 @@
 
 namespace ct::workload {
 
-enum class Stack { megatron_core, nemo, deepspeed, deepspeed_2021, torchtitan, pytorch };
+enum class Stack { megatron_core, nemo, deepspeed, deepspeed_2021, torchtitan, pytorch, composer };
 // Throws std::invalid_argument naming training_job.runtime.stack for unknown names.
 Stack parse_stack(const std::string& name);
 const std::vector<std::string>& stack_names();

@@ -47,6 +47,9 @@ struct ModelSpec {
   int64_t seq_length = 0;
   int64_t vocab = 0;
   bool tied_embeddings = true;
+  // Dropout layers (their masks are stored for backward): "auto" = GPT-style (gelu) models have
+  // them, Llama-style (swiglu) not; "yes" / "no" say so (MPT trains GELU without dropout).
+  std::string dropout = "auto";
   MoeSpec moe;
 };
 
@@ -74,6 +77,8 @@ struct JobSpec {
   // --recompute-method block --recompute-num-layers); 0 = all of them.
   int recompute_layers = 0;
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
+  // The flash kernel: auto (the stack's) | cudnn | fa3 | fa2 | triton (layer_ops.h).
+  std::string attention_kernel = "auto";
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
   // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h
@@ -89,7 +94,7 @@ enum class Recompute { none, selective, full };
 
 inline bool is_swiglu(const ModelSpec& m) { return m.activation == "swiglu"; }
 inline bool has_biases(const ModelSpec& m) { return !is_swiglu(m); }
-inline bool has_dropout(const ModelSpec& m) { return !is_swiglu(m); }
+inline bool has_dropout(const ModelSpec& m) { return m.dropout == "yes" || (m.dropout == "auto" && !is_swiglu(m)); }
 inline bool learned_positions(const ModelSpec& m) { return !is_swiglu(m); }
 // LayerNorm has weight and bias per channel, RMSNorm only a weight.
 inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }

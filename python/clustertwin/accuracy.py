@@ -277,6 +277,28 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             yield _Case(row["model"], q, v, reason=why, source=row["source"])
 
 
+def _foundry(mode: str) -> Iterable[_Case]:
+    """LLM Foundry MPT benchmarks: Composer FSDP FULL_SHARD over every GPU with bf16 mixed
+    precision (stack composer, zero_stage 3), Transformer Engine FP8 linears for amp_fp8 (delayed
+    scaling, TE's default then), activation checkpointing = full recompute, no dropout. H100 nodes: 8 x 400G
+    (the table does not state it); A100: 8 x 200G RoCE (1600 Gbps per node, as stated)."""
+    for row in _load("llm-foundry.json")["rows"]:
+        h100 = row["gpu"].startswith("h100")
+        gpu, nic = ("H100-SXM", "400Gbps") if h100 else ("A100-80GB", "200Gbps")
+        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "ffn_hidden": row["ffn_hidden"],
+                 "activation": "gelu", "vocab": row["vocab"], "tied_embeddings": row["tied_embeddings"],
+                 "seq_length": row["seq_length"], "dropout": "no"}  # MPT yamls: attn_pdrop = resid_pdrop = 0
+        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": row["gpus"], "zero_stage": 3}
+        runtime = {"stack": "composer", "recompute_granularity": "full" if row["activation_checkpointing"] else "none",
+                   "precision": "fp8" if "fp8" in row["precision"] else "bf16"}
+        sc = _scenario(_cluster(gpu, row["gpus"], nic), model, par, row["micro_batch"], row["global_batch"], runtime, mode)
+        label = f"{row['model']} s{row['seq_length']} {row['gpus']}x{'H100' if h100 else 'A100'} {row['precision']}"
+        if row["legacy"]:
+            label += " (legacy run)"
+        yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], [sc],
+                    lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
+
+
 def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str) -> float:
     """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G."""
     from . import _core
@@ -322,7 +344,7 @@ SETS = [
     _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),
     _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "korthikanti"), "Korthikanti et al. 2022"),
-    _SetSpec("llm-foundry", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "llm-foundry"), "MosaicML LLM Foundry"),
+    _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
     _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
 ]

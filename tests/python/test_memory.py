@@ -173,3 +173,17 @@ def test_stragglers_grow_with_the_number_of_workers_and_follow_their_keys():
     assert quiet["step_time_s"] < base["step_time_s"]
     noisy = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.variability.worker_offset_cv": 0.02}).report
     assert noisy["breakdown"]["straggler_s"] > base["breakdown"]["straggler_s"]
+
+
+def test_attention_kernel_sets_the_attention_time_per_stack():
+    long = {"training_job.model.seq_length": 16384, "training_job.runtime.recompute_granularity": "full"}
+    def step(**kw):
+        return ct.run(ct.Scenario(PIPELINED), overrides={**long, **kw}).report
+    cudnn = step()
+    fa2 = step(**{"training_job.runtime.attention_kernel": "fa2"})
+    fa3 = step(**{"training_job.runtime.attention_kernel": "fa3"})
+    assert fa3["step_time_s"] < cudnn["step_time_s"] < fa2["step_time_s"]
+    assert any(a.startswith("attention: the fa2 kernel") for a in fa2["assumptions"])
+    # auto follows the stack: torchtitan runs PyTorch SDPA's FA2 backend
+    titan = step(**{"training_job.runtime.stack": "torchtitan"})
+    assert any(a.startswith("attention: the fa2 kernel") for a in titan["assumptions"])
