@@ -196,6 +196,18 @@ def _precision(row: dict) -> str | None:
     return "fp8" if "fp8" in p else "bf16"
 
 
+# Vocabulary of model families whose rows do not state it: NeMo's GPT-3 recipes use the GPT-2
+# BPE tokenizer (50,257 tokens, Megatron pads the embedding); Nemotron-4 has 256,000 tokens
+# (Nemotron-4 15B technical report, arXiv 2402.16819, Sec. 2).
+_FAMILY_VOCAB = {"GPT3-": 50257, "Nemotron-": 256000}
+
+
+def _vocab(row: dict) -> int | None:
+    if row.get("vocab") is not None:
+        return row["vocab"]
+    return next((v for prefix, v in _FAMILY_VOCAB.items() if row["model"].startswith(prefix)), None)
+
+
 def _perf_reason(row: dict, quantity: str) -> str | None:
     if quantity == "TFLOP/s per GPU":
         return "only the source's model TFLOP/s is published; its FLOP convention is not reproduced"
@@ -207,7 +219,7 @@ def _perf_reason(row: dict, quantity: str) -> str | None:
         return "per-layer times are not in the report"
     if row.get("global_batch") is None and row.get("micro_batch") is None:
         return "the batch is not in the row"
-    if row.get("vocab") is None:
+    if _vocab(row) is None:
         return "the vocabulary is not in the row"
     if (row.get("ep") or 1) > 1:
         return "MoE rows need their expert shapes, not in the row"
@@ -225,8 +237,10 @@ def _perf_scenario(row: dict, mode: str):
     recompute = recompute if recompute in ("none", "selective", "full") else "none"
     model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"],
              "kv_heads": row.get("kv_heads") or 0, "ffn_hidden": row.get("ffn_hidden") or 0,
-             "activation": "swiglu" if "llama" in row["model"].lower() else "gelu", "vocab": row["vocab"],
+             "activation": "swiglu" if "llama" in row["model"].lower() else "gelu", "vocab": _vocab(row),
              "tied_embeddings": False, "seq_length": row["seq_length"]}
+    if row["model"].startswith("Nemotron-"):
+        model["dropout"] = "no"  # NeMo's Nemotron recipes: hidden and attention dropout 0 (squared-ReLU MLP, 2 GEMMs as gelu)
     mb = row.get("micro_batch") or 1
     gbs = row.get("global_batch") or mb * dp
     if torchtitan and pp > 1:  # the local batch split into pipeline_parallel_microbatches = pp
