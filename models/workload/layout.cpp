@@ -211,14 +211,16 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
             expert_ffn_hidden(m));
   }
 
-  // Pipeline: every (virtual) stage holds at least one layer; when they do not divide the
-  // layers, the stages at the ends hold one fewer (layout.h).
+  // Pipeline: when the virtual stages do not divide the layers, the stages at the ends hold
+  // one fewer (layout.h); the first and the last may hold none, only the embedding and the
+  // loss (Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-
+  // pipeline-split: 126 layers + 2 on 128 virtual stages), every other one at least one layer.
   if (p.pipeline_parallel >= 1 && p.virtual_pipeline >= 1 && m.layers >= 1 &&
-      m.layers < int64_t{p.pipeline_parallel} * p.virtual_pipeline) {
+      m.layers + 2 < int64_t{p.pipeline_parallel} * p.virtual_pipeline) {
     err.add() << P << "pipeline_parallel x " << P << "virtual_pipeline = " << p.pipeline_parallel
               << " x " << p.virtual_pipeline << " = "
-              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " virtual stages need at least as many "
-              << M << "layers, got " << m.layers;
+              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " virtual stages need at least "
+              << M << "layers + 2 (the end stages may hold only the embedding and the loss), got " << m.layers;
   }
 
   // Batch: global = micro x DP x m.

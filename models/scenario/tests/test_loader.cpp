@@ -109,7 +109,8 @@ TEST(Loader, InconsistentLayoutsNameTheKeysAndTheRule) {
   doc["training_job"]["model"]["heads"] = 12;  // TP 8 does not divide 12
   EXPECT_TRUE(has_problem(doc, "training_job.model.heads", "tensor_parallel"));
   doc = minimal();
-  doc["training_job"]["model"]["layers"] = 1;  // PP 2 needs at least 2 layers (3 is split 1 + 2)
+  doc["training_job"]["model"]["layers"] = 1;  // PP 2 x 2 chunks: 4 virtual stages need 2 layers + 2
+  doc["training_job"]["parallelism"]["virtual_pipeline"] = 2;
   EXPECT_TRUE(has_problem(doc, "training_job.model.layers", "pipeline_parallel"));
   doc = minimal();
   doc["cluster"]["gpu"] = "Z100";

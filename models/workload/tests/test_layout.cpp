@@ -60,7 +60,24 @@ TEST(Layout, EveryVirtualStageNeedsALayer) {
   expect_error(
       j, 1536,
       {"training_job.parallelism.pipeline_parallel", "training_job.parallelism.virtual_pipeline",
-       "8 x 13 = 104", "training_job.model.layers, got 96"});
+       "8 x 13 = 104", "training_job.model.layers + 2", "got 96"});
+}
+
+// Megatron-Bridge's 405B recipes: 126 layers + embedding + loss on 16 x 8 = 128 virtual stages
+// (--account-for-embedding/loss-in-pipeline-split): the first and last hold no layer.
+TEST(Layout, EndVirtualStagesMayHoldOnlyTheEmbeddingAndTheLoss) {
+  JobSpec j = testing::gpt3_job();
+  j.model.layers = 126;
+  j.parallelism.pipeline_parallel = 16;
+  j.parallelism.virtual_pipeline = 8;
+  j.parallelism.data_parallel = 1;
+  j.global_batch_size = 16;
+  EXPECT_NO_THROW(validate(j, 8 * 16));
+  EXPECT_EQ(layers_in_chunk(j, 0, 0), 0);
+  EXPECT_EQ(layers_in_chunk(j, 15, 7), 0);
+  EXPECT_EQ(layers_in_chunk(j, 1, 0), 1);
+  j.parallelism.virtual_pipeline = 9;  // 144 virtual stages for 126 layers: too many
+  EXPECT_THROW(validate(j, 8 * 16), std::invalid_argument);
 }
 
 TEST(Layout, UnevenStagesAreLighterAtTheEnds) {
