@@ -117,6 +117,7 @@ struct RuntimeSection {
   int recompute_layers = 0;
   std::string attention;
   std::string attention_kernel;
+  bool torch_compile = false;
   std::string stack;
   std::string precision;
   bool tp_comm_overlap = false;

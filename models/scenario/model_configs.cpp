@@ -146,6 +146,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.recompute_layers = c.training_job.runtime.recompute_layers;
   j.attention = c.training_job.runtime.attention;
   j.attention_kernel = c.training_job.runtime.attention_kernel;
+  j.torch_compile = c.training_job.runtime.torch_compile;
   j.stack = c.training_job.runtime.stack;
   j.precision = c.training_job.runtime.precision;
   return j;
@@ -181,6 +182,12 @@ void check_config(Config& c) {
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
+    const std::string& stack = c.training_job.runtime.stack;
+    if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" && stack != "composer") {
+      problems.push_back("training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
+                         "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
+                         "composer) or false");
+    }
     const std::string& precision = c.training_job.runtime.precision;
     if (precision != "bf16") {
       guard("training_job.runtime.precision", [&] {

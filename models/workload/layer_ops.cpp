@@ -215,7 +215,39 @@ void to_autocast(std::vector<Step>& steps, int64_t X) {
   steps = std::move(out);
 }
 
+// Eager PyTorch Llama blocks (stacks torchtitan, pytorch and composer without torch.compile;
+// torchtitan's model code, Dec 2024): RMSNorm is composite in fp32 (x.float(), pow, mean,
+// x * rsqrt, type_as, * weight: 2+4, 4+4, 4, 4+4, 4+2, 2+2 = 36 bytes per element instead of a
+// fused kernel's 4); rotary embeddings go through complex fp32 (float, complex multiply,
+// type_as: 2+4, 4+4, 4+2 = 20 bytes per element of Q and K, which fused kernels fold into the
+// attention or QKV epilogue); SwiGLU is silu then mul (2+2, 2+2+2 = 10 bytes per element of
+// the MLP width instead of 6). Backward moves twice the forward bytes, as every element-wise
+// op here. GPT blocks (LayerNorm, GELU) are single kernels in eager PyTorch: unchanged.
+// torch.compile fuses these back (training_job.runtime.torch_compile).
+void to_eager_llama(std::vector<Step>& steps, int64_t qk_elements) {
+  std::vector<Step> out;
+  for (Step s : steps) {
+    const std::string_view n = s.op.name;
+    if (s.op.kind == OpKind::elementwise && (n == "input_norm" || n == "mlp_norm")) {
+      s.op.bytes = s.op.bytes / 4 * 36;
+      s.bwd_bytes = 2 * s.op.bytes;
+    } else if (s.op.kind == OpKind::elementwise &&
+               (n == "activation" || n == "shared_activation" || n == "expert_activation")) {
+      s.op.bytes = s.op.bytes / 6 * 10;
+    }
+    out.push_back(s);
+    if (n == "qkv") out.push_back({elementwise("rope", 20 * qk_elements), "rope.bwd", {}});
+  }
+  steps = std::move(out);
+}
+
 }  // namespace
+
+bool eager_llama(const JobSpec& job) {
+  const Stack st = parse_stack(job.stack);
+  return is_swiglu(job.model) && !job.torch_compile &&
+         (st == Stack::torchtitan || st == Stack::pytorch || st == Stack::composer);
+}
 
 LayerOps transformer_layer_ops(const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -297,6 +329,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
+  if (eager_llama(job)) to_eager_llama(st, T * (h + kv_dim(m)) / t);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 

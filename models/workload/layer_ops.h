@@ -97,6 +97,10 @@ struct AttentionKernelSpeed {
 };
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch);
 
+// Whether the layer's element-wise ops run as eager PyTorch's composite kernels (Llama blocks
+// on the torchtitan, pytorch or composer stacks without torch.compile; layer_ops.cpp).
+bool eager_llama(const JobSpec& job);
+
 // One transformer layer, one micro-batch, one TP rank (assumes a validated job).
 LayerOps transformer_layer_ops(const JobSpec& job);
 // Final norm, logits GEMM and cross-entropy on the last pipeline stage.

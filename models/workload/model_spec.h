@@ -79,6 +79,9 @@ struct JobSpec {
   std::string attention = "flash";  // flash (fused, causal-aware) | unfused (materialised scores)
   // The flash kernel: auto (the stack's) | cudnn | fa3 | fa2 | triton (layer_ops.h).
   std::string attention_kernel = "auto";
+  // torch.compile fuses the element-wise ops of PyTorch-native stacks (torchtitan, pytorch,
+  // composer); without it Llama blocks run eager composite kernels (layer_ops.h).
+  bool torch_compile = false;
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
   // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h

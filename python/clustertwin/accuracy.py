@@ -253,6 +253,8 @@ def _perf_scenario(row: dict, mode: str):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
+    if torchtitan and "compile" in str(row.get("framework", "")):
+        runtime["torch_compile"] = True
     cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None, gpus_per_node=per_node)
     if per_node == 4 and gpus >= 64:
         # NVIDIA's benchmark launcher allocates NVL72 racks in 16-tray (64-GPU) NVLink blocks

@@ -187,3 +187,19 @@ def test_attention_kernel_sets_the_attention_time_per_stack():
     # auto follows the stack: torchtitan runs PyTorch SDPA's FA2 backend
     titan = step(**{"training_job.runtime.stack": "torchtitan"})
     assert any(a.startswith("attention: the fa2 kernel") for a in titan["assumptions"])
+
+
+def test_torch_compile_fuses_eager_llama_ops_and_is_an_error_where_kernels_are_fused():
+    llama = {"training_job.model.activation": "swiglu", "training_job.runtime.stack": "torchtitan",
+             "training_job.parallelism.zero_stage": 3}
+    eager = ct.run(ct.Scenario(PIPELINED), overrides=llama).report
+    compiled = ct.run(ct.Scenario(PIPELINED), overrides={**llama, "training_job.runtime.torch_compile": True}).report
+    assert compiled["step_time_s"] < 0.97 * eager["step_time_s"]
+    gpt = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.stack": "torchtitan",
+                                                    "training_job.parallelism.zero_stage": 3}).report
+    gpt_c = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.stack": "torchtitan",
+                                                      "training_job.parallelism.zero_stage": 3,
+                                                      "training_job.runtime.torch_compile": True}).report
+    assert gpt["step_time_s"] == gpt_c["step_time_s"]  # LayerNorm and GELU are single kernels either way
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.torch_compile"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.torch_compile": True})

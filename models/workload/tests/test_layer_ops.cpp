@@ -240,3 +240,35 @@ TEST(LayerOps, Fp8RecipesCostTheirCasts) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+// Eager PyTorch Llama blocks (torchtitan without torch.compile): composite fp32 RMSNorm (36
+// bytes per element against 4), complex-fp32 rotary embeddings on Q and K (20 bytes per
+// element), SwiGLU as silu + mul (10 against 6); compiled, or on Megatron's stack, fused.
+TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
+  JobSpec j = testing::gpt3_job();
+  j.model.activation = "swiglu";
+  j.stack = "torchtitan";
+  auto find = [](const LayerOps& ops, std::string_view name) {
+    for (const Op& op : ops.forward) {
+      if (op.name == name) return op.bytes;
+    }
+    return int64_t{-1};
+  };
+  const LayerOps eager = transformer_layer_ops(j);
+  j.torch_compile = true;
+  const LayerOps compiled = transformer_layer_ops(j);
+  EXPECT_EQ(find(eager, "input_norm"), 9 * find(compiled, "input_norm"));
+  EXPECT_EQ(find(compiled, "rope"), -1);
+  EXPECT_GT(find(eager, "rope"), 0);
+  EXPECT_EQ(3 * find(eager, "activation"), 5 * find(compiled, "activation"));
+  EXPECT_TRUE(eager_llama([&] { JobSpec e = j; e.torch_compile = false; return e; }()));
+  j.torch_compile = false;
+  j.stack = "megatron-core";
+  EXPECT_FALSE(eager_llama(j));
+}
+
+}  // namespace
+}  // namespace ct::workload
