@@ -315,6 +315,44 @@ def _foundry(mode: str) -> Iterable[_Case]:
                     lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
 
+def _dgxc(mode: str) -> Iterable[_Case]:
+    """NVIDIA DGX Cloud weak-scaling tables (NeMo 24.09 on DGX H100, 8 x 400G): the step time of
+    each row's own layout, stack nemo with TP overlap as NVIDIA's recipes run it, no recompute
+    (none is stated), FP8 as delayed scaling (NeMo 24.09's default recipe)."""
+    for row in _load("dgxc-v24.11.json")["rows"]:
+        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": row["kv_heads"],
+                 "ffn_hidden": row["ffn_hidden"], "activation": row["activation"], "vocab": row["vocab"],
+                 "tied_embeddings": False, "seq_length": row["seq_length"]}
+        if row["model"].startswith("Nemotron"):
+            model["dropout"] = "no"
+        par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "context_parallel": row["cp"],
+               "data_parallel": row["dp"], "virtual_pipeline": row["vp"], "zero_stage": 1}
+        runtime = {"stack": "nemo", "recompute_granularity": "none",
+                   "precision": "fp8" if row["precision"] == "FP8" else "bf16"}
+        if row["tp"] > 1:
+            runtime["tp_comm_overlap"] = True
+        sc = _scenario(_cluster("H100-SXM", row["gpus"], "400Gbps"), model, par, row["micro_batch"],
+                       row["global_batch"], runtime, mode)
+        yield _Case(f"{row['model']} {row['precision']} {row['gpus']}xH100", "step s", row["step_time_s"], [sc],
+                    lambda report, sc: report["step_time_s"], source=row["source"])
+
+
+def _megascale(mode: str) -> Iterable[_Case]:
+    """MegaScale Table 2, the Megatron-LM baseline: A100-80GB with 8 x 200G, TP 8 / PP 8 / VP 6,
+    micro-batch 1 (not published; the smallest), selective recompute, and no overlap of the
+    data-parallel reduce-scatter / all-gather with compute: Megatron-LM 285068c8 (mid 2023)
+    predates --overlap-grad-reduce / --overlap-param-gather, which MegaScale Sec. 3.2 adds."""
+    for row in _load("megascale-175b.json")["rows"]:
+        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "vocab": row["vocab"],
+                 "seq_length": row["seq_length"]}
+        par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "virtual_pipeline": row["vp"],
+               "data_parallel": row["dp"], "zero_stage": 1}
+        runtime = {"recompute_granularity": "selective", "overlap_grad_reduce": False, "overlap_param_gather": False}
+        sc = _scenario(_cluster("A100-80GB", row["gpus"], "200Gbps"), model, par, 1, row["global_batch"], runtime, mode)
+        yield _Case(f"Megatron-LM 175B on {row['gpus']} (batch {row['global_batch']})", "MFU %", row["mfu_pct"], [sc],
+                    lambda report, sc: 100 * report["mfu"], source=row["source"])
+
+
 def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str) -> float:
     """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G."""
     from . import _core
@@ -362,6 +400,8 @@ SETS = [
     _SetSpec("korthikanti", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "korthikanti"), "Korthikanti et al. 2022"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
+    _SetSpec("dgxc-v24.11", "dgxc-v24.11.json", _dgxc, "NVIDIA DGX Cloud weak scaling, NeMo 24.09 on H100, 8-2,304 GPUs"),
+    _SetSpec("megascale-175b", "megascale-175b.json", _megascale, "MegaScale Table 2, Megatron-LM 175B strong scaling, 256-12,288 A100"),
     _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
 ]
 
