@@ -64,20 +64,6 @@ int log2i(int n) {
   return l;
 }
 
-// Single-domain ring: the most bandwidth the ring search finds, channels x ladder speed within
-// the GPU's NVLink total (H100: 12 x 30 = 360 of 370.8).
-double ring_intra_busbw(double nvlink, int sm_arch) {
-  const std::span<const double> speeds =
-      sm_arch >= 100 ? std::span<const double>(kIntraSm100) : sm_arch >= 90 ? std::span<const double>(kIntraSm90)
-                                                                             : std::span<const double>(kIntraSm80);
-  double best = 0.0;
-  for (const double s : speeds) {
-    const int c = std::min(kMaxSearchChannels, static_cast<int>(std::floor(nvlink / s + 1e-9)));
-    best = std::max(best, c * s);
-  }
-  return best;
-}
-
 }  // namespace
 
 std::string_view protocol_name(Protocol p) {
@@ -100,6 +86,22 @@ double ladder_intra(double bw, int sm_arch) {
 // NCCL's per-link NVLink rates (topo.h): SM80 20, SM90 20.6, SM100 40.1 GB/s against the
 // datasheet's 25 / 25 / 50 per link and direction: 0.8, 0.824, 0.802 -> 0.82.
 double nccl_nvlink_total(double nvlink_bytes_per_s) { return 0.82 * nvlink_bytes_per_s / 1e9; }
+
+// Single-domain ring: the most bandwidth the ring search finds, channels x ladder speed within
+// the GPU's NVLink total (H100: 12 x 30 = 360 of 370.8).
+double ring_intra_busbw(double nvlink, int sm_arch) {
+  const std::span<const double> speeds =
+      sm_arch >= 100 ? std::span<const double>(kIntraSm100) : sm_arch >= 90 ? std::span<const double>(kIntraSm90)
+                                                                             : std::span<const double>(kIntraSm80);
+  double best = 0.0;
+  for (const double s : speeds) {
+    const int c = std::min(kMaxSearchChannels, static_cast<int>(std::floor(nvlink / s + 1e-9)));
+    best = std::max(best, c * s);
+  }
+  return best;
+}
+
+
 
 AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double bytes) {
   AlgoCost out;

@@ -77,5 +77,8 @@ double ladder_inter(double bw, int sm_arch);
 double ladder_intra(double bw, int sm_arch);
 // NCCL's NVLink total of a GPU from its datasheet per-direction bandwidth (bytes/s) -> GB/s.
 double nccl_nvlink_total(double nvlink_bytes_per_s);
+// The bus bandwidth (GB/s) of NCCL's ring inside one NVLink domain: the best channels x ladder
+// speed within the NVLink total (H100: 12 x 30 = 360).
+double ring_intra_busbw(double nvlink_total, int sm_arch);
 
 }  // namespace ct::collective

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "models/collective/nccl_tuning.h"
 #include "models/workload/layer_ops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
@@ -77,8 +78,13 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const PassTimes bwd = pass_time(layer.backward, compute, kernel);
   const PassTimes rec = pass_time(layer.recompute, compute, kernel);
 
-  // Tensor-parallel collectives per layer and pass, on NVLink.
-  const double nvlink = node.nvlink_rate.bytes_per_second() * params.protocol_efficiency;
+  // Tensor-parallel collectives per layer and pass, on NVLink, at most at NCCL's ring bandwidth
+  // inside the domain (collective/nccl_tuning.h: H100 360 of the wire's 427 GB/s; measured
+  // nccl-tests rings 365-370, tests/validation/nccl-tests-h100.json).
+  const double nvlink = std::min(node.nvlink_rate.bytes_per_second() * params.protocol_efficiency,
+                                 1e9 * collective::ring_intra_busbw(
+                                           collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
+                                           node.gpu.sm_arch));
   const double alpha_nvl = params.step_latency_s + node.nvlink_latency.seconds();
   const double activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
                             par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;

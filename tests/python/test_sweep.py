@@ -162,7 +162,7 @@ def test_plots_write_pngs(tmp_path):
     pytest.importorskip("matplotlib")
     from clustertwin import plots
 
-    df = ct.sweep(small(), {MBS: [1, 2, 4], VP: [1, 5]})  # 2 x 5 virtual stages: more than 8 layers
+    df = ct.sweep(small(), {MBS: [1, 2, 4], VP: [1, 6]})  # 2 x 6 virtual stages: more than 8 layers + 2
     long = frames.breakdown_long(df)
     assert set(long["component"]) >= {"compute", "bubble"} and long["point"].nunique() == 6
     for fig, name in [(plots.breakdown_bars(df, path=tmp_path / "bars.png"), "bars.png"),
