@@ -123,6 +123,7 @@ struct RuntimeSection {
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  bool overlap_p2p = true;
   Bytes bucket_size{0};
   std::string placement;
 };

@@ -152,6 +152,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));
+  t.push_back(P(training_job.runtime.overlap_p2p, boolean, "true", "Pipeline sends on their own stream (Megatron's --overlap-p2p-communication); false: batched blocking send/recv that hold the compute stream until delivered (Megatron-LM before 2023, SC'21)."));
   t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"", "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
   t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.").one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
   t.push_back(P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval).").at_most(1e9));

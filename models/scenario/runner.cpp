@@ -179,6 +179,7 @@ replay::StepInput step_input(const Config& c) {
   in.program.steps = c.training_job.steps;
   in.program.overlap_grad_reduce = rt.overlap_grad_reduce;
   in.program.overlap_param_gather = rt.overlap_param_gather;
+  in.program.overlap_p2p = rt.overlap_p2p;
   in.program.placement = rt.placement;
   in.program.bucket_params = static_cast<double>(rt.bucket_size.n) / 4.0;
   in.tp_comm_overlap = rt.tp_comm_overlap;

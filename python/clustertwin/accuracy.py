@@ -82,7 +82,9 @@ def _sc21_table1(mode: str) -> Iterable[_Case]:
         gbs = row["global_batch"]
         dp = gpus // (tp * pp)
         model = {"layers": layers, "hidden": hidden, "heads": row["heads"], "seq_length": 2048, "vocab": 51200}
-        runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": False}
+        # 2021 Megatron: batched blocking p2p (Sec. 4.1), no DP overlap, unfused attention
+        runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": False,
+                   "overlap_p2p": False}
         variants = []
         for mb in (1, 2, 4, 8):
             if gbs % (mb * dp):
@@ -109,7 +111,8 @@ def _sc21_table2(mode: str) -> Iterable[_Case]:
         model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq_len"],
                  "vocab": m["vocab"]}
         runtime = {"recompute_granularity": "full", "attention": "unfused",
-                   "stack": "deepspeed-2021" if zero3 else "megatron-core", "overlap_grad_reduce": zero3}
+                   "stack": "deepspeed-2021" if zero3 else "megatron-core", "overlap_grad_reduce": zero3,
+                   "overlap_p2p": False}
         par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp),
                "zero_stage": 3 if zero3 else 0}
         gbs = row["global_batch_sequences"]
@@ -282,7 +285,8 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": 2048,
                      "vocab": 51200}  # GPT-2 BPE padded as Megatron pads it (derived)
             par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
-            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed"}
+            # DeepSpeed 2021 pipeline engine: blocking p2p between micro-batches
+            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False}
             sc = _scenario(_selene(gpus), model, par, 1, row["global_batch_seqs"], runtime, mode)
             yield _Case(f"MT-NLG 530B on {gpus} (mb 1)", "step s", row["step_time_s"], [sc],
                        lambda report, sc: report["step_time_s"], source=row["source"])
@@ -347,7 +351,8 @@ def _megascale(mode: str) -> Iterable[_Case]:
                  "seq_length": row["seq_length"]}
         par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "virtual_pipeline": row["vp"],
                "data_parallel": row["dp"], "zero_stage": 1}
-        runtime = {"recompute_granularity": "selective", "overlap_grad_reduce": False, "overlap_param_gather": False}
+        runtime = {"recompute_granularity": "selective", "overlap_grad_reduce": False, "overlap_param_gather": False,
+                   "overlap_p2p": False}
         sc = _scenario(_cluster("A100-80GB", row["gpus"], "200Gbps"), model, par, 1, row["global_batch"], runtime, mode)
         yield _Case(f"Megatron-LM 175B on {row['gpus']} (batch {row['global_batch']})", "MFU %", row["mfu_pct"], [sc],
                     lambda report, sc: 100 * report["mfu"], source=row["source"])

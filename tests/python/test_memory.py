@@ -203,3 +203,9 @@ def test_torch_compile_fuses_eager_llama_ops_and_is_an_error_where_kernels_are_f
     assert gpt["step_time_s"] == gpt_c["step_time_s"]  # LayerNorm and GELU are single kernels either way
     with pytest.raises(ct.ScenarioError, match="training_job.runtime.torch_compile"):
         ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.torch_compile": True})
+
+
+def test_blocking_pipeline_sends_hold_the_compute_stream():
+    overlapped = ct.run(ct.Scenario(PIPELINED)).report
+    blocking = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.overlap_p2p": False}).report
+    assert blocking["step_time_s"] > overlapped["step_time_s"]
