@@ -106,7 +106,7 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   // NCCL's view of a group (nccl_tuning.h inputs).
   TuningInput tuning_input(Op op, const Layout& layout) const;
   // Sets out.leg_rate_cap_bps from NCCL's bandwidth of out.algorithm (Simple protocol).
-  void cap(Op op, const Layout& layout, double bytes, Plan& out) const;
+  void cap(const TuningInput& in, double bytes, Plan& out) const;
   sim::Duration estimate_plan(const Plan& plan);
 
   sim::Simulation& sim_;

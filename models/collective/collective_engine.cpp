@@ -24,6 +24,32 @@ namespace {
 
 sim::Bytes ceil_bytes(double b) { return sim::Bytes{static_cast<int64_t>(std::ceil(b))}; }
 
+// The engine's algorithms and NCCL's (automatic maps to ring, the fallback NCCL also uses).
+NcclAlgo to_nccl(Algorithm a) {
+  switch (a) {
+    case Algorithm::tree: return NcclAlgo::tree;
+    case Algorithm::nvls: return NcclAlgo::nvls;
+    case Algorithm::nvls_tree: return NcclAlgo::nvls_tree;
+    case Algorithm::automatic:
+    case Algorithm::ring: break;
+  }
+  return NcclAlgo::ring;
+}
+
+Algorithm from_nccl(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::tree: return Algorithm::tree;
+    case NcclAlgo::nvls: return Algorithm::nvls;
+    case NcclAlgo::nvls_tree: return Algorithm::nvls_tree;
+    case NcclAlgo::ring: break;
+  }
+  return Algorithm::ring;
+}
+
+sim::Duration nccl_latency(const TuningInput& in, NcclAlgo algo, double bytes) {
+  return sim::Duration::from_seconds(1e-6 * nccl_cost(in, algo, Protocol::simple, bytes).latency_us);
+}
+
 }  // namespace
 
 CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
@@ -81,10 +107,10 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         out.algorithm = algorithm;
         const TreeShape shape = tree_legs(net_, layout, channels_, out.legs);
         out.bytes_per_leg = ceil_bytes(s / (2.0 * c));
+        const TuningInput in = tuning_input(op, layout);
         if (algorithm == Algorithm::nvls_tree) {
           // NVLS inside each domain (no step structure to model): NCCL's latency for it.
-          out.fixed_latency = sim::Duration::from_seconds(
-              1e-6 * nccl_cost(tuning_input(op, layout), NcclAlgo::nvls_tree, Protocol::simple, s).latency_us);
+          out.fixed_latency = nccl_latency(in, NcclAlgo::nvls_tree, s);
         } else {
           // Pipeline fill: `steps` chunks at the chain's uncontended rate.
           uses_.clear();
@@ -94,7 +120,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
           const sim::Duration fill = network::serialization(8.0 * chunk, rate);
           out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
         }
-        cap(op, layout, s, out);
+        cap(in, s, out);
         return;
       }
       if (algorithm == Algorithm::nvls && layout.node_slots() == 1 && n > 1) {
@@ -104,9 +130,9 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         for (int i = 0; i < n; ++i) out.legs.push_back(network::Leg{layout.ranks[static_cast<size_t>(i)],
                                                                     layout.ranks[static_cast<size_t>((i + 1) % n)]});
         out.bytes_per_leg = bytes;
-        out.fixed_latency = sim::Duration::from_seconds(
-            1e-6 * nccl_cost(tuning_input(op, layout), NcclAlgo::nvls, Protocol::simple, s).latency_us);
-        cap(op, layout, s, out);
+        const TuningInput in = tuning_input(op, layout);
+        out.fixed_latency = nccl_latency(in, NcclAlgo::nvls, s);
+        cap(in, s, out);
         return;
       }
       [[fallthrough]];
@@ -125,7 +151,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       const sim::Duration h = ring_legs(net_, layout, channels_, out.legs);
       out.bytes_per_leg = ceil_bytes(k * s / c);
       out.fixed_latency = (alpha + h) * steps;
-      if (op != Op::broadcast) cap(op, layout, s, out);
+      if (op != Op::broadcast) cap(tuning_input(op, layout), s, out);
       return;
     }
   }
@@ -180,12 +206,8 @@ TuningInput CollectiveEngine::tuning_input(Op op, const Layout& layout) const {
   return in;
 }
 
-void CollectiveEngine::cap(Op op, const Layout& layout, double bytes, Plan& out) const {
-  NcclAlgo algo = NcclAlgo::ring;
-  if (out.algorithm == Algorithm::tree) algo = NcclAlgo::tree;
-  if (out.algorithm == Algorithm::nvls) algo = NcclAlgo::nvls;
-  if (out.algorithm == Algorithm::nvls_tree) algo = NcclAlgo::nvls_tree;
-  const AlgoCost cost = nccl_cost(tuning_input(op, layout), algo, Protocol::simple, bytes);
+void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out) const {
+  const AlgoCost cost = nccl_cost(in, to_nccl(out.algorithm), Protocol::simple, bytes);
   if (!cost.enabled || cost.algbw <= 0.0 || bytes <= 0.0) return;
   const double seconds = bytes / (cost.algbw * 1e9);
   out.leg_rate_cap_bps = 8.0 * out.bytes_per_leg.as_double() / net_.params().protocol_efficiency / seconds;
@@ -194,23 +216,9 @@ void CollectiveEngine::cap(Op op, const Layout& layout, double bytes, Plan& out)
 Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes bytes) {
   const Layout layout = make_layout(cluster_, group, seen_);
   if (op == Op::all_to_all || op == Op::send_recv || op == Op::broadcast) return Algorithm::ring;
-  const TuningInput in = tuning_input(op, layout);
-  NcclAlgo forced = NcclAlgo::ring;
-  switch (params_.algorithm) {
-    case Algorithm::automatic: break;
-    case Algorithm::ring: forced = NcclAlgo::ring; break;
-    case Algorithm::tree: forced = NcclAlgo::tree; break;
-    case Algorithm::nvls: forced = NcclAlgo::nvls; break;
-    case Algorithm::nvls_tree: forced = NcclAlgo::nvls_tree; break;
-  }
-  const Choice choice = nccl_choose(in, bytes.as_double(), params_.algorithm == Algorithm::automatic ? nullptr : &forced);
-  switch (choice.algo) {
-    case NcclAlgo::ring: return Algorithm::ring;
-    case NcclAlgo::tree: return Algorithm::tree;
-    case NcclAlgo::nvls: return Algorithm::nvls;
-    case NcclAlgo::nvls_tree: return Algorithm::nvls_tree;
-  }
-  return Algorithm::ring;
+  const NcclAlgo forced = to_nccl(params_.algorithm);
+  const bool automatic = params_.algorithm == Algorithm::automatic;
+  return from_nccl(nccl_choose(tuning_input(op, layout), bytes.as_double(), automatic ? nullptr : &forced).algo);
 }
 
 uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {

@@ -48,6 +48,16 @@ constexpr std::array kInterSm80 = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.
                                    7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr int kMaxSearchChannels = 16;
 
+std::span<const double> intra_ladder(int sm_arch) {
+  if (sm_arch >= 100) return kIntraSm100;
+  return sm_arch >= 90 ? std::span<const double>(kIntraSm90) : std::span<const double>(kIntraSm80);
+}
+
+std::span<const double> inter_ladder(int sm_arch) {
+  if (sm_arch >= 100) return kInterSm100;
+  return sm_arch >= 90 ? std::span<const double>(kInterSm90) : std::span<const double>(kInterSm80);
+}
+
 double ladder(std::span<const double> speeds, double bw) {
   for (const double s : speeds) {
     if (s <= bw) return s;
@@ -75,13 +85,9 @@ std::string_view protocol_name(Protocol p) {
   return "?";
 }
 
-double ladder_inter(double bw, int sm_arch) {
-  return sm_arch >= 100 ? ladder(kInterSm100, bw) : sm_arch >= 90 ? ladder(kInterSm90, bw) : ladder(kInterSm80, bw);
-}
+double ladder_inter(double bw, int sm_arch) { return ladder(inter_ladder(sm_arch), bw); }
 
-double ladder_intra(double bw, int sm_arch) {
-  return sm_arch >= 100 ? ladder(kIntraSm100, bw) : sm_arch >= 90 ? ladder(kIntraSm90, bw) : ladder(kIntraSm80, bw);
-}
+double ladder_intra(double bw, int sm_arch) { return ladder(intra_ladder(sm_arch), bw); }
 
 // NCCL's per-link NVLink rates (topo.h): SM80 20, SM90 20.6, SM100 40.1 GB/s against the
 // datasheet's 25 / 25 / 50 per link and direction: 0.8, 0.824, 0.802 -> 0.82.
@@ -90,18 +96,13 @@ double nccl_nvlink_total(double nvlink_bytes_per_s) { return 0.82 * nvlink_bytes
 // Single-domain ring: the most bandwidth the ring search finds, channels x ladder speed within
 // the GPU's NVLink total (H100: 12 x 30 = 360 of 370.8).
 double ring_intra_busbw(double nvlink, int sm_arch) {
-  const std::span<const double> speeds =
-      sm_arch >= 100 ? std::span<const double>(kIntraSm100) : sm_arch >= 90 ? std::span<const double>(kIntraSm90)
-                                                                             : std::span<const double>(kIntraSm80);
   double best = 0.0;
-  for (const double s : speeds) {
+  for (const double s : intra_ladder(sm_arch)) {
     const int c = std::min(kMaxSearchChannels, static_cast<int>(std::floor(nvlink / s + 1e-9)));
     best = std::max(best, c * s);
   }
   return best;
 }
-
-
 
 AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double bytes) {
   AlgoCost out;

@@ -198,8 +198,8 @@ void to_autocast(std::vector<Step>& steps, int64_t X) {
     if (s.op.kind == OpKind::gemm && !n.starts_with("attn_core.")) {
       const int64_t weight = s.op.k * s.op.n * s.op.count;
       const bool fp32_input = n == "qkv" || n == "fc1" || n == "shared_fc1";
-      out.push_back({elementwise("autocast_cast", 6 * weight + (fp32_input ? 6 * X : 0)), "autocast_cast.bwd", {},
-                     6 * weight + (fp32_input ? 6 * X : 0)});
+      const int64_t cast = 6 * weight + (fp32_input ? 6 * X : 0);
+      out.push_back({elementwise("autocast_cast", cast), "autocast_cast.bwd", {}, cast});
     }
     out.push_back(s);
     if (n == "qkv") {
