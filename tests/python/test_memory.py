@@ -209,3 +209,27 @@ def test_blocking_pipeline_sends_hold_the_compute_stream():
     overlapped = ct.run(ct.Scenario(PIPELINED)).report
     blocking = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.overlap_p2p": False}).report
     assert blocking["step_time_s"] > overlapped["step_time_s"]
+
+
+def test_dropout_key_sets_the_stored_masks():
+    auto = ct.run(ct.Scenario(PIPELINED)).report  # gelu: GPT with dropout
+    off = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.model.dropout": "no"}).report
+    assert off["memory"]["activations_bytes"] < auto["memory"]["activations_bytes"]
+    on = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.model.activation": "swiglu",
+                                                   "training_job.model.dropout": "yes"}).report
+    llama = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.model.activation": "swiglu"}).report
+    assert on["memory"]["activations_bytes"] > llama["memory"]["activations_bytes"]
+
+
+def test_collective_algorithm_nvls_tree_and_nvls_are_what_nccl_tests_runs():
+    import json
+    from clustertwin import _core
+    sc = {"cluster": {"nodes": 4}, "network": {"mode": "analytical"}, "traffic": {"pattern": "collective"}}
+
+    def busbw(nodes, algo):
+        table = _core.nccl_tests(json.dumps(sc), json.dumps({"network.collective_algorithm": algo}), "all_reduce",
+                                 [nodes], "8GiB", "8GiB")
+        row = [l.split() for l in table.splitlines() if l.strip() and not l.startswith("#")][0]
+        return float(row[7])
+    assert abs(busbw(4, "nvls_tree") - 364) < 4 and abs(busbw(4, "ring") - 380) < 4
+    assert abs(busbw(1, "nvls") - 476) < 4 and abs(busbw(1, "ring") - 360) < 4
