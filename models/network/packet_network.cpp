@@ -32,16 +32,25 @@
 // entered through i. I >= XOFF (and not yet paused) sends an XOFF frame; I <= XON sends an
 // XON frame. Frames travel on the reverse direction with its latency (no serialization) and
 // set/clear the pause of the upstream egress (a switch port or the NIC's injection port).
-// XOFF = (301 + 2.16 cable_m) speed_Gbps + 2.72 mtu bytes (mlx5 headroom), XON = XOFF - max
-// frame, unless PfcParams gives them. NICs do not send pause frames except in a storm.
+// XOFF is the shared buffer's dynamic threshold, alpha (B - used) with alpha = dynamic_alpha
+// times the port's speed over the NIC rate (at most 1), and XON = XOFF - max frame, both
+// re-evaluated as the buffer fills and drains (Broadcom/Mellanox dynamic thresholds; the ns-3
+// RDMA model of HPCC uses alpha = 1/8 for NIC-speed ports, doubled per speed doubling). A
+// static XOFF/XON is used instead when PfcParams gives one. The per-port headroom for the
+// bytes in flight after an XOFF, (301 + 2.16 cable_m) speed_Gbps + 2.72 mtu (mlx5 formula), is
+// reported (headroom_bytes). NICs do not send pause frames except in a storm.
 //
 // Losses: a dropped packet's payload is retransmitted by its source at once (an idealized
 // loss notification: no go-back-N, no timeout), ahead of new data.
 //
+// ECN marking is on admission (default) or on dequeue (EcnParams::mark_on_dequeue: the bytes
+// queued behind the packet as it starts transmission, as the ns-3 RDMA model does).
+//
 // ECN/DCQCN: the destination NIC (notification point) sends a CNP when a CE packet arrives
 // and none was sent for the flow in the last cnp_interval. The CNP is a control message that
-// arrives after the path latency (no queueing, no bandwidth). The reaction point is
-// packet_dcqcn.h; its increase timer is a per-flow event, stopped at line rate.
+// arrives after the path latency (no queueing, no bandwidth); CNPs in flight are kept in order
+// per flow. The reaction point is packet_dcqcn.h: per flow a decrease-check event on its grid
+// (only while a cut is pending) and an increase timer, stopped at line rate.
 //
 // PFC storm and watchdog: inject_pause_storm makes a NIC send XOFF on every link into it and
 // never XON. A switch egress queue paused continuously for PfcParams::watchdog is declared
@@ -117,6 +126,8 @@ void validate(const PacketParams& p) {
           "got " + std::to_string(p.switch_buffer_bytes) +
               " bytes, expected at least the PFC headroom network.pfc.xoff = " +
               std::to_string(p.pfc.xoff_bytes) + " bytes");
+  require(p.pfc.dynamic_alpha > 0.0 && p.pfc.dynamic_alpha <= 1.0, "network.pfc.alpha",
+          "got " + num(p.pfc.dynamic_alpha) + ", expected 0 < alpha <= 1");
   require(p.pfc.watchdog >= sim::Duration::zero(), "network.pfc.watchdog",
           "expected a non-negative duration");
   require(p.ecn.kmin_bytes >= 0, "network.ecn.kmin",
@@ -127,12 +138,68 @@ void validate(const PacketParams& p) {
   // Pmax 0 marks nothing: accepted only with ECN off.
   require((p.ecn.pmax > 0.0 || (!p.ecn.enabled && p.ecn.pmax == 0.0)) && p.ecn.pmax <= 1.0, "network.ecn.pmax",
           "got " + num(p.ecn.pmax) + ", expected a probability in (0, 1]");
-  require(p.dcqcn.g > 0.0 && p.dcqcn.g <= 1.0, "network.dcqcn.g",
-          "got " + num(p.dcqcn.g) + ", expected 0 < g <= 1");
-  require(p.dcqcn.increase_period > sim::Duration::zero() &&
-              p.dcqcn.alpha_period > sim::Duration::zero(),
-          "network.dcqcn.timer", "expected positive periods");
-  require(p.dcqcn.min_rate_bps > 0.0, "network.dcqcn.min_rate", "expected a positive rate");
+  const DcqcnParams& d = p.dcqcn;
+  require(d.g > 0.0 && d.g <= 1.0, "network.dcqcn.g", "got " + num(d.g) + ", expected 0 < g <= 1");
+  require(d.initial_alpha > 0.0 && d.initial_alpha <= 1.0, "network.dcqcn.initial_alpha",
+          "got " + num(d.initial_alpha) + ", expected 0 < alpha <= 1");
+  require(d.alpha_period > sim::Duration::zero(), "network.dcqcn.alpha_period",
+          "expected a positive period");
+  require(d.increase_period > sim::Duration::zero(), "network.dcqcn.increase_period",
+          "expected a positive period");
+  require(d.rate_reduce_period >= sim::Duration::zero(), "network.dcqcn.rate_reduce_period",
+          "expected a non-negative period");
+  require(d.cnp_interval >= sim::Duration::zero(), "network.dcqcn.cnp_interval",
+          "expected a non-negative interval");
+  require(d.min_dec_factor >= 0.0 && d.min_dec_factor < 1.0, "network.dcqcn.min_dec_factor",
+          "got " + num(d.min_dec_factor) + ", expected 0 <= factor < 1");
+  require(d.min_rate_bps > 0.0, "network.dcqcn.min_rate", "expected a positive rate");
+  require(d.rai_bps > 0.0, "network.dcqcn.rai", "expected a positive rate");
+  require(d.rhai_bps > 0.0, "network.dcqcn.rhai", "expected a positive rate");
+  require(d.byte_counter >= 0, "network.dcqcn.byte_counter", "expected a non-negative size");
+  require(d.fast_recovery_steps >= 1 && d.fast_recovery_steps <= 31, "network.dcqcn.fast_recovery_steps",
+          "got " + std::to_string(d.fast_recovery_steps) + ", expected 1 .. 31 (firmware rpg_threshold)");
+}
+
+DcqcnParams dcqcn_profile(const std::string& name, double line_rate_bps) {
+  DcqcnParams d;  // connectx
+  if (name == "connectx") return d;
+  if (name == "sigcomm15") {
+    d.g = 1.0 / 256.0;
+    d.alpha_period = sim::Duration::us(55);
+    d.initial_alpha = 1.0;
+    d.rate_reduce_period = sim::Duration::zero();  // a cut per CNP
+    d.min_dec_factor = 0.0;
+    d.min_rate_bps = 100e6;
+    d.clamp_target = true;  // Rt = Rc at every CNP
+    d.clamp_after_time_inc = true;
+    d.increase_period = sim::Duration::us(55);
+    d.byte_counter = 10'000'000;
+    d.fast_recovery_steps = 5;
+    d.rai_bps = 40e6;
+    d.rhai_bps = 200e6;
+    d.cnp_interval = sim::Duration::us(50);
+    return d;
+  }
+  if (name == "hpcc-ns3") {
+    const double per25 = line_rate_bps / 25e9;
+    d.g = 1.0 / 256.0;
+    d.alpha_period = sim::Duration::us(1);
+    d.initial_alpha = 1.0;
+    d.rate_reduce_period = sim::Duration::us(4);
+    d.min_dec_factor = 0.0;
+    d.min_rate_bps = 1e9;
+    d.clamp_target = false;
+    d.clamp_after_time_inc = true;
+    d.increase_period = sim::Duration::us(300);
+    d.byte_counter = 0;
+    d.fast_recovery_steps = 1;
+    d.rai_bps = 5e6 * per25;
+    d.rhai_bps = 50e6 * per25;
+    d.cnp_interval = sim::Duration::zero();
+    return d;
+  }
+  throw std::invalid_argument("network.dcqcn.profile: got \"" + name +
+                              "\", expected connectx, sigcomm15 or hpcc-ns3");
 }
 
 double PacketNetwork::memory_estimate(const Cluster& cluster, const PacketParams& params,
@@ -205,7 +272,9 @@ PacketNetwork::Port::Port(sim::EventHandler* h, uint32_t id)
       watchdog(h, event_tag(kWatchdog, id)) {}
 
 PacketNetwork::Flow::Flow(sim::EventHandler* h, uint32_t id)
-    : cnp_timer(h, event_tag(kCnp, id)), increase_timer(h, event_tag(kIncrease, id)) {}
+    : cnp_timer(h, event_tag(kCnp, id)),
+      cut_timer(h, event_tag(kCut, id)),
+      increase_timer(h, event_tag(kIncrease, id)) {}
 
 PacketNetwork::Group::Group(sim::EventHandler* h, uint32_t id) : done(h, event_tag(kDone, id)) {}
 
@@ -244,9 +313,18 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
       const double gbps = topo.nominal_capacity(r).gbps_value();
       const auto formula = static_cast<int64_t>(
           std::ceil((301.0 + 2.16 * cable_m) * gbps + 2.72 * static_cast<double>(packet_.mtu_bytes)));
-      p.xoff = packet_.pfc.xoff_bytes > 0 ? packet_.pfc.xoff_bytes : formula;
-      p.xon = packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame);
-      if (packet_.pfc.enabled && topo.is_switch(topo.target(r))) {
+      p.headroom = formula;
+      p.xoff = packet_.pfc.xoff_bytes;  // 0: dynamic threshold
+      p.xon = packet_.pfc.xoff_bytes > 0
+                  ? (packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame))
+                  : 0;
+      if (topo.is_switch(topo.target(r))) {
+        p.in_sw = topo.target(r) - topo.nic_count();
+        const double nic = cluster_.spec().node.nic_rate.bps();
+        p.pfc_alpha = std::min(1.0, packet_.pfc.dynamic_alpha *
+                                        std::max(1.0, nic > 0.0 ? topo.nominal_capacity(r).bps() / nic : 1.0));
+      }
+      if (packet_.pfc.enabled && packet_.pfc.xoff_bytes > 0 && topo.is_switch(topo.target(r))) {
         require(p.xon <= p.xoff, "network.pfc.xon",
                 "got " + std::to_string(p.xon) + " bytes, expected <= the XOFF of " +
                     cluster_.resource_name(r) + " = " + std::to_string(p.xoff) + " bytes");
@@ -271,8 +349,21 @@ int64_t PacketNetwork::wire_bytes(int64_t payload) const {
   return std::max(payload + packet_.header_bytes, padded);
 }
 
-int64_t PacketNetwork::xoff_bytes(int32_t d) const { return ports_[static_cast<size_t>(d)].xoff; }
-int64_t PacketNetwork::xon_bytes(int32_t d) const { return ports_[static_cast<size_t>(d)].xon; }
+int64_t PacketNetwork::xoff_bytes(int32_t d) const { return xoff_now(ports_[static_cast<size_t>(d)]); }
+int64_t PacketNetwork::xon_bytes(int32_t d) const { return xon_now(ports_[static_cast<size_t>(d)]); }
+int64_t PacketNetwork::headroom_bytes(int32_t d) const { return ports_[static_cast<size_t>(d)].headroom; }
+
+int64_t PacketNetwork::xoff_now(const Port& ip) const {
+  if (ip.xoff > 0) return ip.xoff;
+  if (ip.in_sw < 0) return std::numeric_limits<int64_t>::max();
+  const int64_t free = packet_.switch_buffer_bytes - switch_used_[static_cast<size_t>(ip.in_sw)];
+  return static_cast<int64_t>(ip.pfc_alpha * static_cast<double>(std::max<int64_t>(0, free)));
+}
+
+int64_t PacketNetwork::xon_now(const Port& ip) const {
+  if (ip.xoff > 0) return ip.xon;
+  return std::max<int64_t>(0, xoff_now(ip) - wire_bytes(packet_.mtu_bytes));
+}
 
 // ---------------------------------------------------------------------------- transfers
 
@@ -379,7 +470,9 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
   f.line_bps = std::min(cap, ports_[static_cast<size_t>(f.path.front())].bps);
   f.rate_bps = f.line_bps;
   f.reverse_latency_ps = latency.count_ps();
-  f.cc.reset(f.line_bps, sim_.now().ps(), packet_.dcqcn);
+  f.cc.reset(f.line_bps);
+  f.cnp_pipe.size = 0;
+  f.cnp_pipe.head = 0;
   f.active = true;
   f.src_gpu = src_gpu;
   f.dst_gpu = dst_gpu;
@@ -437,11 +530,17 @@ void PacketNetwork::try_start(uint32_t port) {
     Fifo& q = p.q[prio];
     if (q.head == kNone || (p.paused[prio] && !p.ignore_pause[prio])) continue;
     const uint32_t pkt = q.head;
-    const Packet& k = packets_[pkt];
+    Packet& k = packets_[pkt];
     q.head = k.next;
     if (q.head == kNone) q.tail = kNone;
     const int64_t blocked = paused_clock(p, prio, sim_.now().ps()) - k.mark_ps;
     if (blocked > 0) flows_[k.flow].paused_ps += blocked;
+    // ECN on dequeue: the bytes queued behind the packet (this priority).
+    if (p.kind == Kind::fabric_switch && packet_.ecn.enabled && packet_.ecn.mark_on_dequeue &&
+        ecn_mark(p.q_bytes[prio] - int64_t{k.wire})) {
+      k.ce = 1;
+      ++p.marks;
+    }
     start_tx(p, pkt);
     return;
   }
@@ -525,7 +624,7 @@ void PacketNetwork::tx_complete(uint32_t port) {
     const auto in = static_cast<uint32_t>(f.path[k.hop - 1U]);
     Port& ip = ports_[in];
     ip.in_bytes[prio] -= k.wire;
-    if (ip.xoff_sent[prio] && ip.in_bytes[prio] <= ip.xon) send_pause(in, prio, false);
+    if (ip.xoff_sent[prio] && ip.in_bytes[prio] <= xon_now(ip)) send_pause(in, prio, false);
   }
   if (p.latency_ps == 0) {
     arrive(pkt);
@@ -576,7 +675,7 @@ void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
     } else if (used + w > buffer) {
       ++overflow_;
     }
-    if (packet_.ecn.enabled && ecn_mark(p.q_bytes[prio])) {
+    if (packet_.ecn.enabled && !packet_.ecn.mark_on_dequeue && ecn_mark(p.q_bytes[prio])) {
       k.ce = 1;
       ++p.marks;
     }
@@ -584,7 +683,7 @@ void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
     const auto in = static_cast<uint32_t>(flows_[k.flow].path[k.hop - 1U]);
     Port& ip = ports_[in];
     ip.in_bytes[prio] += w;
-    if (lossless && !ip.xoff_sent[prio] && ip.in_bytes[prio] >= ip.xoff) {
+    if (lossless && !ip.xoff_sent[prio] && ip.in_bytes[prio] >= xoff_now(ip)) {
       // Cause: the switch's deepest egress queue of this priority (a scan of the switch's
       // ports, once per XOFF frame). It is the congestion root unless it is paused itself; then
       // the root is that pause's root, one hop further.
@@ -638,18 +737,22 @@ void PacketNetwork::receive(uint32_t pkt) {
   if (k.ce) {
     ++ce_delivered_;
     if (packet_.congestion_control == CongestionControl::dcqcn &&
-        (!f.cnp_sent || now - f.last_cnp_ps >= packet_.dcqcn.cnp_interval.count_ps()) &&
-        !f.cnp_timer.pending()) {
+        (!f.cnp_sent || now - f.last_cnp_ps >= packet_.dcqcn.cnp_interval.count_ps())) {
       f.cnp_sent = true;
       f.last_cnp_ps = now;
       ++cnps_;
-      sim_.schedule(f.cnp_timer, sim::Time::from_ps(now + f.reverse_latency_ps));
+      const int64_t at = now + f.reverse_latency_ps;
+      f.cnp_pipe.push(at, 0);
+      if (f.cnp_pipe.size == 1) sim_.schedule(f.cnp_timer, sim::Time::from_ps(at));
     }
   }
   f.received += k.payload;
   if (f.received < f.total) return;
   sim_.cancel(f.cnp_timer);
+  sim_.cancel(f.cut_timer);
   sim_.cancel(f.increase_timer);
+  f.cnp_pipe.size = 0;
+  f.cnp_pipe.head = 0;
   flow_done_analysis(f);
   f.active = false;
   const uint32_t group = f.group;
@@ -772,8 +875,20 @@ void PacketNetwork::inject_pause_storm(int nic_id, sim::Time at) {
 
 void PacketNetwork::on_cnp(uint32_t flow) {
   Flow& f = flows_[flow];
-  f.cc.on_cnp(sim_.now().ps(), packet_.dcqcn);
+  f.cnp_pipe.pop();
+  if (f.cnp_pipe.size > 0) sim_.schedule(f.cnp_timer, sim::Time::from_ps(f.cnp_pipe.front().at_ps));
+  const int64_t now = sim_.now().ps();
+  f.cc.on_cnp(now, packet_.dcqcn);
+  if (!f.cut_timer.pending()) {
+    sim_.schedule(f.cut_timer, sim::Time::from_ps(f.cc.next_cut_ps(now, packet_.dcqcn)));
+  }
+}
+
+void PacketNetwork::on_cut(uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (!f.cc.on_cut_check(sim_.now().ps(), packet_.dcqcn)) return;
   f.rate_bps = f.cc.rate();
+  sim_.cancel(f.increase_timer);
   sim_.schedule(f.increase_timer, sim_.now() + packet_.dcqcn.increase_period);
 }
 
@@ -819,6 +934,9 @@ void PacketNetwork::on_event(uint64_t tag) {
       return;
     case kCnp:
       on_cnp(index);
+      return;
+    case kCut:
+      on_cut(index);
       return;
     case kIncrease:
       on_increase(index);

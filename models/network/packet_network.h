@@ -39,6 +39,8 @@ struct PfcParams {
   // minus one max-size frame.
   int64_t xoff_bytes = 0;
   int64_t xon_bytes = 0;
+  // Dynamic threshold when xoff_bytes is 0: XOFF = alpha (buffer - used) for NIC-speed ports.
+  double dynamic_alpha = 0.125;
   // Cable length for the formula; < 0 = fabric link_latency at 5 ns/m (500 ns -> 100 m).
   double cable_m = -1.0;
   // PFC watchdog on switch egress queues: paused continuously for longer than this = storm;
@@ -51,6 +53,8 @@ struct EcnParams {
   int64_t kmin_bytes = 100'000;
   int64_t kmax_bytes = 400'000;
   double pmax = 0.2;
+  // Mark when the packet leaves the egress queue (queue behind it) instead of on admission.
+  bool mark_on_dequeue = false;
 };
 
 struct PacketParams {
@@ -219,9 +223,11 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   [[nodiscard]] const PacketParams& packet_params() const { return packet_; }
   [[nodiscard]] PacketStats packet_stats() const;
   [[nodiscard]] QueueSnapshot queue_snapshot() const;
-  // PFC thresholds of the ingress port at the end of link direction d (bytes).
+  // PFC thresholds in force now at the ingress port at the end of link direction d (bytes),
+  // and its headroom (mlx5 formula).
   [[nodiscard]] int64_t xoff_bytes(int32_t d) const;
   [[nodiscard]] int64_t xon_bytes(int32_t d) const;
+  [[nodiscard]] int64_t headroom_bytes(int32_t d) const;
   // Wire bytes of a packet carrying `payload` bytes.
   [[nodiscard]] int64_t wire_bytes(int64_t payload) const;
   [[nodiscard]] uint64_t packets_sent() const { return packets_sent_; }
@@ -236,7 +242,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
 
  private:
   enum class Kind : uint8_t { host, inject, fabric_switch };
-  enum EventKind : uint8_t { kSer, kPipe, kCtrl, kWatchdog, kCnp, kIncrease, kDone, kStorm };
+  enum EventKind : uint8_t { kSer, kPipe, kCtrl, kWatchdog, kCnp, kCut, kIncrease, kDone, kStorm };
   static constexpr uint32_t kNone = 0xffffffffU;
 
   static uint64_t event_tag(EventKind k, uint64_t index) { return uint64_t{k} << 56 | index; }
@@ -296,8 +302,11 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     // As an ingress port of the switch it enters.
     int64_t in_bytes[kPriorities] = {0, 0};
     bool xoff_sent[kPriorities] = {false, false};
-    int64_t xoff = 0;
+    int64_t xoff = 0;      // static XOFF (0: dynamic threshold)
     int64_t xon = 0;
+    int64_t headroom = 0;  // mlx5 headroom formula
+    int32_t in_sw = -1;    // switch this direction enters (-1: a NIC)
+    double pfc_alpha = 0.0;
     Ring pipe;
     Ring ctrl;
     std::vector<uint32_t> flows;  // inject: flows with bytes to send
@@ -315,8 +324,10 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   };
   struct Flow {
     Flow(sim::EventHandler* h, uint32_t id);
-    sim::Timer cnp_timer;
+    sim::Timer cnp_timer;       // head of cnp_pipe reaches the source
+    sim::Timer cut_timer;       // next point of the DCQCN decrease clock (cut pending)
     sim::Timer increase_timer;
+    Ring cnp_pipe;              // CNPs in flight back to the source, in arrival order
     std::vector<int32_t> path;  // ports: injection ... last
     uint32_t group = 0;
     uint8_t priority = kLosslessPriority;
@@ -378,11 +389,14 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     return p.paused_ps[priority] + (p.paused[priority] ? now - p.paused_since_ps[priority] : 0);
   }
   void queue_change(Port& p, int priority, int64_t delta);
+  [[nodiscard]] int64_t xoff_now(const Port& ip) const;
+  [[nodiscard]] int64_t xon_now(const Port& ip) const;
   void flow_done_analysis(const Flow& f);
   [[nodiscard]] bool is_victim(const Flow& f) const;
   void set_paused(uint32_t port, int priority, bool on);
   void on_watchdog(uint32_t port);
   void on_cnp(uint32_t flow);
+  void on_cut(uint32_t flow);
   void on_increase(uint32_t flow);
   void list_flow(uint32_t flow);
   [[nodiscard]] bool ecn_mark(int64_t queue_bytes);

@@ -88,12 +88,32 @@ struct EcnSection {
   Bytes kmin{0};
   Bytes kmax{0};
   double pmax = 0.0;
+  std::string mark_on;  // enqueue | dequeue
+};
+
+// DCQCN at the NICs; zero (or "profile") = the value of the profile.
+struct DcqcnSection {
+  std::string profile;  // connectx | sigcomm15 | hpcc-ns3
+  double g = 0.0;
+  double initial_alpha = 0.0;
+  Duration alpha_period;
+  Duration rate_reduce_period;
+  double min_dec_factor = 0.0;
+  Bandwidth min_rate;
+  std::string clamp_target;  // profile | yes | no
+  Duration increase_period;
+  Bytes byte_counter{0};
+  int fast_recovery_steps = 0;
+  Bandwidth rai;
+  Bandwidth rhai;
+  Duration cnp_interval;
 };
 
 struct PfcSection {
   bool enabled = true;
   Bytes xoff{0};  // 0 = from the mlx5 headroom formula
   Bytes xon{0};
+  double alpha = 0.125;
   Duration watchdog;
 };
 
@@ -103,6 +123,7 @@ struct NetworkSection {
   EcnSection ecn;
   PfcSection pfc;
   std::string congestion_control;
+  DcqcnSection dcqcn;
   std::string collective_algorithm;
   int channels = 0;
   Duration collective_step_latency;

@@ -110,14 +110,29 @@ network::PacketParams packet_params(const Config& c) {
   p.pfc.enabled = c.network.pfc.enabled;
   p.pfc.xoff_bytes = c.network.pfc.xoff.n;
   p.pfc.xon_bytes = c.network.pfc.xon.n;
+  p.pfc.dynamic_alpha = c.network.pfc.alpha;
   p.pfc.cable_m = c.cluster.fabric.cable_length_m;
   p.pfc.watchdog = c.network.pfc.watchdog;
   p.ecn.kmin_bytes = c.network.ecn.kmin.n;
   p.ecn.kmax_bytes = c.network.ecn.kmax.n;
   p.ecn.pmax = c.network.ecn.pmax;
-  if (c.network.congestion_control == "hpcc") {
-    throw ScenarioError({"network.congestion_control: hpcc is not built yet; expected dcqcn or none"});
-  }
+  p.ecn.mark_on_dequeue = c.network.ecn.mark_on == "dequeue";
+  const DcqcnSection& d = c.network.dcqcn;
+  p.dcqcn = network::dcqcn_profile(d.profile.empty() ? "connectx" : d.profile, c.cluster.nic.bps());
+  if (d.g > 0.0) p.dcqcn.g = d.g;
+  if (d.initial_alpha > 0.0) p.dcqcn.initial_alpha = d.initial_alpha;
+  if (d.alpha_period > sim::Duration::zero()) p.dcqcn.alpha_period = d.alpha_period;
+  if (d.rate_reduce_period > sim::Duration::zero()) p.dcqcn.rate_reduce_period = d.rate_reduce_period;
+  if (d.min_dec_factor > 0.0) p.dcqcn.min_dec_factor = d.min_dec_factor;
+  if (d.min_rate.bps() > 0.0) p.dcqcn.min_rate_bps = d.min_rate.bps();
+  if (d.clamp_target == "yes") p.dcqcn.clamp_target = true;
+  if (d.clamp_target == "no") p.dcqcn.clamp_target = false;
+  if (d.increase_period > sim::Duration::zero()) p.dcqcn.increase_period = d.increase_period;
+  if (d.byte_counter.n > 0) p.dcqcn.byte_counter = d.byte_counter.n;
+  if (d.fast_recovery_steps > 0) p.dcqcn.fast_recovery_steps = d.fast_recovery_steps;
+  if (d.rai.bps() > 0.0) p.dcqcn.rai_bps = d.rai.bps();
+  if (d.rhai.bps() > 0.0) p.dcqcn.rhai_bps = d.rhai.bps();
+  if (d.cnp_interval > sim::Duration::zero()) p.dcqcn.cnp_interval = d.cnp_interval;
   p.congestion_control = c.network.congestion_control == "none" ? network::CongestionControl::none
                                                                 : network::CongestionControl::dcqcn;
   return p;

@@ -33,9 +33,12 @@ double packet_wire_s(const PacketNetwork& net, int64_t bytes, double bps) {
   return wire * 8.0 / bps;
 }
 
+// PFC alone, with the static XOFF of the mlx5 headroom formula at 400 Gb/s and 100 m (the
+// pause-spreading tests need pauses early; the dynamic threshold is tested on its own).
 PacketParams pfc_only(int64_t buffer = 64 * kMiB) {
   PacketParams p;
   p.switch_buffer_bytes = buffer;
+  p.pfc.xoff_bytes = 217'942;
   p.ecn.enabled = false;
   p.congestion_control = CongestionControl::none;
   return p;
@@ -79,8 +82,15 @@ TEST(Packet, HeadroomFormulaAndWireBytes) {
   PacketNetwork net(sim, c);
   // 400 Gb/s, 500 ns link latency = 100 m: (301 + 216) * 400 + 2.72 * 4096 = 217941.1.
   const auto d = *c.topology().find_link("node1.nic0", "leaf0");
-  EXPECT_EQ(net.xoff_bytes(d), 217942);
-  EXPECT_EQ(net.xon_bytes(d), 217942 - net.wire_bytes(4096));
+  EXPECT_EQ(net.headroom_bytes(d), 217942);
+  // Dynamic threshold on an empty 64 MiB buffer: XOFF = 1/8 x 64 MiB, XON one frame lower.
+  EXPECT_EQ(net.xoff_bytes(d), 8 * kMiB);
+  EXPECT_EQ(net.xon_bytes(d), 8 * kMiB - net.wire_bytes(4096));
+  PacketParams fixed;
+  fixed.pfc.xoff_bytes = 200'000;
+  PacketNetwork static_net(sim, c, {}, fixed);
+  EXPECT_EQ(static_net.xoff_bytes(d), 200'000);
+  EXPECT_EQ(static_net.xon_bytes(d), 200'000 - static_net.wire_bytes(4096));
   // eff 0.95: ceil(4096 / 0.95) = 4312 > 4096 + 58; a tiny packet pays the RoCEv2 headers.
   EXPECT_EQ(net.wire_bytes(4096), 4312);
   EXPECT_EQ(net.wire_bytes(10), 68);
@@ -205,7 +215,9 @@ TEST(Packet, IncastWithoutPfcDropsAndRetransmits) {
 TEST(Packet, EcnAndDcqcnMarkAndPauseLessThanPfcAlone) {
   const int64_t size = 16 * kMiB;
   const IncastResult pfc = incast(pfc_only(), size);
-  PacketParams dcqcn;  // defaults: ECN 100 KB / 400 KB / 0.2, DCQCN, PFC on
+  PacketParams dcqcn;  // ECN 100 KB / 400 KB / 0.2, DCQCN (hpcc-ns3), PFC as pfc_only()
+  dcqcn.pfc.xoff_bytes = 217'942;
+  dcqcn.dcqcn = dcqcn_profile("hpcc-ns3", 400e9);
   const IncastResult cc = incast(dcqcn, size);
   std::printf("incast 8 x 16 MiB: PFC alone %llu pauses, %.1f us; ECN+DCQCN %llu pauses, marked %.4f, "
               "CNPs %llu, %.1f us\n",

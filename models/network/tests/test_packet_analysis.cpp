@@ -22,6 +22,7 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 PacketParams pfc_only() {
   PacketParams p;
+  p.pfc.xoff_bytes = 217'942;  // static: the mlx5 headroom formula at 400 Gb/s, 100 m
   p.ecn.enabled = false;
   p.congestion_control = CongestionControl::none;
   return p;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -86,7 +87,9 @@ Incast incast(const PacketParams& pp, int fan_in, int64_t size) {
 
 TEST(PacketValidation, DcqcnIncastSharesFairly) {
   const int64_t size = 16 * kMiB;
-  const Incast r = incast(PacketParams{}, 8, size);
+  PacketParams pp;
+  pp.dcqcn = dcqcn_profile("hpcc-ns3", 100e9);
+  const Incast r = incast(pp, 8, size);
   ASSERT_EQ(r.completion.size(), 8U);
   std::vector<double> tput;
   for (const double t : r.completion) tput.push_back(static_cast<double>(size) * 8.0 / t);
@@ -103,45 +106,70 @@ TEST(PacketValidation, DcqcnIncastSharesFairly) {
   EXPECT_EQ(r.stats.dropped_packets, 0U);
 }
 
-TEST(PacketValidation, DcqcnHoldsTheBottleneckQueueInTheEcnBand) {
-  // 8 long flows into one 100 Gb/s port (nodes on one leaf), the paper's DCQCN parameters
-  // (written for 40 Gb/s) and ECN Kmin 100 KB / Kmax 400 KB / Pmax 0.2. DCQCN's alpha decays
-  // with g = 1/256 per 55 us, so the first ~10 ms oscillate (deep cuts, the queue often
-  // empties); the time-averaged bottleneck queue from 10 ms to 30 ms lies in Kmin..Kmax, and
-  // the port stays busy. (At 400 Gb/s the same parameters recover too slowly: see the report.)
+struct SteadyIncast {
+  double mean_queue = 0.0;
+  double utilization = 0.0;
+  double jain = 0.0;
+  PacketStats stats;
+};
+
+// 8 long flows into one 100 Gb/s port (nodes on one leaf), ECN Kmin 100 KB / Kmax 400 KB /
+// Pmax 0.2: the bottleneck queue, its utilization and the fairness of the bytes delivered per
+// flow from 10 ms (after the start transient) to 30 ms.
+SteadyIncast steady_incast(const std::string& profile) {
   ClusterSpec spec = small_cluster(9, 1, 128, 2);
   spec.node.nic_rate = sim::Bandwidth::gbps(100);
   const Cluster c(spec);
   sim::Simulation sim(5);
-  const PacketParams pp;
+  PacketParams pp;
+  pp.dcqcn = dcqcn_profile(profile, 100e9);
   PacketNetwork net(sim, c, {}, pp);
   Recorder rec(sim);
   for (int i = 1; i <= 8; ++i) net.send(8 * i, 0, sim::Bytes{int64_t{1} << 30}, rec, static_cast<uint64_t>(i));
-  Tick settle;
-  Tick end;
   const sim::Time t_settle = sim::Time::zero() + sim::Duration::ms(10);
   const sim::Time t_end = sim::Time::zero() + sim::Duration::ms(30);
-  sim.schedule_at(t_settle, settle);
-  sim.schedule_at(t_end, end);
   sim.run_until(t_settle);
   const auto d = *c.topology().find_link("leaf0", "node0.nic0");
+  std::vector<double> sent0;
+  for (int i = 1; i <= 8; ++i) {
+    const auto up = *c.topology().find_link("node" + std::to_string(i) + ".nic0", "leaf0");
+    sent0.push_back(net.link_stats(up).bytes);
+  }
   const double bytes_settle = net.link_stats(d).bytes;
   net.reset_queue_averages();
   sim.run_until(t_end);
-  const PacketStats s = net.packet_stats();
-  const PortPacketStats* bottleneck = port(s, "leaf0->node0.nic0");
-  ASSERT_NE(bottleneck, nullptr);
-  const double util = (net.link_stats(d).bytes - bytes_settle) * 8.0 / 100e9 / 20e-3;
-  std::printf("DCQCN 8:1 at 100 Gb/s: mean bottleneck queue 10..30 ms = %.0f B (band %lld..%lld), "
-              "max %lld B, utilization %.4f, marked %.4f, CNPs %llu, pauses %llu\n",
-              bottleneck->mean_queue_bytes, static_cast<long long>(pp.ecn.kmin_bytes),
-              static_cast<long long>(pp.ecn.kmax_bytes), static_cast<long long>(bottleneck->max_queue_bytes), util,
-              s.ecn_marked_fraction, static_cast<unsigned long long>(s.cnps),
-              static_cast<unsigned long long>(s.pfc_pause_frames));
-  EXPECT_GE(bottleneck->mean_queue_bytes, static_cast<double>(pp.ecn.kmin_bytes));
-  EXPECT_LE(bottleneck->mean_queue_bytes, static_cast<double>(pp.ecn.kmax_bytes));
-  EXPECT_GT(util, 0.99);
-  EXPECT_EQ(rec.count, 0);
+  SteadyIncast r;
+  r.stats = net.packet_stats();
+  std::vector<double> sent;
+  for (int i = 1; i <= 8; ++i) {
+    const auto up = *c.topology().find_link("node" + std::to_string(i) + ".nic0", "leaf0");
+    sent.push_back(net.link_stats(up).bytes - sent0[static_cast<size_t>(i - 1)]);
+  }
+  r.jain = jain_index(sent);
+  const PortPacketStats* bottleneck = port(r.stats, "leaf0->node0.nic0");
+  r.mean_queue = bottleneck != nullptr ? bottleneck->mean_queue_bytes : -1.0;
+  r.utilization = (net.link_stats(d).bytes - bytes_settle) * 8.0 / 100e9 / 20e-3;
+  std::printf("DCQCN %s 8:1 long flows at 100 Gb/s, 10..30 ms: mean bottleneck queue %.0f B (Kmin 100000), "
+              "utilization %.4f, Jain %.4f, marked %.4f, CNPs %llu, pauses %llu\n",
+              profile.c_str(), r.mean_queue, r.utilization, r.jain, r.stats.ecn_marked_fraction,
+              static_cast<unsigned long long>(r.stats.cnps), static_cast<unsigned long long>(r.stats.pfc_pause_frames));
+  return r;
+}
+
+TEST(PacketValidation, DcqcnConvergesFairlyWithTheQueueNearKmin) {
+  // The DCQCN paper's qualitative results (Sec. 5, Fig. 12-13): competing long flows converge
+  // to fair shares, the bottleneck stays busy and its queue is held around Kmin rather than
+  // growing to Kmax or the PFC threshold. (The connectx firmware defaults, minimum rate 1 Mb/s,
+  // starve all but a few flows here, Jain ~0.25, as the ns-3 reference does on an incast with
+  // the same parameters: docs/dcqcn.md.)
+  for (const std::string profile : {"hpcc-ns3", "sigcomm15"}) {
+    const SteadyIncast r = steady_incast(profile);
+    EXPECT_GT(r.jain, 0.95) << profile;
+    EXPECT_GT(r.utilization, 0.85) << profile;
+    EXPECT_GT(r.mean_queue, 0.25 * 100'000) << profile;
+    EXPECT_LT(r.mean_queue, 2.0 * 100'000) << profile;
+    EXPECT_EQ(r.stats.pfc_pause_frames, 0U) << profile;
+  }
 }
 
 TEST(PacketValidation, BytesAreConservedAtEverySwitch) {
@@ -227,20 +255,32 @@ TEST(PacketValidation, BadParametersNameTheScenarioKeyAndTheBound) {
   p.mtu_bytes = 9216;
   EXPECT_EQ(error_of([&] { validate(p); }), "");
 
-  // Thresholds from the headroom formula are checked against the cluster when the network is
-  // built: 400 Gb/s, 100 m gives XOFF 217942 B at a 4 KiB MTU.
+  // A static XOFF must fit the buffer and sit above XON; the dynamic threshold's alpha is a
+  // fraction.
   const Cluster c(small_cluster(9, 1, 128, 2));
   sim::Simulation sim;
   p = {};
+  p.pfc.xoff_bytes = 217'942;
   p.switch_buffer_bytes = 200'000;
   std::string what = error_of([&] { PacketNetwork net(sim, c, {}, p); });
   EXPECT_EQ(what.rfind("cluster.fabric.switch_buffer:", 0), 0U) << what;
   EXPECT_NE(what.find("217942"), std::string::npos) << what;
   p = {};
-  p.pfc.xon_bytes = 300'000;  // above the formula's XOFF
+  p.pfc.xoff_bytes = 217'942;
+  p.pfc.xon_bytes = 300'000;
   what = error_of([&] { PacketNetwork net(sim, c, {}, p); });
   EXPECT_EQ(what.rfind("network.pfc.xon:", 0), 0U) << what;
   EXPECT_NE(what.find("217942"), std::string::npos) << what;
+  p = {};
+  p.pfc.dynamic_alpha = 0.0;
+  expect_error(p, "network.pfc.alpha", "0 < alpha");
+  p = {};
+  p.dcqcn.fast_recovery_steps = 0;
+  expect_error(p, "network.dcqcn.fast_recovery_steps", "1 .. 31");
+  p = {};
+  p.dcqcn.rate_reduce_period = sim::Duration::us(-1);
+  expect_error(p, "network.dcqcn.rate_reduce_period", "non-negative");
+  EXPECT_THROW((void)dcqcn_profile("dctcp", 100e9), std::invalid_argument);
 }
 
 TEST(PacketValidation, MemoryEstimateBoundsThePeakAndFailsFast) {
@@ -271,6 +311,79 @@ TEST(PacketValidation, MemoryEstimateBoundsThePeakAndFailsFast) {
   const std::string what = error_of([&] { check_packet_memory(c, pp, flows, int64_t{10} << 40, 1e6); });
   EXPECT_EQ(what.rfind("network.mode:", 0), 0U) << what;
   EXPECT_NE(what.find("flow"), std::string::npos) << what;
+}
+
+TEST(PacketValidation, DcqcnReactionPointFollowsTheEquationsWorkedByHand) {
+  // connectx parameters at 100 Gb/s, byte counter off so that only the timer raises the rate.
+  DcqcnParams p = dcqcn_profile("connectx", 100e9);
+  p.byte_counter = 0;
+  const double line = 100e9;
+  const double g = 5.0 / 1024.0;
+  const int64_t us = 1'000'000;  // ps
+  Dcqcn rp;
+  rp.reset(line);
+  // First CNP at t = 10 us: alpha = 1023/1024, the grid starts at 10 us; nothing changes yet.
+  rp.on_cnp(10 * us, p);
+  EXPECT_DOUBLE_EQ(rp.rate(), line);
+  EXPECT_EQ(rp.next_cut_ps(10 * us, p), 14 * us);
+  // Cut at 14 us: four alpha periods ended without a counted CNP: alpha = a0 (1 - g)^4;
+  // Rc = line (1 - alpha / 2); T = BC = 0 so the target stays at line rate (no clamp).
+  ASSERT_TRUE(rp.on_cut_check(14 * us, p));
+  const double a1 = 1023.0 / 1024.0 * std::pow(1.0 - g, 4);
+  const double r1 = line * (1.0 - a1 / 2.0);
+  EXPECT_NEAR(rp.rate(), r1, 1.0);
+  EXPECT_DOUBLE_EQ(rp.target(), line);
+  // A second CNP at 15.5 us counts for the period [15, 16): at the next cut (18 us) alpha =
+  // ((a1 (1 - g)) (1 - g) + g) (1 - g)^2 ... worked period by period: [14,15) no CNP, [15,16)
+  // CNP, [16,17) and [17,18) none.
+  rp.on_cnp(15 * us + us / 2, p);
+  EXPECT_EQ(rp.next_cut_ps(15 * us + us / 2, p), 18 * us);
+  ASSERT_TRUE(rp.on_cut_check(18 * us, p));
+  const double a2 = (((a1 * (1 - g)) * (1 - g) + g) * (1 - g)) * (1 - g);
+  EXPECT_NEAR(rp.alpha_at(18 * us, p), a2, 1e-12);
+  const double r2 = std::max(r1 * (1.0 - a2 / 2.0), 0.5 * r1);
+  EXPECT_NEAR(rp.rate(), r2, 1.0);
+  EXPECT_DOUBLE_EQ(rp.target(), line);  // consecutive cuts keep the target
+  // No CNP pending: the next grid point does nothing.
+  EXPECT_FALSE(rp.on_cut_check(22 * us, p));
+  // Increase timer (F = 1): event 1 fast recovery (T = 0 < F), event 2 additive (T = F),
+  // event 3 hyper (T > F): Rt += 50 Mb/s capped at line rate, Rc = (Rt + Rc) / 2.
+  rp.on_timer(p);
+  const double r3 = (line + r2) / 2.0;
+  EXPECT_NEAR(rp.rate(), r3, 1.0);
+  rp.on_timer(p);
+  EXPECT_NEAR(rp.rate(), (line + r3) / 2.0, 1.0);
+  EXPECT_EQ(rp.timer_stage(), 2);
+  // A CNP after a timer increase clamps the target to the current rate at the cut (T > 0).
+  const double before = rp.rate();
+  rp.on_cnp(30 * us, p);
+  ASSERT_TRUE(rp.on_cut_check(rp.next_cut_ps(30 * us, p), p));
+  EXPECT_NEAR(rp.target(), before, 1.0);
+  EXPECT_LT(rp.rate(), before);
+  // Additive then hyper steps on a flow far below line rate.
+  DcqcnParams q = p;
+  q.rai_bps = 1e9;
+  q.rhai_bps = 4e9;
+  Dcqcn slow;
+  slow.reset(line);
+  slow.on_cnp(0, q);
+  ASSERT_TRUE(slow.on_cut_check(slow.next_cut_ps(0, q), q));
+  slow.on_cnp(10 * us, q);
+  ASSERT_TRUE(slow.on_cut_check(slow.next_cut_ps(10 * us, q), q));  // target: line (T = 0)
+  const double t0 = slow.target();
+  slow.on_timer(q);  // fast recovery: target unchanged
+  EXPECT_DOUBLE_EQ(slow.target(), t0);
+  // The target is at line rate: AI and HAI steps are capped there.
+  slow.on_timer(q);
+  EXPECT_DOUBLE_EQ(slow.target(), line);
+  // The minimum decrease factor bounds a cut.
+  DcqcnParams m = p;
+  m.min_dec_factor = 0.9;
+  Dcqcn bounded;
+  bounded.reset(line);
+  bounded.on_cnp(0, m);
+  ASSERT_TRUE(bounded.on_cut_check(bounded.next_cut_ps(0, m), m));
+  EXPECT_NEAR(bounded.rate(), 0.9 * line, 1.0);
 }
 
 }  // namespace

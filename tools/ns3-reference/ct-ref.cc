@@ -1,0 +1,338 @@
+// ct-ref: drives the ns-3 RDMA model (HPCC SIGCOMM'19 model as carried by ns-3-alibabacloud)
+// from a topology file, a flow list and a small key/value configuration, and prints the
+// figures ClusterTwin compares against: per-flow completion times, CNP-flagged ACKs, PFC pause
+// frames and paused time, and switch egress queue lengths (sampled).
+//
+// Written for ClusterTwin's side-by-side validation; lives only in a scratch folder.
+//
+// Usage: ct-ref <config> <topology> <flows> <out_prefix>
+// topology: "<nodes> <switches> <links>" / switch ids / "<a> <b> <rate e.g. 100Gbps> <delay e.g. 1us>" per link
+// flows:    "<n>" / "<src> <dst> <pg> <bytes> <start_seconds>" per flow
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/qbb-helper.h"
+#include <ns3/rdma-client-helper.h>
+#include <ns3/rdma-client.h>
+#include <ns3/rdma-driver.h>
+#include <ns3/rdma.h>
+#include <ns3/switch-node.h>
+
+using namespace ns3;
+
+namespace {
+
+std::map<std::string, std::string> g_cfg;
+std::string cfg(const std::string& k, const std::string& d) {
+  auto it = g_cfg.find(k);
+  return it == g_cfg.end() ? d : it->second;
+}
+double cfgd(const std::string& k, double d) {
+  auto it = g_cfg.find(k);
+  return it == g_cfg.end() ? d : std::stod(it->second);
+}
+
+NodeContainer g_nodes;
+std::vector<bool> g_is_switch;
+std::map<uint32_t, std::map<uint32_t, uint32_t>> g_if;      // node -> neighbour -> ifindex
+std::map<uint32_t, std::map<uint32_t, uint64_t>> g_delay;   // ns
+std::map<uint32_t, std::map<uint32_t, uint64_t>> g_bw;      // bps
+std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> g_next;  // node -> dst host -> next hops
+FILE* g_fct = nullptr;
+uint64_t g_cnp_acks = 0;
+uint64_t g_flows_done = 0;
+uint64_t g_pause_frames = 0;
+uint64_t g_resume_frames = 0;
+std::map<std::pair<uint32_t, uint32_t>, int64_t> g_pause_start;  // (node, if) -> ps
+double g_paused_s = 0.0;
+uint32_t g_payload = 1000;
+
+Ipv4Address ip_of(uint32_t id) {
+  return Ipv4Address(0x0b000001 + ((id / 256) * 0x00010000) + ((id % 256) * 0x00000100));
+}
+
+void on_pfc(uint32_t node, uint32_t ifidx, uint32_t type) {
+  const auto key = std::make_pair(node, ifidx);
+  const int64_t now = Simulator::Now().GetPicoSeconds();
+  if (type == 1) {
+    ++g_pause_frames;
+    if (!g_pause_start.count(key)) g_pause_start[key] = now;
+  } else {
+    ++g_resume_frames;
+    auto it = g_pause_start.find(key);
+    if (it != g_pause_start.end()) {
+      g_paused_s += (now - it->second) * 1e-12;
+      g_pause_start.erase(it);
+    }
+  }
+}
+
+void on_qp_complete(Ptr<RdmaDriver> drv, Ptr<RdmaQueuePair> q) {
+  const uint64_t key = RdmaHw::GetQpKey(q->dip.Get(), q->sport, q->m_pg);
+  const uint32_t cnps = drv->m_rdma->qp_cnp[key];
+  g_cnp_acks += cnps;
+  ++g_flows_done;
+  const double fct = (Simulator::Now() - q->startTime).GetSeconds();
+  std::fprintf(g_fct, "%u %u %lu %.9f %.9f %u\n", q->m_src, q->m_dest, (unsigned long)q->m_size,
+               q->startTime.GetSeconds(), fct, cnps);
+}
+
+struct QueueStat {
+  uint64_t max_bytes = 0;
+  double sum_bytes = 0.0;
+  uint64_t samples = 0;
+};
+std::map<std::pair<uint32_t, uint32_t>, QueueStat> g_q;  // (switch, port) egress, data priority
+uint32_t g_data_pg = 3;
+double g_sample_us = 1.0;
+double g_last_done_check = 0;
+
+void sample_queues() {
+  for (uint32_t i = 0; i < g_nodes.GetN(); ++i) {
+    if (!g_is_switch[i]) continue;
+    Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(g_nodes.Get(i));
+    for (uint32_t j = 1; j < sw->GetNDevices(); ++j) {
+      const uint64_t b = sw->m_mmu->egress_bytes[j][g_data_pg];
+      auto& s = g_q[{i, j}];
+      s.max_bytes = std::max(s.max_bytes, b);
+      s.sum_bytes += static_cast<double>(b);
+      ++s.samples;
+    }
+  }
+  Simulator::Schedule(MicroSeconds(g_sample_us), &sample_queues);
+}
+
+uint64_t g_expected_flows = 0;
+void check_done() {
+  if (g_flows_done >= g_expected_flows) {
+    Simulator::Stop();
+    return;
+  }
+  Simulator::Schedule(MicroSeconds(10), &check_done);
+}
+
+void routes_from(uint32_t host) {
+  // BFS from host; every node learns its next hops towards host (all shortest paths: ECMP).
+  std::map<uint32_t, int> dist;
+  std::vector<uint32_t> q{host};
+  dist[host] = 0;
+  for (size_t k = 0; k < q.size(); ++k) {
+    const uint32_t now = q[k];
+    for (auto& [nb, ifidx] : g_if[now]) {
+      (void)ifidx;
+      if (!dist.count(nb)) {
+        dist[nb] = dist[now] + 1;
+        if (g_is_switch[nb]) q.push_back(nb);
+      }
+      if (dist[nb] == dist[now] + 1) g_next[nb][host].push_back(now);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: ct-ref <config> <topology> <flows> <out_prefix>\n");
+    return 2;
+  }
+  {
+    std::ifstream in(argv[1]);
+    std::string k, v;
+    while (in >> k >> v) g_cfg[k] = v;
+  }
+  RngSeedManager::SetRun(static_cast<uint64_t>(cfgd("RNG_RUN", 1)));
+  const uint32_t cc_mode = static_cast<uint32_t>(cfgd("CC_MODE", 1));
+  g_payload = static_cast<uint32_t>(cfgd("PACKET_PAYLOAD_SIZE", 1000));
+  const double kmin_kb = cfgd("KMIN_KB", 100), kmax_kb = cfgd("KMAX_KB", 400), pmax = cfgd("PMAX", 0.2);
+  const uint32_t buffer_mb = static_cast<uint32_t>(cfgd("BUFFER_MB", 32));
+  const bool ecn = cfgd("ENABLE_QCN", 1) != 0;
+  const bool pfc_dyn = cfgd("USE_DYNAMIC_PFC_THRESHOLD", 1) != 0;
+  g_sample_us = cfgd("QLEN_SAMPLE_US", 1.0);
+
+  Config::SetDefault("ns3::QbbNetDevice::PauseTime", UintegerValue(static_cast<uint32_t>(cfgd("PAUSE_TIME", 5))));
+  Config::SetDefault("ns3::QbbNetDevice::QcnEnabled", BooleanValue(ecn));
+  Config::SetDefault("ns3::QbbNetDevice::DynamicThreshold", BooleanValue(pfc_dyn));
+  IntHeader::mode = IntHeader::NONE;
+  RdmaEgressQueue::ack_q_idx = cfgd("ACK_HIGH_PRIO", 1) != 0 ? 0 : 3;
+
+  std::ifstream topo(argv[2]);
+  uint32_t n_nodes = 0, n_switches = 0, n_links = 0;
+  topo >> n_nodes >> n_switches >> n_links;
+  g_is_switch.assign(n_nodes, false);
+  for (uint32_t i = 0; i < n_switches; ++i) {
+    uint32_t s;
+    topo >> s;
+    g_is_switch[s] = true;
+  }
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    if (g_is_switch[i]) {
+      Ptr<SwitchNode> sw = CreateObject<SwitchNode>();
+      sw->SetAttribute("EcnEnabled", BooleanValue(ecn));
+      g_nodes.Add(sw);
+    } else {
+      g_nodes.Add(CreateObject<Node>());
+    }
+  }
+  InternetStackHelper internet;
+  internet.Install(g_nodes);
+
+  QbbHelper qbb;
+  Ipv4AddressHelper ipv4;
+  for (uint32_t i = 0; i < n_links; ++i) {
+    uint32_t a, b;
+    std::string rate, delay;
+    topo >> a >> b >> rate >> delay;
+    qbb.SetDeviceAttribute("DataRate", StringValue(rate));
+    qbb.SetChannelAttribute("Delay", StringValue(delay));
+    NetDeviceContainer d = qbb.Install(g_nodes.Get(a), g_nodes.Get(b));
+    for (int side = 0; side < 2; ++side) {
+      const uint32_t me = side == 0 ? a : b, other = side == 0 ? b : a;
+      Ptr<QbbNetDevice> dev = DynamicCast<QbbNetDevice>(d.Get(side));
+      if (!g_is_switch[me]) {
+        Ptr<Ipv4> ip = g_nodes.Get(me)->GetObject<Ipv4>();
+        ip->AddInterface(dev);
+        ip->AddAddress(1, Ipv4InterfaceAddress(ip_of(me), Ipv4Mask(0xff000000)));
+      }
+      g_if[me][other] = dev->GetIfIndex();
+      g_delay[me][other] = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetNanoSeconds();
+      g_bw[me][other] = dev->GetDataRate().GetBitRate();
+      dev->TraceConnectWithoutContext("QbbPfc", MakeBoundCallback(&on_pfc, me, dev->GetIfIndex()));
+    }
+    char base[32];
+    std::snprintf(base, sizeof base, "10.%u.%u.0", i / 254 + 1, i % 254 + 1);
+    ipv4.SetBase(base, "255.255.255.0");
+    ipv4.Assign(d);
+  }
+
+  uint64_t nic_rate = 0;
+  for (uint32_t i = 0; i < n_nodes; ++i)
+    if (!g_is_switch[i]) {
+      nic_rate = DynamicCast<QbbNetDevice>(g_nodes.Get(i)->GetDevice(1))->GetDataRate().GetBitRate();
+      break;
+    }
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    if (!g_is_switch[i]) continue;
+    Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(g_nodes.Get(i));
+    for (uint32_t j = 1; j < sw->GetNDevices(); ++j) {
+      Ptr<QbbNetDevice> dev = DynamicCast<QbbNetDevice>(sw->GetDevice(j));
+      uint64_t rate = dev->GetDataRate().GetBitRate();
+      // ECN thresholds given for the NIC rate, scaled with the port rate (as the HPCC run.py maps).
+      const double scale = static_cast<double>(rate) / static_cast<double>(nic_rate);
+      sw->m_mmu->ConfigEcn(j, static_cast<uint32_t>(kmin_kb * scale), static_cast<uint32_t>(kmax_kb * scale), pmax);
+      const uint64_t delay_ns = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetNanoSeconds();
+      sw->m_mmu->ConfigHdrm(j, static_cast<uint32_t>(rate * delay_ns / 8 / 1000000000 * 3));
+      uint32_t shift = 3;
+      while (rate > nic_rate && shift > 0) {
+        --shift;
+        rate /= 2;
+      }
+      sw->m_mmu->pfc_a_shift[j] = shift;
+    }
+    sw->m_mmu->ConfigNPort(sw->GetNDevices() - 1);
+    sw->m_mmu->ConfigBufferSize(buffer_mb * 1024 * 1024);
+    sw->m_mmu->node_id = sw->GetId();
+    sw->SetAttribute("CcMode", UintegerValue(cc_mode));
+  }
+
+  g_fct = std::fopen((std::string(argv[4]) + ".fct").c_str(), "w");
+  std::vector<Ptr<RdmaDriver>> drivers(n_nodes);
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    if (g_is_switch[i]) continue;
+    Ptr<RdmaHw> hw = CreateObject<RdmaHw>();
+    hw->SetAttribute("ClampTargetRate", BooleanValue(cfgd("CLAMP_TARGET_RATE", 0) != 0));
+    hw->SetAttribute("AlphaResumInterval", DoubleValue(cfgd("ALPHA_RESUME_INTERVAL", 1)));
+    hw->SetAttribute("RPTimer", DoubleValue(cfgd("RP_TIMER", 300)));
+    hw->SetAttribute("FastRecoveryTimes", UintegerValue(static_cast<uint32_t>(cfgd("FAST_RECOVERY_TIMES", 1))));
+    hw->SetAttribute("EwmaGain", DoubleValue(cfgd("EWMA_GAIN", 1.0 / 256)));
+    hw->SetAttribute("RateAI", DataRateValue(DataRate(cfg("RATE_AI", "20Mb/s"))));
+    hw->SetAttribute("RateHAI", DataRateValue(DataRate(cfg("RATE_HAI", "200Mb/s"))));
+    hw->SetAttribute("L2BackToZero", BooleanValue(false));
+    hw->SetAttribute("L2ChunkSize", UintegerValue(static_cast<uint32_t>(cfgd("L2_CHUNK_SIZE", 4000))));
+    hw->SetAttribute("L2AckInterval", UintegerValue(static_cast<uint32_t>(cfgd("L2_ACK_INTERVAL", 1))));
+    hw->SetAttribute("CcMode", UintegerValue(cc_mode));
+    hw->SetAttribute("RateDecreaseInterval", DoubleValue(cfgd("RATE_DECREASE_INTERVAL", 4)));
+    hw->SetAttribute("MinRate", DataRateValue(DataRate(cfg("MIN_RATE", "100Mb/s"))));
+    hw->SetAttribute("Mtu", UintegerValue(g_payload));
+    hw->SetAttribute("VarWin", BooleanValue(false));
+    hw->SetAttribute("RateBound", BooleanValue(true));
+    hw->SetAttribute("GPUsPerServer", UintegerValue(1));
+    Ptr<RdmaDriver> drv = CreateObject<RdmaDriver>();
+    Ptr<Node> node = g_nodes.Get(i);
+    drv->SetNode(node);
+    drv->SetRdmaHw(hw);
+    node->AggregateObject(drv);
+    drv->Init();
+    drv->TraceConnectWithoutContext("QpComplete", MakeBoundCallback(&on_qp_complete, drv));
+    drivers[i] = drv;
+  }
+
+  for (uint32_t i = 0; i < n_nodes; ++i)
+    if (!g_is_switch[i]) routes_from(i);
+  for (auto& [node, table] : g_next) {
+    for (auto& [dst, hops] : table) {
+      Ipv4Address addr = ip_of(dst);
+      for (uint32_t h : hops) {
+        const uint32_t ifidx = g_if[node][h];
+        if (g_is_switch[node]) DynamicCast<SwitchNode>(g_nodes.Get(node))->AddTableEntry(addr, ifidx);
+        else drivers[node]->m_rdma->AddTableEntry(addr, ifidx, false);
+      }
+    }
+  }
+
+  std::ifstream flows(argv[3]);
+  uint32_t n_flows = 0;
+  flows >> n_flows;
+  g_expected_flows = n_flows;
+  std::map<std::pair<uint32_t, uint32_t>, uint16_t> ports;
+  for (uint32_t i = 0; i < n_flows; ++i) {
+    uint32_t src, dst, pg;
+    uint64_t bytes;
+    double start;
+    flows >> src >> dst >> pg >> bytes >> start;
+    g_data_pg = pg;
+    const uint16_t sport = 10000 + ports[{src, dst}]++;
+    RdmaClientHelper helper(pg, ip_of(src), ip_of(dst), sport, 100, bytes, 0, 0, nullptr, nullptr, 0, src, dst);
+    ApplicationContainer app = helper.Install(g_nodes.Get(src));
+    app.Start(Seconds(start));
+  }
+
+  Simulator::Schedule(MicroSeconds(g_sample_us), &sample_queues);
+  Simulator::Schedule(MicroSeconds(10), &check_done);
+  Simulator::Stop(Seconds(cfgd("STOP_S", 1.0)));
+  try {
+    Simulator::Run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "exception: %s\n", e.what());
+    return 3;
+  } catch (...) {
+    std::fprintf(stderr, "unknown exception\n");
+    return 3;
+  }
+  const double end_s = Simulator::Now().GetSeconds();
+  for (auto& [k, t] : g_pause_start) g_paused_s += (Simulator::Now().GetPicoSeconds() - t) * 1e-12;
+  std::fclose(g_fct);
+
+  FILE* sum = std::fopen((std::string(argv[4]) + ".summary").c_str(), "w");
+  std::fprintf(sum, "flows_done %lu\nflows %lu\nend_s %.9f\ncnp_acks %lu\npause_frames %lu\nresume_frames %lu\npaused_s %.9f\n",
+               (unsigned long)g_flows_done, (unsigned long)n_flows, end_s, (unsigned long)g_cnp_acks,
+               (unsigned long)g_pause_frames, (unsigned long)g_resume_frames, g_paused_s);
+  for (auto& [k, s] : g_q) {
+    if (s.max_bytes == 0) continue;
+    std::fprintf(sum, "queue %u %u max_bytes %lu mean_bytes %.1f\n", k.first, k.second,
+                 (unsigned long)s.max_bytes, s.samples ? s.sum_bytes / s.samples : 0.0);
+  }
+  std::fclose(sum);
+  Simulator::Destroy();
+  return 0;
+}
