@@ -177,6 +177,10 @@ struct TrafficSection {
   Bytes size{0};
   std::string op;
   int nodes = 0;
+  double load = 0.0;
+  Duration duration;
+  std::string background;  // none | incast
+  std::string flows_file;
 };
 
 struct TraceSection {

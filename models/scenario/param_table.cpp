@@ -178,7 +178,11 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "Place ranks to keep TP in a node and PP/DP on rails."));
 
   // traffic
-  t.push_back(P(traffic.pattern, text, "", "Traffic pattern.").one_of({"incast", "permutation", "all_to_all", "collective"}));
+  t.push_back(P(traffic.pattern, text, "", "Traffic pattern: incast, permutation, all_to_all, collective; websearch / hadoop = Poisson arrivals with a published flow-size distribution (DCTCP paper's web search, Facebook Hadoop; models/scenario/traffic_flows.h); file = the flows of traffic.flows_file.").one_of({"incast", "permutation", "all_to_all", "collective", "websearch", "hadoop", "file"}));
+  t.push_back(P(traffic.load, fraction, "0.3", "websearch / hadoop: load each GPU offers, as a share of its NIC bandwidth.").at_least(0.001));
+  t.push_back(P(traffic.duration, duration, "\"1ms\"", "websearch / hadoop: flows arrive during this window (the run lasts until the last completes)."));
+  t.push_back(P(traffic.background, text, "\"none\"", "websearch / hadoop: incast = also fan_in long flows of traffic.size into GPU 0 from time 0 (the report's long-flow figures are theirs).").one_of({"none", "incast"}));
+  t.push_back(P(traffic.flows_file, text, "\"\"", "file: CSV with a header line, then src_gpu,dst_gpu,bytes,start_s per flow."));
   t.push_back(P(traffic.fan_in, count, "8", "Senders per receiver (incast).").at_least(1).at_most(1e6));
   t.push_back(P(traffic.size, bytes, "\"1MiB\"", "Bytes per flow, or per rank for collectives."));
   t.push_back(P(traffic.op, text, "\"all_reduce\"", "Collective operation (pattern collective).")

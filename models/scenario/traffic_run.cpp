@@ -1,6 +1,8 @@
 #include "models/scenario/traffic_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "models/scenario/loader.h"
 #include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/traffic_flows.h"
 #include "sim/simulation.h"
 #include "sim/stats.h"
 
@@ -100,20 +103,65 @@ nlohmann::json packet_report(const network::PacketStats& p) {
           {"buffer_dependency_cycle", p.buffer_dependency_cycle}};
 }
 
+
+// Starts the flows of a study at their start times and records when each completes.
+class FlowDriver final : public sim::EventHandler, public network::DeliveryHandler {
+ public:
+  FlowDriver(sim::Simulation& sim, network::Network& net, const std::vector<FlowSpec>& flows, Recorder& rec)
+      : sim_(sim), net_(net), flows_(flows), rec_(rec), done_s_(flows.size(), -1.0) {}
+  void start() {
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      if (flows_[i].start_s <= 0.0) {
+        send(i);
+      } else {
+        sim_.schedule_at(sim::Time::zero() + sim::Duration::from_seconds(flows_[i].start_s), *this, i);
+      }
+    }
+  }
+  void on_event(uint64_t i) override { send(static_cast<size_t>(i)); }
+  void on_delivered(uint64_t i) override {
+    done_s_[static_cast<size_t>(i)] = sim_.now().seconds();
+    rec_.on_delivered(i);
+  }
+  [[nodiscard]] const std::vector<double>& done_s() const { return done_s_; }
+
+ private:
+  void send(size_t i) {
+    const FlowSpec& f = flows_[i];
+    net_.send(f.src, f.dst, sim::Bytes{f.bytes}, *this, i);
+  }
+  sim::Simulation& sim_;
+  network::Network& net_;
+  const std::vector<FlowSpec>& flows_;
+  Recorder& rec_;
+  std::vector<double> done_s_;
+};
+
+// Flows below this size are "short" (the DCTCP and HPCC papers' query / short-flow class).
+constexpr int64_t kShortFlowBytes = 100'000;
+constexpr size_t kMaxListedFlows = 100'000;
+
 }  // namespace
 
 uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLinkTable* fabric_links) {
   const network::Cluster cluster(cluster_spec(c));
   sim::Simulation sim(static_cast<uint64_t>(c.seed));
+  const auto& t = c.traffic;
+  const int gpn = c.cluster.gpus_per_node;
+  const int nodes = t.nodes > 0 ? t.nodes : c.cluster.nodes;
+  const int n = nodes * gpn;
+  const double gpu_share_bps = c.cluster.nic.bps() * c.cluster.nics_per_node / std::max(1, gpn);
+  std::vector<FlowSpec> flows;
+  if (t.pattern != "collective") flows = generate_flows(c, n, gpu_share_bps);
   std::unique_ptr<network::Network> net;
   network::PacketNetwork* packet = nullptr;
   if (c.network.mode == "packet") {
-    const auto& t = c.traffic;
-    const int64_t n = static_cast<int64_t>(t.nodes > 0 ? t.nodes : c.cluster.nodes) * c.cluster.gpus_per_node;
-    const int64_t flows = t.pattern == "incast" ? t.fan_in : t.pattern == "all_to_all" ? n * (n - 1) : n;
+    int64_t count = t.pattern == "collective" ? n : static_cast<int64_t>(flows.size());
+    int64_t bytes = t.pattern == "collective" ? n * std::max<int64_t>(1, t.size.n) : 0;
+    for (const FlowSpec& f : flows) bytes += f.bytes;
     try {
       const double have = available_memory_bytes();
-      network::check_packet_memory(cluster, packet_params(c), flows, flows * std::max<int64_t>(1, t.size.n),
+      network::check_packet_memory(cluster, packet_params(c), count, std::max<int64_t>(1, bytes),
                                    have > 0 ? 0.8 * have : 1e18);
     } catch (const std::invalid_argument& e) {
       throw ScenarioError({e.what()});
@@ -135,42 +183,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
   if (packet != nullptr && c.network.sample_interval > sim::Duration::zero()) {
     sampler = std::make_unique<QueueSampler>(sim, *packet, rec, c.network.sample_interval);
   }
-  const auto& t = c.traffic;
-  const int gpn = c.cluster.gpus_per_node;
-  const int nodes = t.nodes > 0 ? t.nodes : c.cluster.nodes;
-  const int n = nodes * gpn;
-  double payload = 0;
-  uint64_t flow = 0;
-  auto send = [&](int src, int dst, int64_t bytes) {
-    net->send(src, dst, sim::Bytes{bytes}, rec, flow++);
-    payload += static_cast<double>(bytes);
-  };
-  if (t.pattern == "incast") {
-    if (t.fan_in >= c.cluster.nodes) {
-      throw ScenarioError({"traffic.fan_in: got " + std::to_string(t.fan_in) + ", expected below cluster.nodes = " +
-                           std::to_string(c.cluster.nodes)});
-    }
-    for (int s = 1; s <= t.fan_in; ++s) send(s * gpn, 0, t.size.n);
-  } else if (t.pattern == "permutation") {
-    std::vector<int> dst(static_cast<size_t>(n));
-    std::iota(dst.begin(), dst.end(), 0);
-    sim::Rng rng = sim.rng(0x7065726d);
-    for (size_t i = dst.size() - 1; i > 0; --i) std::swap(dst[i], dst[rng.below(i + 1)]);
-    for (int g = 0; g < n; ++g) {
-      const int d = dst[static_cast<size_t>(g)] == g ? dst[static_cast<size_t>((g + 1) % n)] : dst[static_cast<size_t>(g)];
-      if (d != g) send(g, d, t.size.n);
-    }
-  } else if (t.pattern == "all_to_all") {
-    if (n > 4096) {
-      throw ScenarioError({"traffic.nodes: all_to_all over " + std::to_string(n) +
-                           " GPUs needs n^2 flows; expected at most 4096 GPUs (set traffic.nodes)"});
-    }
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        if (a != b) send(a, b, std::max<int64_t>(1, t.size.n / n));
-      }
-    }
-  } else {
+  if (t.pattern == "collective") {
     collective::CollectiveEngine engine(sim, *net, cluster, collective_params(c));
     std::vector<int> group(static_cast<size_t>(n));
     std::iota(group.begin(), group.end(), 0);
@@ -193,17 +206,71 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
     if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
     return sim.events_executed();
   }
-  if (sampler) sampler->start(flow);
+  FlowDriver driver(sim, *net, flows, rec);
+  if (sampler) sampler->start(flows.size());
+  driver.start();
   sim.run();
-  const double completion = rec.done_s.empty() ? 0.0 : *std::max_element(rec.done_s.begin(), rec.done_s.end());
+  double payload = 0.0;
+  double first_start = std::numeric_limits<double>::infinity();
+  double completion = 0.0;
+  std::vector<double> fct;
+  std::vector<double> short_fct;
+  std::vector<double> short_slowdown;
+  std::vector<double> long_gbps;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const FlowSpec& f = flows[i];
+    const double done = driver.done_s()[i];
+    if (done < 0.0) continue;
+    payload += static_cast<double>(f.bytes);
+    first_start = std::min(first_start, f.start_s);
+    completion = std::max(completion, done);
+    const double d = done - f.start_s;
+    fct.push_back(d);
+    const bool background = t.background != "none" && (t.pattern == "websearch" || t.pattern == "hadoop");
+    if (f.bytes < kShortFlowBytes && !f.background) {
+      short_fct.push_back(d);
+      const double ideal = net->path_latency(f.src, f.dst).seconds() +
+                           static_cast<double>(f.bytes) * 8.0 / net->path_bandwidth(f.src, f.dst).bps();
+      short_slowdown.push_back(d / ideal);
+    }
+    if (background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
+  }
+  if (!std::isfinite(first_start)) first_start = 0.0;
+  const double span = completion - first_start;
   report["traffic"] = {{"completion_time_s", completion},
-                       {"flows", rec.done_s.size()},
-                       {"fct_p50_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.5)},
-                       {"fct_p99_s", rec.done_s.empty() ? 0.0 : quantile(rec.done_s, 0.99)},
-                       {"goodput_gbps", completion > 0 ? payload * 8e-9 / completion : 0.0}};
+                       {"flows", fct.size()},
+                       {"fct_p50_s", fct.empty() ? 0.0 : quantile(fct, 0.5)},
+                       {"fct_p99_s", fct.empty() ? 0.0 : quantile(fct, 0.99)},
+                       {"goodput_gbps", span > 0 ? payload * 8e-9 / span : 0.0}};
+  nlohmann::json& tr = report["traffic"];
+  if (!short_fct.empty()) {
+    tr["short_flows"] = short_fct.size();
+    tr["short_fct_p50_s"] = quantile(short_fct, 0.5);
+    tr["short_fct_p99_s"] = quantile(short_fct, 0.99);
+    tr["short_slowdown_p50"] = quantile(short_slowdown, 0.5);
+    tr["short_slowdown_p99"] = quantile(short_slowdown, 0.99);
+  }
+  if (!long_gbps.empty()) {
+    tr["long_flows"] = long_gbps.size();
+    tr["long_flow_gbps_mean"] = std::accumulate(long_gbps.begin(), long_gbps.end(), 0.0) /
+                                static_cast<double>(long_gbps.size());
+    tr["long_flow_gbps_min"] = *std::min_element(long_gbps.begin(), long_gbps.end());
+  }
   report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
   if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
-  if (sampler) report["tables"] = {{"queues", sampler->table()}};
+  nlohmann::json tables = nlohmann::json::object();
+  if (sampler) tables["queues"] = sampler->table();
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < flows.size() && i < kMaxListedFlows; ++i) {
+    const FlowSpec& f = flows[i];
+    const double done = driver.done_s()[i];
+    nlohmann::json row = {{"src_gpu", f.src}, {"dst_gpu", f.dst}, {"bytes", f.bytes}, {"start_s", f.start_s}};
+    if (done >= 0.0) row["fct_s"] = done - f.start_s;
+    rows.push_back(std::move(row));
+  }
+  tables["flows"] = std::move(rows);
+  tr["flows_listed"] = std::min(flows.size(), kMaxListedFlows);
+  report["tables"] = std::move(tables);
   if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
   return sim.events_executed();
 }

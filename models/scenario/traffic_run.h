@@ -5,6 +5,11 @@
 //                derangement drawn from the scenario seed
 //   all_to_all:  every GPU sends size / n to each of the other n - 1 (n <= 4,096)
 //   collective:  one NCCL-like `op` of `size` per rank over every GPU of the first `nodes` nodes
+//   websearch / hadoop / file: flows with start times (traffic_flows.h)
+// Every pattern but collective reports its flows (tables.flows: src, dst, bytes, start, FCT;
+// the first 100,000), the FCT percentiles of all flows and of short ones (< 100 KB, with their
+// slowdown over an idle path) and the mean and minimum throughput of long flows (>= 1 MB, or
+// the background incast's).
 // In packet mode the report's `network` section carries ECN marks, PFC pauses, drops and
 // storms, and `pause_storm` faults make a NIC send pause frames from their `at` time.
 #pragma once

@@ -216,8 +216,10 @@ def cmd_sweep(args) -> int:
         df.to_csv(args.csv, index=False)
         print(f"{len(df)} points -> {args.csv}", file=sys.stderr)
     else:
+        objectives = [c for c in (args.minimize or "").split(",") + (args.maximize or "").split(",") if c]
         cols = list(df.columns) if args.all else \
-            swept + [c for c in SWEEP_SHOWN if c in df.columns and c not in swept] + \
+            swept + [c for c in objectives if c not in swept] + \
+            [c for c in SWEEP_SHOWN if c in df.columns and c not in swept and c not in objectives] + \
             (["pareto"] if "pareto" in df.columns else []) + ["wall_s"]
         shown = df[[c for c in cols if c != "error"]].copy()
         errors = df["error"].map(lambda e: "" if e is None or e != e else " ".join(e.split()))

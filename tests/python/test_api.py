@@ -139,18 +139,23 @@ def test_ecn_tuning_sweep_marks_the_pareto_front():
     from clustertwin.frames import pareto
 
     df = ct.sweep(ct.load("scenarios/ecn-tuning-incast.yaml"),
-                  grid={"network.ecn.kmin": ["20KB", "400KB"], "network.ecn.pmax": [0.05, 1.0]}, workers=2)
+                  grid={"network.ecn.kmax": ["400KB", "1600KB"], "network.ecn.pmax": [0.05, 1.0]}, workers=2)
     assert len(df) == 4 and df["error"].isna().all()
     assert (df["network.dropped_packets"] == 0).all()  # lossless class under PFC
-    front = pareto(df, minimize=["traffic.fct_p99_s", "network.pfc_paused_time_s"],
-                   maximize=["traffic.goodput_gbps"])
+    front = pareto(df, minimize=["traffic.short_fct_p99_s", "network.pfc_paused_time_s"],
+                   maximize=["traffic.long_flow_gbps_mean"])
     assert front.any()
+    # the trade-off: marking early and hard (kmax 400KB, pmax 1) shortens the short flows' tail
+    # at least twofold against a deep, gently marked queue (kmax 1600KB, pmax 0.05)
+    short = df.set_index(["network.ecn.kmax", "network.ecn.pmax"])["traffic.short_fct_p99_s"]
+    assert short[("1600KB", 0.05)] >= 2 * short[("400KB", 1.0)]
     # a dominated point: worse on every objective than some other point
     toy = df.iloc[:2].copy()
-    toy["traffic.fct_p99_s"] = [1.0, 2.0]
+    toy["traffic.short_fct_p99_s"] = [1.0, 2.0]
     toy["network.pfc_paused_time_s"] = [1.0, 2.0]
-    toy["traffic.goodput_gbps"] = [2.0, 1.0]
-    assert list(pareto(toy, ["traffic.fct_p99_s", "network.pfc_paused_time_s"], ["traffic.goodput_gbps"])) == [True, False]
+    toy["traffic.long_flow_gbps_mean"] = [2.0, 1.0]
+    assert list(pareto(toy, ["traffic.short_fct_p99_s", "network.pfc_paused_time_s"],
+                       ["traffic.long_flow_gbps_mean"])) == [True, False]
 
 
 def test_pfc_storm_scenario_is_detected_with_its_victims():
@@ -166,3 +171,54 @@ def test_pfc_storm_scenario_is_detected_with_its_victims():
     assert r["network"]["dropped_packets"] == 0
     calm = ct.run(sc, overrides={"faults": []}).report
     assert calm["network"]["victim_flows"] == 0 and not calm["network"]["pfc_storms"]
+
+def test_websearch_flows_follow_the_distribution_and_the_load():
+    sc = ct.load("tools/ns3-reference/fabric.yaml")
+    o = {"traffic.pattern": "websearch", "traffic.load": 0.4, "traffic.duration": "20ms", "network.mode": "analytical"}
+    r = ct.run(sc, overrides=o).report
+    flows = r["tables"]["flows"]
+    assert len(flows) == r["traffic"]["flows"] > 1000
+    assert all(0 <= f["start_s"] < 20e-3 and f["src_gpu"] != f["dst_gpu"] for f in flows)
+    # offered load: bytes over (window x GPUs x NIC rate), within 15% of 0.4 for ~1,900 flows of
+    # a heavy-tailed distribution; the mean size within 15% of the CDF's 1.71 MB
+    sizes = [f["bytes"] for f in flows]
+    assert abs(sum(sizes) * 8 / (20e-3 * 32 * 100e9) / 0.4 - 1) < 0.15
+    assert abs(sum(sizes) / len(sizes) / 1.71e6 - 1) < 0.15
+    assert ct.run(sc, overrides=o).report["tables"]["flows"] == flows  # same seed, same flows
+    assert ct.run(sc, overrides=dict(o, seed=2)).report["tables"]["flows"] != flows
+    h = ct.run(sc, overrides=dict(o, **{"traffic.pattern": "hadoop"})).report["tables"]["flows"]
+    assert len(h) > 5 * len(flows)  # mean 126 KB: many more, smaller flows at the same load
+    assert r["traffic"]["short_flows"] > 0 and r["traffic"]["short_slowdown_p50"] >= 1.0
+
+
+def test_background_incast_reports_the_long_flows(tmp_path):
+    sc = ct.load("tools/ns3-reference/fabric.yaml")
+    o = {"traffic.pattern": "websearch", "traffic.load": 0.2, "traffic.duration": "200us",
+         "traffic.background": "incast", "traffic.fan_in": 4, "traffic.size": "2MiB"}
+    r = ct.run(sc, overrides=o).report
+    first = r["tables"]["flows"][:4]
+    assert [(f["src_gpu"], f["dst_gpu"], f["bytes"], f["start_s"]) for f in first] == \
+        [(g, 0, 2 << 20, 0.0) for g in (1, 2, 3, 4)]
+    assert r["traffic"]["long_flows"] == 4 and 0 < r["traffic"]["long_flow_gbps_mean"] <= 100
+    none = ct.run(sc, overrides=dict(o, **{"traffic.background": "none"})).report
+    assert len(none["tables"]["flows"]) == len(r["tables"]["flows"]) - 4
+
+
+def test_flows_file_runs_its_flows_and_names_bad_rows(tmp_path):
+    sc = ct.load("tools/ns3-reference/fabric.yaml")
+    good = tmp_path / "flows.csv"
+    good.write_text("src_gpu,dst_gpu,bytes,start_s\n0,5,100000,0\n3,9,2000000,0.0001\n")
+    r = ct.run(sc, overrides={"traffic.pattern": "file", "traffic.flows_file": str(good)}).report
+    rows = r["tables"]["flows"]
+    assert [(f["src_gpu"], f["dst_gpu"], f["bytes"]) for f in rows] == [(0, 5, 100000), (3, 9, 2000000)]
+    assert all(f["fct_s"] > 0 for f in rows) and r["traffic"]["flows"] == 2
+    for body, needle in [("h\n0,0,10,0\n", "line 2"), ("h\n0,99,10,0\n", "0 .. 31"),
+                         ("h\n0,1,-5,0\n", "positive"), ("h\n0,1,5\n", "expected src_gpu,dst_gpu,bytes,start_s"),
+                         ("h\n", "no flows")]:
+        bad = tmp_path / "bad.csv"
+        bad.write_text(body)
+        with pytest.raises(ct.ScenarioError, match="traffic.flows_file") as e:
+            ct.run(sc, overrides={"traffic.pattern": "file", "traffic.flows_file": str(bad)})
+        assert needle in str(e.value)
+    with pytest.raises(ct.ScenarioError, match="traffic.flows_file"):
+        ct.run(sc, overrides={"traffic.pattern": "file"})

@@ -44,7 +44,7 @@ double cfgd(const std::string& k, double d) {
 
 NodeContainer g_nodes;
 std::vector<bool> g_is_switch;
-std::map<uint32_t, std::map<uint32_t, uint32_t>> g_if;      // node -> neighbour -> ifindex
+std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> g_if;  // node -> neighbour -> ifindexes (parallel links)
 std::map<uint32_t, std::map<uint32_t, uint64_t>> g_delay;   // ns
 std::map<uint32_t, std::map<uint32_t, uint64_t>> g_bw;      // bps
 std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> g_next;  // node -> dst host -> next hops
@@ -128,8 +128,8 @@ void routes_from(uint32_t host) {
   dist[host] = 0;
   for (size_t k = 0; k < q.size(); ++k) {
     const uint32_t now = q[k];
-    for (auto& [nb, ifidx] : g_if[now]) {
-      (void)ifidx;
+    for (auto& [nb, ifs] : g_if[now]) {
+      (void)ifs;
       if (!dist.count(nb)) {
         dist[nb] = dist[now] + 1;
         if (g_is_switch[nb]) q.push_back(nb);
@@ -204,7 +204,7 @@ int main(int argc, char* argv[]) {
         ip->AddInterface(dev);
         ip->AddAddress(1, Ipv4InterfaceAddress(ip_of(me), Ipv4Mask(0xff000000)));
       }
-      g_if[me][other] = dev->GetIfIndex();
+      g_if[me][other].push_back(dev->GetIfIndex());
       g_delay[me][other] = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetNanoSeconds();
       g_bw[me][other] = dev->GetDataRate().GetBitRate();
       dev->TraceConnectWithoutContext("QbbPfc", MakeBoundCallback(&on_pfc, me, dev->GetIfIndex()));
@@ -243,6 +243,9 @@ int main(int argc, char* argv[]) {
     sw->m_mmu->ConfigBufferSize(buffer_mb * 1024 * 1024);
     sw->m_mmu->node_id = sw->GetId();
     sw->SetAttribute("CcMode", UintegerValue(cc_mode));
+    // ACKs (and the CNP flag they carry) on the highest priority at switches too, as HPCC's
+    // third.cc sets it from ACK_HIGH_PRIO.
+    sw->SetAttribute("AckHighPrio", UintegerValue(cfgd("ACK_HIGH_PRIO", 1) != 0 ? 1 : 0));
   }
 
   g_fct = std::fopen((std::string(argv[4]) + ".fct").c_str(), "w");
@@ -283,9 +286,10 @@ int main(int argc, char* argv[]) {
     for (auto& [dst, hops] : table) {
       Ipv4Address addr = ip_of(dst);
       for (uint32_t h : hops) {
-        const uint32_t ifidx = g_if[node][h];
-        if (g_is_switch[node]) DynamicCast<SwitchNode>(g_nodes.Get(node))->AddTableEntry(addr, ifidx);
-        else drivers[node]->m_rdma->AddTableEntry(addr, ifidx, false);
+        for (const uint32_t ifidx : g_if[node][h]) {
+          if (g_is_switch[node]) DynamicCast<SwitchNode>(g_nodes.Get(node))->AddTableEntry(addr, ifidx);
+          else drivers[node]->m_rdma->AddTableEntry(addr, ifidx, false);
+        }
       }
     }
   }

@@ -10,13 +10,14 @@ Every case: one switch, N senders and one receiver on 100 Gb/s links with 500 ns
 dynamic threshold alpha = 1/8, ECN marking on dequeue. Each case runs with seeds 1-5 in both
 simulators (ECN marking draws); the tables compare the medians.
 """
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+
+import reference_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -100,10 +101,7 @@ def median(runs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ct-ref", required=True)
-    ap.add_argument("--out")
-    a = ap.parse_args()
+    a = reference_data.arguments(__doc__)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for (n, prof, kmin, kmax) in CASES:
@@ -122,11 +120,7 @@ def main():
                   f"{twin['max_queue_bytes']} ({d('max_queue_bytes'):+5.1f}%) | pauses {ref['pause_frames']} vs "
                   f"{twin['pause_frames']}, paused {ref['paused_s']*1e3:.3f} vs {twin['paused_s']*1e3:.3f} ms", flush=True)
     if a.out:
-        with open(a.out, "w") as f:
-            json.dump({"source": "ns-3-alibabacloud (HPCC SIGCOMM'19 RDMA model, ns-3.36) driven by "
-                       "tools/ns3-reference/ct-ref.cc; regenerate with tools/ns3-reference/run_incast.py",
-                       "rows": rows}, f, indent=1)
-
+        reference_data.write(a.out, rows, "run_incast.py")
 
 if __name__ == "__main__":
     sys.exit(main())
