@@ -140,6 +140,7 @@ StepResult simulate_step(const StepInput& in) {
   if (out.power_series_w.empty()) out.power_min_w = 0;
   out.power_mean_w = out.power_series_w.empty() ? 0 : sum / static_cast<double>(out.power_series_w.size());
   out.max_link_utilization = net->max_link_utilization();
+  if (in.network_mode == "packet") out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
   for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
   if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
   return out;

@@ -8,6 +8,7 @@
 // the latest rank's end each time (the first step also pays the pipeline's cold start).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,7 @@ struct StepResult {
   double max_link_utilization = 0;
   std::vector<LinkSummary> top_links;
   network::FabricLinkTable fabric_links;  // when StepInput::fabric_links
+  std::optional<network::PacketStats> packet;  // network_mode packet: ECN, PFC, drops
   // IT power over the last step (hardware::PowerModel): mean, peak and trough of the
   // cluster's draw in busy_bucket_s buckets, and the series itself.
   double power_mean_w = 0, power_peak_w = 0, power_min_w = 0;

@@ -283,7 +283,11 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
     link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
   }
   report["network"] = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
-  not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet traffic studies";
+  if (r.packet) {
+    report["network"].update(packet_report(*r.packet));
+  } else {
+    not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet";
+  }
   const double median = percentile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();

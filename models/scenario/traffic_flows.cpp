@@ -42,8 +42,23 @@ std::vector<FlowSpec> read_file(const std::string& path, int gpus) {
     FlowSpec f;
     std::string extra;
     const std::string where = "traffic.flows_file: " + path + " line " + std::to_string(number) + ": ";
-    if (!(row >> f.src >> f.dst >> f.bytes >> f.start_s) || (row >> extra)) {
-      fail(where + "got '" + line + "', expected src_gpu,dst_gpu,bytes,start_s");
+    if (!(row >> f.src >> f.dst >> f.bytes >> f.start_s)) {
+      fail(where + "got '" + line + "', expected src_gpu,dst_gpu,bytes,start_s[,after]");
+    }
+    if (row >> extra) {
+      size_t used = 0;
+      try {
+        f.after = std::stoll(extra, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != extra.size() || (row >> extra)) {
+        fail(where + "got '" + line + "', expected src_gpu,dst_gpu,bytes,start_s[,after]");
+      }
+      if (f.after < -1 || f.after >= static_cast<int64_t>(flows.size())) {
+        fail(where + "after " + std::to_string(f.after) + ", expected -1 (none) or the row index of an earlier flow (0 .. " +
+             std::to_string(static_cast<int64_t>(flows.size()) - 1) + ")");
+      }
     }
     if (f.src < 0 || f.src >= gpus || f.dst < 0 || f.dst >= gpus || f.src == f.dst) {
       fail(where + "GPUs " + std::to_string(f.src) + " -> " + std::to_string(f.dst) +

@@ -8,7 +8,9 @@
 //     piecewise-linear CDFs the HPCC paper's traffic generator uses (HPCC SIGCOMM'19, sizes in
 //     bytes, probabilities in %), sampled by inverse transform.
 //     traffic.background = incast adds `fan_in` long flows of `size` into GPU 0 at time 0.
-//   file: rows "src_gpu,dst_gpu,bytes,start_s" of a CSV file (header line first).
+//   file: rows "src_gpu,dst_gpu,bytes,start_s[,after]" of a CSV file (header line first);
+//     `after` (optional, 0-based row index of an earlier flow, -1 = none) starts the flow start_s
+//     after that flow is delivered: dependency chains such as a ring all-reduce's steps.
 // All draws come from the scenario seed (stream "traffic").
 #pragma once
 
@@ -27,6 +29,9 @@ struct FlowSpec {
   int64_t bytes = 0;
   double start_s = 0.0;
   bool background = false;  // a long flow of traffic.background
+  // Index of a flow (earlier in the list) whose delivery starts this one, start_s after it;
+  // -1: start_s is absolute.
+  int64_t after = -1;
 };
 
 // (size in bytes, cumulative probability in [0, 1]) points of a named distribution.

@@ -71,6 +71,8 @@ double quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
+}  // namespace
+
 nlohmann::json packet_report(const network::PacketStats& p) {
   nlohmann::json storms = nlohmann::json::array();
   for (const auto& s : p.pfc_storms) {
@@ -103,14 +105,32 @@ nlohmann::json packet_report(const network::PacketStats& p) {
           {"buffer_dependency_cycle", p.buffer_dependency_cycle}};
 }
 
+namespace {
+
 
 // Starts the flows of a study at their start times and records when each completes.
 class FlowDriver final : public sim::EventHandler, public network::DeliveryHandler {
  public:
   FlowDriver(sim::Simulation& sim, network::Network& net, const std::vector<FlowSpec>& flows, Recorder& rec)
-      : sim_(sim), net_(net), flows_(flows), rec_(rec), done_s_(flows.size(), -1.0) {}
+      : sim_(sim), net_(net), flows_(flows), rec_(rec), done_s_(flows.size(), -1.0), start_s_(flows.size(), 0.0),
+        next_(flows.size(), -1), first_(flows.size(), -1) {
+    // Dependents of each flow as linked lists (after -> dependents), in file order.
+    std::vector<int64_t> last(flows.size(), -1);
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      const int64_t a = flows_[i].after;
+      if (a < 0) continue;
+      const auto au = static_cast<size_t>(a);
+      if (last[au] < 0) {
+        first_[au] = static_cast<int64_t>(i);
+      } else {
+        next_[static_cast<size_t>(last[au])] = static_cast<int64_t>(i);
+      }
+      last[au] = static_cast<int64_t>(i);
+    }
+  }
   void start() {
     for (size_t i = 0; i < flows_.size(); ++i) {
+      if (flows_[i].after >= 0) continue;
       if (flows_[i].start_s <= 0.0) {
         send(i);
       } else {
@@ -122,12 +142,23 @@ class FlowDriver final : public sim::EventHandler, public network::DeliveryHandl
   void on_delivered(uint64_t i) override {
     done_s_[static_cast<size_t>(i)] = sim_.now().seconds();
     rec_.on_delivered(i);
+    for (int64_t d = first_[static_cast<size_t>(i)]; d >= 0; d = next_[static_cast<size_t>(d)]) {
+      const FlowSpec& f = flows_[static_cast<size_t>(d)];
+      if (f.start_s <= 0.0) {
+        send(static_cast<size_t>(d));
+      } else {
+        sim_.schedule_in(sim::Duration::from_seconds(f.start_s), *this, static_cast<uint64_t>(d));
+      }
+    }
   }
   [[nodiscard]] const std::vector<double>& done_s() const { return done_s_; }
+  // When each flow started (absolute; a dependent flow's start follows its dependency).
+  [[nodiscard]] const std::vector<double>& start_s() const { return start_s_; }
 
  private:
   void send(size_t i) {
     const FlowSpec& f = flows_[i];
+    start_s_[i] = sim_.now().seconds();
     net_.send(f.src, f.dst, sim::Bytes{f.bytes}, *this, i);
   }
   sim::Simulation& sim_;
@@ -135,6 +166,9 @@ class FlowDriver final : public sim::EventHandler, public network::DeliveryHandl
   const std::vector<FlowSpec>& flows_;
   Recorder& rec_;
   std::vector<double> done_s_;
+  std::vector<double> start_s_;
+  std::vector<int64_t> next_;
+  std::vector<int64_t> first_;
 };
 
 // Flows below this size are "short" (the DCTCP and HPCC papers' query / short-flow class).
@@ -221,10 +255,11 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
     const FlowSpec& f = flows[i];
     const double done = driver.done_s()[i];
     if (done < 0.0) continue;
+    const double started = driver.start_s()[i];
     payload += static_cast<double>(f.bytes);
-    first_start = std::min(first_start, f.start_s);
+    first_start = std::min(first_start, started);
     completion = std::max(completion, done);
-    const double d = done - f.start_s;
+    const double d = done - started;
     fct.push_back(d);
     const bool background = t.background != "none" && (t.pattern == "websearch" || t.pattern == "hadoop");
     if (f.bytes < kShortFlowBytes && !f.background) {
@@ -265,7 +300,11 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
     const FlowSpec& f = flows[i];
     const double done = driver.done_s()[i];
     nlohmann::json row = {{"src_gpu", f.src}, {"dst_gpu", f.dst}, {"bytes", f.bytes}, {"start_s", f.start_s}};
-    if (done >= 0.0) row["fct_s"] = done - f.start_s;
+    if (f.after >= 0) row["after"] = f.after;
+    if (done >= 0.0) {
+      row["started_s"] = driver.start_s()[i];
+      row["fct_s"] = done - driver.start_s()[i];
+    }
     rows.push_back(std::move(row));
   }
   tables["flows"] = std::move(rows);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/network/link_table.h"
+#include "models/network/packet_network.h"
 #include "models/scenario/config.h"
 
 namespace ct::scenario {
@@ -26,5 +27,9 @@ namespace ct::scenario {
 // Writes report["traffic"] and report["network"] (and, when given, every fabric link's load);
 // returns the events simulated.
 uint64_t run_traffic(const Config& config, nlohmann::json& report, network::FabricLinkTable* fabric_links = nullptr);
+
+// The packet-mode section of a report's `network`: ECN marks, CNPs, PFC pauses and paused time,
+// drops, storms, the pause tree, victims, the deepest queue.
+nlohmann::json packet_report(const network::PacketStats& stats);
 
 }  // namespace ct::scenario

@@ -110,7 +110,8 @@ def _write_csvs(report: dict, out: str) -> None:
         if not rows:
             continue
         with open(os.path.join(out, f"{name}.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            fields = list(dict.fromkeys(k for row in rows for k in row))  # optional fields blank
+            w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             w.writerows(rows)
 

@@ -7,13 +7,19 @@
 //
 // Usage: ct-ref <config> <topology> <flows> <out_prefix>
 // topology: "<nodes> <switches> <links>" / switch ids / "<a> <b> <rate e.g. 100Gbps> <delay e.g. 1us>" per link
-// flows:    "<n>" / "<src> <dst> <pg> <bytes> <start_seconds>" per flow
+// flows:    "<n>" / "<src> <dst> <pg> <bytes> <start_seconds> [<after>]" per flow; `after` (0-based
+//           index of an earlier flow) starts the flow start_seconds after that flow's last byte
+//           reached its destination (dependency chains such as a ring all-reduce).
+// Completion is taken both ways: when the sender gets the last ACK (the model's QpComplete) and
+// when the last data byte reaches the receiving NIC (MacRx), the time a dependent flow starts.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +33,7 @@
 #include <ns3/rdma-driver.h>
 #include <ns3/rdma.h>
 #include <ns3/switch-node.h>
+#include "ns3/custom-header.h"
 
 using namespace ns3;
 
@@ -57,6 +64,20 @@ std::map<std::pair<uint32_t, uint32_t>, int64_t> g_pause_start;  // (node, if) -
 double g_paused_s = 0.0;
 uint32_t g_payload = 1000;
 
+struct FlowRec {
+  uint32_t src, dst, pg;
+  uint64_t bytes;
+  double start;
+  int64_t after;
+  uint16_t sport;
+  double started = -1.0;
+  double rx_done = -1.0;
+  uint64_t rx_hi = 0;
+  std::vector<size_t> dependents;
+};
+std::vector<FlowRec> g_flows;
+std::map<std::tuple<uint32_t, uint32_t, uint16_t>, size_t> g_flow_of;  // (src, dst, sport)
+
 Ipv4Address ip_of(uint32_t id) {
   return Ipv4Address(0x0b000001 + ((id / 256) * 0x00010000) + ((id % 256) * 0x00000100));
 }
@@ -83,8 +104,30 @@ void on_qp_complete(Ptr<RdmaDriver> drv, Ptr<RdmaQueuePair> q) {
   g_cnp_acks += cnps;
   ++g_flows_done;
   const double fct = (Simulator::Now() - q->startTime).GetSeconds();
-  std::fprintf(g_fct, "%u %u %lu %.9f %.9f %u\n", q->m_src, q->m_dest, (unsigned long)q->m_size,
-               q->startTime.GetSeconds(), fct, cnps);
+  const auto it = g_flow_of.find({q->m_src, q->m_dest, q->sport});
+  const FlowRec* f = it == g_flow_of.end() ? nullptr : &g_flows[it->second];
+  const double rx_fct = f != nullptr && f->rx_done >= 0 ? f->rx_done - q->startTime.GetSeconds() : -1.0;
+  std::fprintf(g_fct, "%u %u %lu %.9f %.9f %u %.9f %ld\n", q->m_src, q->m_dest, (unsigned long)q->m_size,
+               q->startTime.GetSeconds(), fct, cnps, rx_fct, f != nullptr ? (long)(f - g_flows.data()) : -1L);
+}
+
+void start_flow(size_t i, double delay);
+
+// Every packet a host NIC receives: data packets advance their flow's received bytes.
+void on_host_rx(uint32_t node, Ptr<const Packet> p) {
+  CustomHeader ch(CustomHeader::L2_Header | CustomHeader::L3_Header | CustomHeader::L4_Header);
+  p->PeekHeader(ch);
+  if (ch.l3Prot != 0x11) return;
+  const uint32_t src = (ch.sip >> 8) & 0xffff;
+  const auto it = g_flow_of.find({src, node, ch.udp.sport});
+  if (it == g_flow_of.end()) return;
+  FlowRec& f = g_flows[it->second];
+  const uint64_t payload = p->GetSize() - ch.GetSerializedSize();
+  f.rx_hi = std::max<uint64_t>(f.rx_hi, ch.udp.seq + payload);
+  if (f.rx_done < 0 && f.rx_hi >= f.bytes) {
+    f.rx_done = Simulator::Now().GetSeconds();
+    for (const size_t d : f.dependents) start_flow(d, g_flows[d].start);
+  }
 }
 
 struct QueueStat {
@@ -119,6 +162,14 @@ void check_done() {
     return;
   }
   Simulator::Schedule(MicroSeconds(10), &check_done);
+}
+
+void start_flow(size_t i, double delay) {
+  FlowRec& f = g_flows[i];
+  f.started = Simulator::Now().GetSeconds() + delay;
+  RdmaClientHelper helper(f.pg, ip_of(f.src), ip_of(f.dst), f.sport, 100, f.bytes, 0, 0, nullptr, nullptr, 0, f.src, f.dst);
+  ApplicationContainer app = helper.Install(g_nodes.Get(f.src));
+  app.Start(Seconds(delay));  // relative to now (the application is initialised now)
 }
 
 void routes_from(uint32_t host) {
@@ -299,16 +350,31 @@ int main(int argc, char* argv[]) {
   flows >> n_flows;
   g_expected_flows = n_flows;
   std::map<std::pair<uint32_t, uint32_t>, uint16_t> ports;
+  std::string line;
+  std::getline(flows, line);
   for (uint32_t i = 0; i < n_flows; ++i) {
-    uint32_t src, dst, pg;
-    uint64_t bytes;
-    double start;
-    flows >> src >> dst >> pg >> bytes >> start;
-    g_data_pg = pg;
-    const uint16_t sport = 10000 + ports[{src, dst}]++;
-    RdmaClientHelper helper(pg, ip_of(src), ip_of(dst), sport, 100, bytes, 0, 0, nullptr, nullptr, 0, src, dst);
-    ApplicationContainer app = helper.Install(g_nodes.Get(src));
-    app.Start(Seconds(start));
+    std::getline(flows, line);
+    std::istringstream row(line);
+    FlowRec f{};
+    f.after = -1;
+    row >> f.src >> f.dst >> f.pg >> f.bytes >> f.start;
+    int64_t after = -1;
+    if (row >> after) f.after = after;
+    g_data_pg = f.pg;
+    f.sport = static_cast<uint16_t>(10000 + ports[{f.src, f.dst}]++);
+    g_flow_of[{f.src, f.dst, f.sport}] = g_flows.size();
+    if (f.after >= 0) g_flows[static_cast<size_t>(f.after)].dependents.push_back(g_flows.size());
+    g_flows.push_back(f);
+  }
+  for (size_t i = 0; i < g_flows.size(); ++i) {
+    if (g_flows[i].after < 0) start_flow(i, g_flows[i].start);
+  }
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    if (g_is_switch[i]) continue;
+    Ptr<Node> node = g_nodes.Get(i);
+    for (uint32_t d = 1; d < node->GetNDevices(); ++d) {
+      node->GetDevice(d)->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&on_host_rx, i));
+    }
   }
 
   Simulator::Schedule(MicroSeconds(g_sample_us), &sample_queues);

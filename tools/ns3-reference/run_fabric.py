@@ -10,9 +10,10 @@ Cases (tools/ns3-reference/fabric.yaml: 32 hosts, 8 leaves, 100 Gb/s, hpcc-ns3 D
 100/400 KB on dequeue): a random permutation of 4 MiB flows; web-search flows (DCTCP paper's
 sizes) at 50% load for 500 us; web-search at 30% load with an 8:1 incast of 4 MiB flows behind.
 Seeds 1-3 (the flows and the ECN draws change with the seed; each simulator hashes ECMP its own
-way). The reference measures a flow when its last ACK returns; its completion times are
-corrected by the ACK's return propagation (500 ns per link) to compare with the twin's delivery
-time.
+way). And a ring all-reduce over 128 hosts (16 leaves, radix 16) as dependent flows: 2 x 127
+steps, each rank sending a 512 KiB chunk to the next once it has received the previous step's
+chunk (64 MiB per rank), the same flows in both simulators. Flow completion is when the last
+byte reaches the receiving NIC in both (the reference's MacRx, not its last ACK).
 """
 import csv
 import json
@@ -32,13 +33,26 @@ CASES = {
     "websearch-50pct": ["traffic.pattern=websearch", "traffic.load=0.5", "traffic.duration=500us"],
     "websearch-30pct+incast": ["traffic.pattern=websearch", "traffic.load=0.3", "traffic.duration=500us",
                                "traffic.background=incast", "traffic.fan_in=8", "traffic.size=4MiB"],
+    "ring-allreduce-128": ["traffic.pattern=file", "cluster.nodes=128", "cluster.fabric.switch_radix=16"],
 }
+RING_HOSTS = 128
+RING_BYTES = 64 << 20
+
+
+def ring_allreduce_csv(path, n=RING_HOSTS, per_rank=RING_BYTES):
+    """Ring all-reduce as dependent flows: step k of rank i (i -> i+1) waits for step k-1 of i-1."""
+    chunk = per_rank // n
+    with open(path, "w") as f:
+        f.write("src_gpu,dst_gpu,bytes,start_s,after\n")
+        for k in range(2 * (n - 1)):
+            for i in range(n):
+                after = -1 if k == 0 else (k - 1) * n + (i - 1) % n
+                f.write(f"{i},{(i + 1) % n},{chunk},0,{after}\n")
 NS3_CFG = {"CC_MODE": 1, "PACKET_PAYLOAD_SIZE": 4096, "KMIN_KB": 100, "KMAX_KB": 400, "PMAX": 0.2,
            "BUFFER_MB": 64, "L2_CHUNK_SIZE": 4000, "L2_ACK_INTERVAL": 1, "ACK_HIGH_PRIO": 1,
            "QLEN_SAMPLE_US": 1, "EWMA_GAIN": 1 / 256, "ALPHA_RESUME_INTERVAL": 1,
            "RATE_DECREASE_INTERVAL": 4, "RP_TIMER": 300, "FAST_RECOVERY_TIMES": 1, "RATE_AI": "20Mb/s",
            "RATE_HAI": "200Mb/s", "MIN_RATE": "1000Mb/s", "CLAMP_TARGET_RATE": 0, "STOP_S": 1.0}
-LINK_S = 500e-9
 
 
 def q(v, p):
@@ -63,12 +77,15 @@ def run_case(ct_ref, name, sets, seed, tmp):
     out = os.path.join(tmp, f"{name}-{seed}")
     cmd = [os.path.join(ROOT, "clustertwin"), "run", os.path.join(HERE, "fabric.yaml"), "--out", out, "--json",
            "--set", f"seed={seed}"]
+    if "traffic.pattern=file" in sets:
+        ring_allreduce_csv(out + ".csv")
+        cmd += ["--set", f"traffic.flows_file={out}.csv"]
     for s in sets:
         cmd += ["--set", s]
     r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     rows = r["tables"]["flows"]
     bg_n = 8 if "traffic.background=incast" in sets else 0
-    twin_flows = [(f["src_gpu"], f["dst_gpu"], f["bytes"], f["start_s"], f["fct_s"], i < bg_n)
+    twin_flows = [(f["src_gpu"], f["dst_gpu"], f["bytes"], f["started_s"], f["fct_s"], i < bg_n)
                   for i, f in enumerate(rows)]
     twin = metrics(twin_flows, r["network"]["cnps"], r["network"]["pfc_pause_frames"],
                    r["network"]["pfc_paused_time_s"])
@@ -87,14 +104,10 @@ def run_case(ct_ref, name, sets, seed, tmp):
         f.write(" ".join(str(i) for i in range(count[0], n_nodes)) + "\n")
         for row in links:
             f.write(f"{nid(row['src_tier'], row['src_index'])} {nid(row['dst_tier'], row['dst_index'])} 100Gbps 500ns\n")
-    leaf = {}
-    for row in links:
-        if row["src_tier"] == "0":
-            leaf[int(row["src_index"])] = int(row["dst_index"])
     with open(out + ".flows", "w") as f:
         f.write(f"{len(rows)}\n")
         for fl in rows:
-            f.write(f"{fl['src_gpu']} {fl['dst_gpu']} 3 {fl['bytes']} {fl['start_s']:.9f}\n")
+            f.write(f"{fl['src_gpu']} {fl['dst_gpu']} 3 {fl['bytes']} {fl['start_s']:.9f} {fl.get('after', -1)}\n")
     with open(out + ".cfg", "w") as f:
         for k, v in dict(NS3_CFG, RNG_RUN=seed).items():
             f.write(f"{k} {v}\n")
@@ -104,15 +117,11 @@ def run_case(ct_ref, name, sets, seed, tmp):
         p = line.split()
         if p[0] != "queue":
             summ[p[0]] = float(p[1])
-    # Match reference flows to the twin's by (src, dst, bytes, start) order of appearance.
+    # Columns: src dst bytes start fct_at_last_ack cnps fct_at_receiver flow_index.
     ref_flows = []
     for line in open(out + ".fct"):
-        s, d, b, st, fct, _ = line.split()
-        hops = 2 if leaf[int(s)] == leaf[int(d)] else 4
-        ref_flows.append((int(s), int(d), int(b), float(st), float(fct) - hops * LINK_S, False))
-    if bg_n:
-        bg_keys = {(f[0], f[1], f[2]) for f in twin_flows[:bg_n]}
-        ref_flows = [f[:5] + ((f[0], f[1], f[2]) in bg_keys and f[3] == 0.0,) for f in ref_flows]
+        s, d, b, st, _, _, rx_fct, idx = line.split()
+        ref_flows.append((int(s), int(d), int(b), float(st), float(rx_fct), int(idx) < bg_n))
     ref = metrics(ref_flows, int(summ["cnp_acks"]), int(summ["pause_frames"]), summ["paused_s"])
     return twin, ref
 

@@ -67,7 +67,7 @@ def ns3_case(ct_ref, n, prof, kmin, kmax, tmp, seed):
             f.write(f"{k} {v}\n")
     subprocess.run([ct_ref, base + ".cfg", base + ".topo", base + ".flows", base],
                    check=True, capture_output=True)
-    fct = sorted(float(line.split()[4]) for line in open(base + ".fct"))
+    fct = sorted(float(line.split()[6]) for line in open(base + ".fct"))  # last byte at the receiver
     summ = {}
     queues = []
     for line in open(base + ".summary"):
