@@ -25,7 +25,8 @@
 //       q(port, prio) + w <= alpha (B - used)          (dynamic threshold); else dropped;
 //   lossless with PFC on: always admitted (lossless_overflow counts admissions beyond B).
 // ECN (RED-like) on admission to a switch egress queue of q bytes (that priority):
-//   p = 0 for q < Kmin, pmax (q - Kmin) / (Kmax - Kmin) for Kmin <= q < Kmax, 1 for q >= Kmax.
+//   p = 0 for q < Kmin, pmax (q - Kmin) / (Kmax - Kmin) for Kmin <= q < Kmax, 1 for q >= Kmax;
+//   Kmin and Kmax per port: EcnParams, or (0) 4 and 16 KB per Gb/s of the port (HPCC's map).
 //
 // PFC, explicit XOFF/XON state (equivalent to pause quanta refreshed while above XON): per
 // ingress port i of a switch and lossless priority, I = bytes buffered in the switch that
@@ -132,7 +133,9 @@ void validate(const PacketParams& p) {
           "expected a non-negative duration");
   require(p.ecn.kmin_bytes >= 0, "network.ecn.kmin",
           "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected >= 0");
-  require(p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
+  require(p.ecn.kmax_bytes >= 0, "network.ecn.kmax",
+          "got " + std::to_string(p.ecn.kmax_bytes) + " bytes, expected >= 0");
+  require(p.ecn.kmin_bytes == 0 || p.ecn.kmax_bytes == 0 || p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
           "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected <= network.ecn.kmax = " +
               std::to_string(p.ecn.kmax_bytes) + " bytes");
   // Pmax 0 marks nothing: accepted only with ECN off.
@@ -180,7 +183,7 @@ DcqcnParams dcqcn_profile(const std::string& name, double line_rate_bps) {
     d.cnp_interval = sim::Duration::us(50);
     return d;
   }
-  if (name == "hpcc-ns3") {
+  if (name == "hpcc-ns3" || name == "hpcc-ns3-paper") {
     const double per25 = line_rate_bps / 25e9;
     d.g = 1.0 / 256.0;
     d.alpha_period = sim::Duration::us(1);
@@ -196,10 +199,15 @@ DcqcnParams dcqcn_profile(const std::string& name, double line_rate_bps) {
     d.rai_bps = 5e6 * per25;
     d.rhai_bps = 50e6 * per25;
     d.cnp_interval = sim::Duration::zero();
+    if (name == "hpcc-ns3-paper") {
+      d.alpha_period = sim::Duration::us(50);
+      d.rate_reduce_period = sim::Duration::us(50);
+      d.increase_period = sim::Duration::us(55);
+    }
     return d;
   }
   throw std::invalid_argument("network.dcqcn.profile: got \"" + name +
-                              "\", expected connectx, sigcomm15 or hpcc-ns3");
+                              "\", expected hpcc-ns3-paper, hpcc-ns3, connectx or sigcomm15");
 }
 
 double PacketNetwork::memory_estimate(const Cluster& cluster, const PacketParams& params,
@@ -314,6 +322,16 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
       const auto formula = static_cast<int64_t>(
           std::ceil((301.0 + 2.16 * cable_m) * gbps + 2.72 * static_cast<double>(packet_.mtu_bytes)));
       p.headroom = formula;
+      p.kmin = packet_.ecn.kmin_bytes > 0 ? packet_.ecn.kmin_bytes
+                                          : static_cast<int64_t>(kAutoKminBytesPerGbps * gbps);
+      p.kmax = packet_.ecn.kmax_bytes > 0 ? packet_.ecn.kmax_bytes
+                                          : static_cast<int64_t>(kAutoKmaxBytesPerGbps * gbps);
+      if (packet_.ecn.enabled && topo.is_switch(src)) {
+        require(p.kmin <= p.kmax, "network.ecn.kmin",
+                "got " + std::to_string(p.kmin) + " bytes at " + cluster_.resource_name(r) +
+                    ", expected <= its kmax = " + std::to_string(p.kmax) +
+                    " bytes (0 = scaled with the port speed: 4 KB per Gb/s, kmax 16 KB per Gb/s)");
+      }
       p.xoff = packet_.pfc.xoff_bytes;  // 0: dynamic threshold
       p.xon = packet_.pfc.xoff_bytes > 0
                   ? (packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame))
@@ -537,7 +555,7 @@ void PacketNetwork::try_start(uint32_t port) {
     if (blocked > 0) flows_[k.flow].paused_ps += blocked;
     // ECN on dequeue: the bytes queued behind the packet (this priority).
     if (p.kind == Kind::fabric_switch && packet_.ecn.enabled && packet_.ecn.mark_on_dequeue &&
-        ecn_mark(p.q_bytes[prio] - int64_t{k.wire})) {
+        ecn_mark(p, p.q_bytes[prio] - int64_t{k.wire})) {
       k.ce = 1;
       ++p.marks;
     }
@@ -647,12 +665,11 @@ void PacketNetwork::arrive(uint32_t pkt) {
   }
 }
 
-bool PacketNetwork::ecn_mark(int64_t q) {
+bool PacketNetwork::ecn_mark(const Port& port, int64_t q) {
   const EcnParams& e = packet_.ecn;
-  if (q < e.kmin_bytes) return false;
-  if (q >= e.kmax_bytes) return true;
-  const double p = e.pmax * static_cast<double>(q - e.kmin_bytes) /
-                   static_cast<double>(e.kmax_bytes - e.kmin_bytes);
+  if (q < port.kmin) return false;
+  if (q >= port.kmax) return true;
+  const double p = e.pmax * static_cast<double>(q - port.kmin) / static_cast<double>(port.kmax - port.kmin);
   return rng_.uniform01() < p;
 }
 
@@ -675,7 +692,7 @@ void PacketNetwork::enqueue(uint32_t port, uint32_t pkt) {
     } else if (used + w > buffer) {
       ++overflow_;
     }
-    if (packet_.ecn.enabled && !packet_.ecn.mark_on_dequeue && ecn_mark(p.q_bytes[prio])) {
+    if (packet_.ecn.enabled && !packet_.ecn.mark_on_dequeue && ecn_mark(p, p.q_bytes[prio])) {
       k.ce = 1;
       ++p.marks;
     }

@@ -50,6 +50,8 @@ struct PfcParams {
 
 struct EcnParams {
   bool enabled = true;
+  // 0 = scaled with the port speed: 4 KB (kmin) and 16 KB (kmax) per Gb/s, HPCC's map
+  // (100 / 400 KB at 25 Gb/s, 400 / 1600 KB at 100 Gb/s; kAutoKmin/KmaxBytesPerGbps).
   int64_t kmin_bytes = 100'000;
   int64_t kmax_bytes = 400'000;
   double pmax = 0.2;
@@ -71,6 +73,9 @@ struct PacketParams {
   // Analysis: at most this many victim flows are listed (all are counted).
   size_t max_victim_flows = 1000;
 };
+
+inline constexpr double kAutoKminBytesPerGbps = 4000.0;
+inline constexpr double kAutoKmaxBytesPerGbps = 16000.0;
 
 // Largest MTU (payload) a packet may have: jumbo frames of 9216 B, the usual switch maximum.
 inline constexpr int64_t kMaxMtuBytes = 9216;
@@ -307,6 +312,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     int64_t headroom = 0;  // mlx5 headroom formula
     int32_t in_sw = -1;    // switch this direction enters (-1: a NIC)
     double pfc_alpha = 0.0;
+    int64_t kmin = 0;      // ECN thresholds of this egress (EcnParams, or scaled with its speed)
+    int64_t kmax = 0;
     Ring pipe;
     Ring ctrl;
     std::vector<uint32_t> flows;  // inject: flows with bytes to send
@@ -399,7 +406,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   void on_cut(uint32_t flow);
   void on_increase(uint32_t flow);
   void list_flow(uint32_t flow);
-  [[nodiscard]] bool ecn_mark(int64_t queue_bytes);
+  [[nodiscard]] bool ecn_mark(const Port& p, int64_t queue_bytes);
 
   sim::Simulation& sim_;
   const Cluster& cluster_;

@@ -23,6 +23,7 @@ from run_fabric import ring_allreduce_csv  # noqa: E402  (the same flows the ref
 INCAST = json.load(open("tests/data/ns3_reference/incast.json"))
 FABRIC = json.load(open("tests/data/ns3_reference/fabric.json"))
 PROFILE = {
+    "hpcc-ns3-paper": {"network.dcqcn.profile": "hpcc-ns3-paper"},
     "hpcc-ns3": {"network.dcqcn.profile": "hpcc-ns3"},
     "connectx-nobc": {"network.dcqcn.profile": "connectx", "network.dcqcn.byte_counter": "1000TB",
                       "network.dcqcn.cnp_interval": "1ns", "network.dcqcn.initial_alpha": 1.0},
@@ -51,14 +52,16 @@ def incast_twin(row):
     return runs
 
 
-@pytest.mark.parametrize("row", [r for r in INCAST["rows"] if r["fan_in"] <= 16 and r["dcqcn"] == "hpcc-ns3"],
+@pytest.mark.parametrize("row", [r for r in INCAST["rows"] if r["fan_in"] <= 16 and r["dcqcn"].startswith("hpcc-ns3")],
                          ids=lambda r: f"{r['fan_in']}to1-{r['dcqcn']}-K{r['kmin_kb']}")
 def test_incast_matches_the_reference(row):
     twin, ref = incast_twin(row), row["reference_runs"]
-    # Completion within 5% (the default 8:1 within 3%), FCT p50 within 5%, CNPs and the deepest
-    # queue within 25%.
-    tol = {"completion_s": 0.03 if (row["fan_in"], row["kmin_kb"]) == (8, 100) else 0.05,
-           "fct_p50_s": 0.05, "cnps": 0.25, "max_queue_bytes": 0.25}
+    # Completion within 6%, FCT p50 within 5%, CNPs and the deepest queue within 25%; the 8:1
+    # incast with the default parameter set (hpcc-ns3-paper, ECN 400/1600 KB at 100 Gb/s) within
+    # 10% on completion, CNPs and queue, as issue 17 asks.
+    default = (row["fan_in"], row["dcqcn"], row["kmin_kb"]) == (8, "hpcc-ns3-paper", 400)
+    tol = {"completion_s": 0.06, "fct_p50_s": 0.05, "cnps": 0.10 if default else 0.25,
+           "max_queue_bytes": 0.10 if default else 0.25}
     for key, t in tol.items():
         ok, what = close(twin, ref, key, t)
         assert ok, what

@@ -26,6 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # HPCC's run.py "dcqcn" at 100 Gb/s; connectx-nobc is the ConnectX firmware defaults minus what
 # the reference cannot express (no byte counter, a CNP per marked packet, initial alpha 1).
 NS3_DCQCN = {
+    "hpcc-ns3-paper": {"EWMA_GAIN": 1 / 256, "ALPHA_RESUME_INTERVAL": 50, "RATE_DECREASE_INTERVAL": 50,
+                       "RP_TIMER": 55, "FAST_RECOVERY_TIMES": 1, "RATE_AI": "20Mb/s",
+                       "RATE_HAI": "200Mb/s", "MIN_RATE": "1000Mb/s", "CLAMP_TARGET_RATE": 0},
     "hpcc-ns3": {"EWMA_GAIN": 1 / 256, "ALPHA_RESUME_INTERVAL": 1, "RATE_DECREASE_INTERVAL": 4,
                  "RP_TIMER": 300, "FAST_RECOVERY_TIMES": 1, "RATE_AI": "20Mb/s",
                  "RATE_HAI": "200Mb/s", "MIN_RATE": "1000Mb/s", "CLAMP_TARGET_RATE": 0},
@@ -34,6 +37,7 @@ NS3_DCQCN = {
                       "RATE_HAI": "50Mb/s", "MIN_RATE": "1Mb/s", "CLAMP_TARGET_RATE": 0},
 }
 CT_DCQCN = {
+    "hpcc-ns3-paper": ["network.dcqcn.profile=hpcc-ns3-paper"],
     "hpcc-ns3": ["network.dcqcn.profile=hpcc-ns3"],
     "connectx-nobc": ["network.dcqcn.profile=connectx", "network.dcqcn.byte_counter=1000TB",
                       "network.dcqcn.cnp_interval=1ns", "network.dcqcn.initial_alpha=1"],
@@ -41,7 +45,8 @@ CT_DCQCN = {
 
 CASES = [(n, prof, kmin, kmax) for prof in ("hpcc-ns3",) for n in (2, 4, 8, 16, 32)
          for (kmin, kmax) in ((100, 400),)] + [
-    (8, "hpcc-ns3", 400, 1600), (16, "hpcc-ns3", 400, 1600), (8, "connectx-nobc", 100, 400)]
+    (8, "hpcc-ns3", 400, 1600), (16, "hpcc-ns3", 400, 1600), (8, "connectx-nobc", 100, 400)] + [
+    (n, "hpcc-ns3-paper", 400, 1600) for n in (2, 4, 8, 16, 32)]
 
 
 SEEDS = (1, 2, 3, 4, 5)

@@ -51,7 +51,8 @@ TEST(Loader, MinimalScenarioGetsEveryDefault) {
   EXPECT_EQ(c.cluster.gpus_per_node, 8);
   EXPECT_EQ(c.cluster.fabric.switch_radix, 128);
   EXPECT_EQ(c.network.mode, "flow");
-  EXPECT_EQ(c.network.ecn.kmin.n, 100000);
+  EXPECT_EQ(c.network.ecn.kmin.n, 0);  // scaled with each port's speed
+  EXPECT_EQ(c.network.dcqcn.profile, "hpcc-ns3-paper");
   EXPECT_EQ(c.training_job.runtime.collective_timeout, ct::sim::Duration::s(1800));
   EXPECT_EQ(c.training_job.model.activation, "gelu");
 }
