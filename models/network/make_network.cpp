@@ -19,4 +19,10 @@ std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& si
                               "\", expected \"analytical\", \"flow\" or \"packet\"");
 }
 
+std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim, const Cluster& cluster,
+                                      NetworkParams params, const PacketParams& packet) {
+  if (mode == "packet") return std::make_unique<PacketNetwork>(sim, cluster, params, packet);
+  return make_network(mode, sim, cluster, params);
+}
+
 }  // namespace ct::network

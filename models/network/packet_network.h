@@ -83,6 +83,12 @@ inline constexpr int64_t kMaxMtuBytes = 9216;
 // Throws std::invalid_argument naming the scenario key of the first bad value and its bound.
 void validate(const PacketParams& params);
 
+// make_network (network.h) with the packet backend's parameters: every run path (training
+// steps, trace replays, traffic studies) builds its network here, so a scenario's ECN, PFC,
+// DCQCN, MTU and buffer reach packet mode whichever path runs it.
+std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim, const Cluster& cluster,
+                                       NetworkParams params, const PacketParams& packet);
+
 // Upper estimate of the memory a packet run takes: ports, flows, and the packets that can be
 // in flight at once (bounded by the bytes to send and by what the fabric can hold: switch
 // buffers plus the links' bandwidth-delay products, one MTU packet per injection port).

@@ -48,9 +48,7 @@ StepResult simulate_step(const StepInput& in) {
 
   sim::Simulation sim(in.seed);
   const network::Cluster cluster(in.cluster);
-  std::unique_ptr<network::Network> net =
-      in.network_mode == "packet" ? std::make_unique<network::PacketNetwork>(sim, cluster, in.network, in.packet)
-                                  : network::make_network(in.network_mode, sim, cluster, in.network);
+  std::unique_ptr<network::Network> net = network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
   collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
   CommAdapter comm(*net, engine);
 

@@ -430,6 +430,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
   }
   trace::TraceRunOptions run_options;
   run_options.network = network_params(c);
+  if (c.network.mode == "packet") run_options.packet = packet_params(c);
   run_options.collectives = collective_params(c);
   run_options.seed = static_cast<uint64_t>(c.seed);
   run_options.fabric_links = options.tables != nullptr;
@@ -477,6 +478,11 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
                            {"time_s", rec.end_s - rec.start_s}});
   }
   report["collectives"] = collectives;
+  if (r.packet) {
+    json& net = report["network"];
+    if (net.is_null()) net = json::object();
+    net.update(packet_report(*r.packet));
+  }
   report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
                      {"instructions", program.instruction_count()}};
   if (!graph.is_null()) report["trace"]["execution_trace"] = graph;

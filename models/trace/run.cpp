@@ -23,7 +23,8 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
                      std::to_string(cluster.gpu_count()) + " GPUs");
   }
   sim::Simulation sim(options.seed);
-  std::unique_ptr<network::Network> net = network::make_network(network_mode, sim, cluster, options.network);
+  std::unique_ptr<network::Network> net =
+      network::make_network(network_mode, sim, cluster, options.network, options.packet);
   collective::CollectiveEngine engine(sim, *net, cluster, options.collectives);
   replay::CommAdapter comm(*net, engine);
   replay::ExecutorOptions exec;
@@ -36,6 +37,7 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
   TraceRunResult out;
   out.execution = replay::execute(program, sim, comm, exec);
   if (options.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
+  if (network_mode == "packet") out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
   // The last step, as replay::simulate_step counts it (one step: from time zero).
   double end_last = 0, end_prev = 0;
   for (const auto& r : out.execution.ranks) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@
 #include "models/network/cluster.h"
 #include "models/network/link_table.h"
 #include "models/network/network.h"
+#include "models/network/packet_network.h"
 #include "models/replay/executor.h"
 #include "models/replay/step_program.h"
 #include "sim/trace_writer.h"
@@ -128,6 +130,7 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
 
 struct TraceRunOptions {
   network::NetworkParams network;
+  network::PacketParams packet;  // network mode packet: ECN, PFC, DCQCN, MTU, buffers
   collective::CollectiveParams collectives;
   sim::TraceWriter* trace = nullptr;  // Chrome trace of the first trace_ranks ranks
   int trace_ranks = 16;
@@ -147,6 +150,7 @@ struct TraceRunResult {
   // of a training step), the last one as the step model counts it: end(last) - end(last - 1),
   // the latest rank's end each time.
   double step_time_s = 0;
+  std::optional<network::PacketStats> packet;  // network mode packet
 };
 
 // Replays an imported program on a cluster (rank r on GPU program.ranks[r].gpu) with the

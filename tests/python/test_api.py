@@ -243,3 +243,12 @@ def test_packet_mode_training_step_agrees_with_flow_mode():
     assert net["packets_delivered"] > 0 and net["dropped_packets"] == 0 and net["max_queue_bytes"] > 0
     assert "network.ecn_marked_fraction" not in packet.get("not_computed", {})
     assert "network.ecn_marked_fraction" in flow["not_computed"] and "cnps" not in flow["network"]
+
+
+def test_trace_replay_in_packet_mode_takes_the_scenarios_packet_keys():
+    # The network keys of the scenario reach a trace replay in packet mode (MTU here: a quarter
+    # of the MTU, four times the packets) and the report carries the packet-mode figures.
+    runs = {mtu: ct.run("scenarios/trace-chakra-allreduce.yaml",
+                        overrides={"network.mode": "packet", "network.mtu": mtu}).report for mtu in ("4KiB", "1KiB")}
+    assert runs["1KiB"]["network"]["packets_delivered"] == 4 * runs["4KiB"]["network"]["packets_delivered"] > 0
+    assert runs["4KiB"]["network"]["dropped_packets"] == 0
