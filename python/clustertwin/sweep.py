@@ -34,9 +34,10 @@ report's scalars flattened with dots (``step_time_s``, ``mfu``, ``breakdown.comp
 (the random keys), ``seed``, ``scenario`` and ``resumed`` (points read back from ``db``).
 
 With ``db="file.sqlite"`` (``sweep_store``) each point is written to table ``sweep`` as soon as
-it finishes, whatever the backend, and points already there (same scenario name and the same
-overrides, as canonical JSON) are read back instead of run again: a sweep killed at any moment
-resumes where it stopped. Points whose overrides break a rule, and points whose worker process
+it finishes, whatever the backend, and points already there (the same scenario document, the
+same engine build and the same overrides: ``sweep_store.point_key``) are read back instead of
+run again, and ``df.attrs["resumed"]`` says how many: a sweep killed at any moment resumes where
+it stopped, and a sweep of an edited scenario or a rebuilt engine runs again. Points whose overrides break a rule, and points whose worker process
 died twice (dask), are stored with their error; other exceptions are shown but not stored,
 so a resumed sweep runs them again.
 
@@ -144,9 +145,9 @@ class _Run:
     """The distinct points of one sweep, their results so far, and where each result goes."""
 
     def __init__(self, name: str, merged: list[dict], store: SweepStore | None,
-                 progress: Callable[[int, int], None] | None):
+                 progress: Callable[[int, int], None] | None, doc: str = ""):
         self.name = name
-        self.keys = [point_key(name, m) for m in merged]
+        self.keys = [point_key(name, m, doc) for m in merged]
         self.unique = list(dict.fromkeys(self.keys))
         self.overrides = dict(zip(self.keys, merged))
         self.store = store
@@ -214,7 +215,7 @@ def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike,
     store = SweepStore(db) if db is not None else None
     bar = _progress_callback(progress)
     try:
-        run = _Run(name, merged, store, bar)
+        run = _Run(name, merged, store, bar, doc)
         _execute(run, doc, backend, max(1, int(workers or 1)), client)
     finally:
         if store is not None:

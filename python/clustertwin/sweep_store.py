@@ -1,6 +1,7 @@
 """The SQLite store of a sweep: one row per finished point, written as the point finishes.
 
-Table ``sweep``: ``key`` (scenario name + canonical JSON of the point's overrides, the
+Table ``sweep``: ``key`` (scenario name, a hash of the scenario document and the engine build,
+and the canonical JSON of the point's overrides: ``point_key``; the
 primary key), ``scenario``, ``overrides`` (canonical JSON), ``row_json`` (the point as the
 sweep keeps it), ``created`` (Unix time the row was written), then one column per report
 scalar plus ``error`` and ``wall_s``, added as new names appear. Every row is committed on
@@ -8,6 +9,7 @@ its own, so a process killed mid-sweep loses at most the points that were still 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -22,9 +24,26 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def point_key(name: str, overrides: Mapping[str, Any]) -> str:
-    """The resume key of a point: scenario name + canonical JSON of its overrides."""
-    return name + " " + canonical(overrides)
+def engine_version() -> str:
+    """SHA-256 of the compiled engine (``_core``): any change to the model changes it."""
+    global _ENGINE
+    if _ENGINE is None:
+        from . import _core
+
+        with open(_core.__file__, "rb") as f:
+            _ENGINE = hashlib.sha256(f.read()).hexdigest()[:16]
+    return _ENGINE
+
+
+_ENGINE: str | None = None
+
+
+def point_key(name: str, overrides: Mapping[str, Any], scenario: str = "") -> str:
+    """The resume key of a point: scenario name + a hash of the whole scenario document and the
+    engine version + canonical JSON of its overrides. Editing the scenario file, or rebuilding
+    the engine, gives new keys, so stored rows computed for the old ones are not reused."""
+    digest = hashlib.sha256((scenario + "\0" + engine_version()).encode()).hexdigest()[:16]
+    return f"{name} {digest} {canonical(overrides)}"
 
 
 class SweepStore:

@@ -134,10 +134,21 @@ def test_db_resume_skips_done_points(tmp_path, monkeypatch):
     ct.sweep(small(name="other"), {MBS: [1]}, db=db)
     assert len(calls) == 1
 
+    # the same name after editing the scenario (here the GPUs' speed spread) is a new scenario:
+    # its points run again instead of returning the rows computed for the old one
+    calls.clear()
+    edited = small()
+    edited.data.setdefault("cluster", {}).setdefault("variability", {})["gpu_speed_cv"] = 0.05
+    again = ct.sweep(edited, {MBS: [1]}, db=db)
+    assert len(calls) == 1 and again.attrs["resumed"] == 0
+    calls.clear()
+    assert ct.sweep(edited, {MBS: [1]}, db=db).attrs["resumed"] == 1 and not calls  # now stored
+
 
 def test_point_key_is_canonical():
     assert sweep_mod.point_key("s", {"b": 1, "a": "x"}) == sweep_mod.point_key("s", {"a": "x", "b": 1})
     assert sweep_mod.point_key("s", {"a": 1}) != sweep_mod.point_key("t", {"a": 1})
+    assert sweep_mod.point_key("s", {"a": 1}, '{"x":1}') != sweep_mod.point_key("s", {"a": 1}, '{"x":2}')
 
 
 def test_frames_of_a_report():
