@@ -8,13 +8,20 @@
 
 namespace ct::scenario {
 
+StepPower step_power(const Config& c, const replay::StepResult& r) {
+  const hardware::PowerModel model = power_model(c);
+  const double gpus = static_cast<double>(c.cluster_gpus());
+  const double switches = topology::switch_count(fabric_config(c));
+  return {r.power_mean_w, hardware::cluster_power_w(gpu_spec(c), model, gpus, 0.0, switches), c.cluster.power.pue};
+}
+
 nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
   const hardware::PowerModel model = power_model(c);
   const hardware::GpuSpec gpu = gpu_spec(c);
-  const double gpus = static_cast<double>(c.cluster_gpus());
   const double switches = topology::switch_count(fabric_config(c));
-  const double idle_w = hardware::cluster_power_w(gpu, model, gpus, 0.0, switches);
-  const double pue = c.cluster.power.pue;
+  const StepPower sp = step_power(c, r);
+  const double idle_w = sp.idle_w;
+  const double pue = sp.pue;
   const int per_rack = c.cluster.power.nodes_per_rack;
   const int racks = (c.cluster.nodes + per_rack - 1) / per_rack;
   const double node_peak_w = c.cluster.gpus_per_node * gpu.tdp_watts * (1.0 + model.host_per_gpu_fraction);
@@ -40,15 +47,12 @@ nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
           {"racks_over_limit", rack_peak_w > limit_w ? racks : 0}};
 }
 
-void add_campaign_power(double training_s, double duration_s, nlohmann::json& report) {
-  if (!report.contains("power") || !(duration_s > 0)) return;
-  nlohmann::json& p = report["power"];
-  const double mean = p["cluster_mean_w"].get<double>(), idle = p["idle_w"].get<double>();
-  const double campaign_w = (training_s * mean + (duration_s - training_s) * idle) / duration_s;
-  const double pue = p["pue"].get<double>();
+void add_campaign_power(double training_s, double duration_s, const StepPower& step, nlohmann::json& p) {
+  if (!(duration_s > 0)) return;
+  const double campaign_w = (training_s * step.cluster_mean_w + (duration_s - training_s) * step.idle_w) / duration_s;
   p["campaign_mean_w"] = campaign_w;
-  p["facility_campaign_mean_w"] = campaign_w * pue;
-  p["campaign_energy_mwh"] = campaign_w * pue * duration_s / 3.6e9;
+  p["facility_campaign_mean_w"] = campaign_w * step.pue;
+  p["campaign_energy_mwh"] = campaign_w * step.pue * duration_s / 3.6e9;
 }
 
 }  // namespace ct::scenario

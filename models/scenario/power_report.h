@@ -17,13 +17,22 @@
 
 namespace ct::scenario {
 
+// The power figures later stages use (the campaign's power and timeline).
+struct StepPower {
+  double cluster_mean_w = 0.0;  // IT power over the step
+  double idle_w = 0.0;          // every GPU idle (the job stopped)
+  double pue = 1.0;
+};
+
+StepPower step_power(const Config& config, const replay::StepResult& step);
+
 // report["power"] for a simulated step.
 nlohmann::json power_report(const Config& config, const replay::StepResult& step);
 
 // Mean IT power over a campaign: training (useful and redone work) at the step's mean power,
 // every other second (checkpoint stalls, detection, waits, health checks, restarts) at the
 // idle power. Adds campaign_mean_w, facility_campaign_mean_w and campaign_energy_mwh
-// (facility) to report["power"].
-void add_campaign_power(double training_s, double duration_s, nlohmann::json& report);
+// (facility) to `power` (report["power"]).
+void add_campaign_power(double training_s, double duration_s, const StepPower& step, nlohmann::json& power);
 
 }  // namespace ct::scenario

@@ -55,15 +55,14 @@ struct FlushContention {
 };
 
 FlushContention flush_contention(const Config& c, const storage::CheckpointSize& size,
-                                 const storage::CheckpointTiming& timing, double step_time_s,
-                                 const nlohmann::json& report) {
+                                 const storage::CheckpointTiming& timing, const StepFigures& step) {
+  const double step_time_s = step.step_time_s;
   FlushContention out;
   if (c.cluster.storage.network != "compute" || timing.flush <= Duration::zero() || size.writer_nodes < 1) return out;
   const double nic_bytes_per_s = c.cluster.nics_per_node * c.cluster.nic.bytes_per_second();
   if (!(nic_bytes_per_s > 0)) return out;
   out.nic_share = std::min(0.9, timing.write_bytes_per_s / size.writer_nodes / nic_bytes_per_s);
-  const nlohmann::json b = report.value("breakdown", nlohmann::json::object());
-  const double exposed = b.value("exposed_dp_comm_s", 0.0) + b.value("exposed_pp_comm_s", 0.0);
+  const double exposed = step.exposed_dp_comm_s + step.exposed_pp_comm_s;
   out.step_slowdown_s = exposed * out.nic_share / (1.0 - out.nic_share);
   out.cost_s = timing.flush.seconds() * out.step_slowdown_s / (step_time_s + out.step_slowdown_s);
   return out;
@@ -74,13 +73,12 @@ FlushContention flush_contention(const Config& c, const storage::CheckpointSize&
 // (training -> anything else: the cluster's power falls by the stop swing each time).
 constexpr size_t kTimelineRows = 20000;
 
-void add_campaign_timeline(const reliability::CampaignSpec& spec, nlohmann::json& report) {
+void add_campaign_timeline(const reliability::CampaignSpec& spec, const StepFigures& step, nlohmann::json& report) {
   reliability::CampaignSpec one = spec;
   one.record_phases = true;
   const reliability::ReplicaResult r = reliability::run_replica(one, 0);
-  const bool powered = report.contains("power");
-  const double train_w = powered ? report["power"]["cluster_mean_w"].get<double>() : 0.0;
-  const double idle_w = powered ? report["power"]["idle_w"].get<double>() : 0.0;
+  const double train_w = step.power ? step.power->cluster_mean_w : 0.0;
+  const double idle_w = step.power ? step.power->idle_w : 0.0;
   nlohmann::json rows = nlohmann::json::array();
   int stops = 0, failure_stops = 0;
   for (size_t i = 0; i < r.phases.size(); ++i) {
@@ -97,7 +95,7 @@ void add_campaign_timeline(const reliability::CampaignSpec& spec, nlohmann::json
   }
   const double days = spec.duration_s / reliability::kSecondsPerDay;
   report["tables"]["campaign_phases"] = rows;
-  if (powered) {
+  if (step.power) {
     report["power"]["job_stops_per_day"] = stops / days;
     report["power"]["failure_stops_per_day"] = failure_stops / days;
   }
@@ -156,7 +154,8 @@ reliability::FailureModel failure_model(const Config& c) {
   return m;
 }
 
-void reliability_report(const Config& c, double step_time_s, nlohmann::json& report) {
+void reliability_report(const Config& c, const StepFigures& step, nlohmann::json& report) {
+  const double step_time_s = step.step_time_s;
   const workload::JobSpec job = job_spec(c);
   const StorageSection& sc = c.cluster.storage;
   const storage::StorageSpec st{sc.read, sc.write, sc.metadata_latency, sc.per_node_read, sc.per_node_write,
@@ -169,7 +168,7 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
   const storage::DataLoading loading =
       storage::data_loading(job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
                             size.nodes, st, sim::Duration::from_seconds(step_time_s));
-  const FlushContention flush = flush_contention(c, size, timing, step_time_s, report);
+  const FlushContention flush = flush_contention(c, size, timing, step);
   report["storage"] = {{"checkpoint_bytes", size.total_bytes},
                        {"checkpoint_bytes_per_gpu", size.per_gpu_bytes},
                        {"checkpoint_save_s", timing.blocking.seconds()},
@@ -246,10 +245,10 @@ void reliability_report(const Config& c, double step_time_s, nlohmann::json& rep
   r["time_lost_s"] = {{"lost_work", t.lost_work_s},     {"checkpoint", t.checkpoint_s}, {"detection", t.detection_s},
                       {"repair_wait", t.repair_wait_s}, {"restart", t.restart_s},       {"health_check", t.health_check_s}};
   r["campaign"] = {{"duration_s", spec.duration_s}, {"repeats", spec.repeats}};
-  add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, report);
-  add_campaign_timeline(spec, report);
-  if (c.campaign.train_tokens > 0 && report.contains("tokens_per_s") && campaign.goodput_mean > 0) {
-    const double ideal = c.campaign.train_tokens / report["tokens_per_s"].get<double>();
+  if (step.power) add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, *step.power, report["power"]);
+  add_campaign_timeline(spec, step, report);
+  if (c.campaign.train_tokens > 0 && step.tokens_per_s > 0 && campaign.goodput_mean > 0) {
+    const double ideal = c.campaign.train_tokens / step.tokens_per_s;
     r["time_to_train_s"] = ideal / campaign.goodput_mean;
     r["time_to_train_ideal_s"] = ideal;
   }

@@ -8,10 +8,13 @@
 // simulated optimum next to Young's and Daly's intervals.
 #pragma once
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "models/reliability/failure_model.h"
 #include "models/scenario/config.h"
+#include "models/scenario/power_report.h"
 
 namespace ct::scenario {
 
@@ -20,7 +23,18 @@ namespace ct::scenario {
 // failures.rate_scale. Throws ScenarioError naming the key.
 reliability::FailureModel failure_model(const Config& config);
 
-// Adds report["storage"] and report["reliability"]; step_time_s from the replay.
-void reliability_report(const Config& config, double step_time_s, nlohmann::json& report);
+// What the reliability figures take from the simulated step (typed: nothing is read back out
+// of the report).
+struct StepFigures {
+  double step_time_s = 0.0;
+  double exposed_dp_comm_s = 0.0;  // exposed data- and pipeline-parallel communication: the
+  double exposed_pp_comm_s = 0.0;  // traffic a checkpoint flush on the compute fabric slows
+  double tokens_per_s = 0.0;
+  std::optional<StepPower> power;  // absent: no power section (then no campaign power)
+};
+
+// Adds report["storage"] and report["reliability"] (and the campaign's power to
+// report["power"] when the step has power figures).
+void reliability_report(const Config& config, const StepFigures& step, nlohmann::json& report);
 
 }  // namespace ct::scenario

@@ -212,7 +212,10 @@ const char* kind_name(replay::CollectiveKind k) {
   return "?";
 }
 
-void step_report(const Config& c, const RunOptions& options, json& report, json& not_computed) {
+// Writes the step's sections of the report; returns what later stages need, typed, with the
+// events simulated.
+std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& options, json& report,
+                                             json& not_computed) {
   replay::StepInput in = step_input(c);
   const double need = replay::estimate_program_bytes(in.job, in.program);
   const double have = available_memory_bytes();
@@ -336,7 +339,13 @@ void step_report(const Config& c, const RunOptions& options, json& report, json&
   }
   report["power"] = power_report(c, r);
   report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}, {"power", power_rows}};
-  report["sim"] = {{"events", r.events}};
+  StepFigures figures;
+  figures.step_time_s = r.step_time_s;
+  figures.exposed_dp_comm_s = r.breakdown.exposed_dp_comm_s;
+  figures.exposed_pp_comm_s = r.breakdown.exposed_pp_comm_s;
+  figures.tokens_per_s = r.tokens_per_s;
+  figures.power = step_power(c, r);
+  return {figures, r.events};
 }
 
 // `trace`: a recorded step (Chakra ET per rank, or a Kineto profile) replayed on the
@@ -544,9 +553,9 @@ json run(const Config& c, const RunOptions& options) {
                                     std::to_string(kPacketStepGpus) + " GPUs; use flow or analytical for " +
                                     std::to_string(workload::gpus_used(job.parallelism));
     } else {
-      step_report(c, options, report, not_computed);
-      events = report["sim"]["events"].get<uint64_t>();
-      reliability_report(c, report["step_time_s"].get<double>(), report);
+      const auto [figures, step_events] = step_report(c, options, report, not_computed);
+      events = step_events;
+      reliability_report(c, figures, report);
     }
   } else if (c.has("traffic")) {
     network::FabricLinkTable links;
@@ -557,11 +566,9 @@ json run(const Config& c, const RunOptions& options) {
     not_computed["mfu"] = "a trace carries kernel times, not model FLOPs";
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  json sim_info = report.value("sim", json::object());
-  sim_info["events"] = events;
-  sim_info["wall_s"] = wall;
-  sim_info["events_per_s"] = wall > 0 ? static_cast<double>(events) / wall : 0.0;
-  report["sim"] = sim_info;
+  report["sim"] = {{"events", events},
+                   {"wall_s", wall},
+                   {"events_per_s", wall > 0 ? static_cast<double>(events) / wall : 0.0}};
   if (!not_computed.empty()) report["not_computed"] = not_computed;
   return report;
 }
