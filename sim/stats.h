@@ -10,6 +10,8 @@
 // Each probe has `enabled`; a disabled probe's record() is a single predictable branch.
 #pragma once
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -57,6 +59,24 @@ class TimeWeighted {
   double value_ = 0.0, integral_ = 0.0, max_ = 0.0;
   bool started_ = false;
 };
+
+// Quantiles of a sample, the two definitions the reports use (q in [0, 1]):
+//   nearest_rank: the element at rank round(q (n - 1)) of the sorted sample (0 when empty);
+//   interpolated: linear between the two ranks around q (n - 1) of an already sorted sample.
+[[nodiscard]] inline double nearest_rank_quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+[[nodiscard]] inline double interpolated_quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
 
 class Histogram {
  public:

@@ -1,6 +1,8 @@
 // Discrete-event Monte Carlo of a training campaign; the model is stated in campaign.h.
 #include "models/reliability/campaign.h"
 
+#include "sim/stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -290,12 +292,7 @@ class Replica {
   ReplicaResult r_;
 };
 
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
+double quantile(const std::vector<double>& sorted, double q) { return sim::interpolated_quantile(sorted, q); }
 
 }  // namespace
 

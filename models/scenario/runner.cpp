@@ -19,6 +19,7 @@
 #include "models/scenario/power_report.h"
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
+#include "sim/stats.h"
 #include "models/trace/pytorch_et.h"
 #include "models/trace/trace_import.h"
 #include "models/workload/flops.h"
@@ -195,12 +196,7 @@ replay::StepInput step_input(const Config& c) {
 
 namespace {
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+double percentile(std::vector<double> v, double q) { return sim::nearest_rank_quantile(std::move(v), q); }
 
 const char* kind_name(replay::CollectiveKind k) {
   switch (k) {

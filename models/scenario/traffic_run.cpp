@@ -66,10 +66,7 @@ class QueueSampler final : public sim::EventHandler {
   sim::TimeSeries queued_{2048}, deepest_{2048}, paused_{2048};
 };
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
-}
+double quantile(std::vector<double> v, double q) { return sim::nearest_rank_quantile(std::move(v), q); }
 
 }  // namespace
 
@@ -175,6 +172,59 @@ class FlowDriver final : public sim::EventHandler, public network::DeliveryHandl
 constexpr int64_t kShortFlowBytes = 100'000;
 constexpr size_t kMaxListedFlows = 100'000;
 
+// report["traffic"] of a flow study: completion, FCT percentiles, goodput over the span from
+// the first start to the last delivery, short flows' FCT and slowdown, long flows' throughput.
+nlohmann::json flow_figures(const TrafficSection& t, const std::vector<FlowSpec>& flows, const FlowDriver& driver,
+                            const network::Network& net) {
+  double payload = 0.0;
+  double first_start = std::numeric_limits<double>::infinity();
+  double completion = 0.0;
+  std::vector<double> fct;
+  std::vector<double> short_fct;
+  std::vector<double> short_slowdown;
+  std::vector<double> long_gbps;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const FlowSpec& f = flows[i];
+    const double done = driver.done_s()[i];
+    if (done < 0.0) continue;
+    const double started = driver.start_s()[i];
+    payload += static_cast<double>(f.bytes);
+    first_start = std::min(first_start, started);
+    completion = std::max(completion, done);
+    const double d = done - started;
+    fct.push_back(d);
+    const bool background = t.background != "none" && (t.pattern == "websearch" || t.pattern == "hadoop");
+    if (f.bytes < kShortFlowBytes && !f.background) {
+      short_fct.push_back(d);
+      const double ideal = net.path_latency(f.src, f.dst).seconds() +
+                           static_cast<double>(f.bytes) * 8.0 / net.path_bandwidth(f.src, f.dst).bps();
+      short_slowdown.push_back(d / ideal);
+    }
+    if (background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
+  }
+  if (!std::isfinite(first_start)) first_start = 0.0;
+  const double span = completion - first_start;
+  nlohmann::json tr = {{"completion_time_s", completion},
+                       {"flows", fct.size()},
+                       {"fct_p50_s", fct.empty() ? 0.0 : quantile(fct, 0.5)},
+                       {"fct_p99_s", fct.empty() ? 0.0 : quantile(fct, 0.99)},
+                       {"goodput_gbps", span > 0 ? payload * 8e-9 / span : 0.0}};
+  if (!short_fct.empty()) {
+    tr["short_flows"] = short_fct.size();
+    tr["short_fct_p50_s"] = quantile(short_fct, 0.5);
+    tr["short_fct_p99_s"] = quantile(short_fct, 0.99);
+    tr["short_slowdown_p50"] = quantile(short_slowdown, 0.5);
+    tr["short_slowdown_p99"] = quantile(short_slowdown, 0.99);
+  }
+  if (!long_gbps.empty()) {
+    tr["long_flows"] = long_gbps.size();
+    tr["long_flow_gbps_mean"] = std::accumulate(long_gbps.begin(), long_gbps.end(), 0.0) /
+                                static_cast<double>(long_gbps.size());
+    tr["long_flow_gbps_min"] = *std::min_element(long_gbps.begin(), long_gbps.end());
+  }
+  return tr;
+}
+
 }  // namespace
 
 uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLinkTable* fabric_links) {
@@ -244,53 +294,8 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
   if (sampler) sampler->start(flows.size());
   driver.start();
   sim.run();
-  double payload = 0.0;
-  double first_start = std::numeric_limits<double>::infinity();
-  double completion = 0.0;
-  std::vector<double> fct;
-  std::vector<double> short_fct;
-  std::vector<double> short_slowdown;
-  std::vector<double> long_gbps;
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const FlowSpec& f = flows[i];
-    const double done = driver.done_s()[i];
-    if (done < 0.0) continue;
-    const double started = driver.start_s()[i];
-    payload += static_cast<double>(f.bytes);
-    first_start = std::min(first_start, started);
-    completion = std::max(completion, done);
-    const double d = done - started;
-    fct.push_back(d);
-    const bool background = t.background != "none" && (t.pattern == "websearch" || t.pattern == "hadoop");
-    if (f.bytes < kShortFlowBytes && !f.background) {
-      short_fct.push_back(d);
-      const double ideal = net->path_latency(f.src, f.dst).seconds() +
-                           static_cast<double>(f.bytes) * 8.0 / net->path_bandwidth(f.src, f.dst).bps();
-      short_slowdown.push_back(d / ideal);
-    }
-    if (background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
-  }
-  if (!std::isfinite(first_start)) first_start = 0.0;
-  const double span = completion - first_start;
-  report["traffic"] = {{"completion_time_s", completion},
-                       {"flows", fct.size()},
-                       {"fct_p50_s", fct.empty() ? 0.0 : quantile(fct, 0.5)},
-                       {"fct_p99_s", fct.empty() ? 0.0 : quantile(fct, 0.99)},
-                       {"goodput_gbps", span > 0 ? payload * 8e-9 / span : 0.0}};
+  report["traffic"] = flow_figures(t, flows, driver, *net);
   nlohmann::json& tr = report["traffic"];
-  if (!short_fct.empty()) {
-    tr["short_flows"] = short_fct.size();
-    tr["short_fct_p50_s"] = quantile(short_fct, 0.5);
-    tr["short_fct_p99_s"] = quantile(short_fct, 0.99);
-    tr["short_slowdown_p50"] = quantile(short_slowdown, 0.5);
-    tr["short_slowdown_p99"] = quantile(short_slowdown, 0.99);
-  }
-  if (!long_gbps.empty()) {
-    tr["long_flows"] = long_gbps.size();
-    tr["long_flow_gbps_mean"] = std::accumulate(long_gbps.begin(), long_gbps.end(), 0.0) /
-                                static_cast<double>(long_gbps.size());
-    tr["long_flow_gbps_min"] = *std::min_element(long_gbps.begin(), long_gbps.end());
-  }
   report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
   if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
   nlohmann::json tables = nlohmann::json::object();
