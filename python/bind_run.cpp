@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/replay/step_program.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/planner.h"
@@ -58,6 +59,21 @@ void bind_run(py::module_& m) {
       py::arg("column_tables") = true,
       "Runs a scenario (the GIL is released while it runs); returns (report as JSON text, {table: {column: "
       "numpy array}}), the arrays owning the C++ buffers (no copy).");
+  m.def(
+      "timeline_codes",
+      [] {
+        auto names = [](const auto& list) {
+          std::vector<std::string> out;
+          for (const char* n : list) out.emplace_back(n);
+          return out;
+        };
+        py::dict d;
+        d["stream"] = names(replay::kStreamNames);
+        d["kind"] = names(replay::kInstrKindNames);
+        d["category"] = names(replay::kCategoryNames);
+        return d;
+      },
+      "Names of the timeline table's codes: {'stream': [...], 'kind': [...], 'category': [...]} in code order.");
   m.def(
       "nccl_tests",
       [](const std::string& document_json, const std::string& overrides_json, const std::string& op,

@@ -57,6 +57,11 @@ inline Stream collective_stream(int k) {
   return m == 0 ? Stream::dp : static_cast<Stream>(3 + m);
 }
 enum class Category : uint8_t { forward, backward, optimizer, step_end, pp, dp };
+// Names of the codes above, in code order (the timeline table carries codes; Python names
+// them from here through _core.timeline_codes()).
+inline constexpr const char* kStreamNames[] = {"compute", "p2p", "dp"};
+inline constexpr const char* kInstrKindNames[] = {"compute", "send", "recv", "collective"};
+inline constexpr const char* kCategoryNames[] = {"forward", "backward", "optimizer", "step_end", "pp", "dp"};
 enum class CollectiveKind : uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all };
 
 struct Instr {

@@ -64,10 +64,9 @@ def schema() -> dict:
     return json.loads(_core.schema())
 
 
-# Codes of replay::Stream, InstrKind and Category (models/replay/step_program.h).
-_STREAMS = ["compute", "p2p", "dp"]
-_KINDS = ["compute", "send", "recv", "collective"]
-_CATEGORIES = ["forward", "backward", "optimizer", "step_end", "pp", "dp"]
+# Names of replay::Stream, InstrKind and Category codes (models/replay/step_program.h).
+_CODES = _core.timeline_codes()
+_STREAMS, _KINDS, _CATEGORIES = _CODES["stream"], _CODES["kind"], _CODES["category"]
 
 
 @dataclass

@@ -252,3 +252,24 @@ def test_trace_replay_in_packet_mode_takes_the_scenarios_packet_keys():
                         overrides={"network.mode": "packet", "network.mtu": mtu}).report for mtu in ("4KiB", "1KiB")}
     assert runs["1KiB"]["network"]["packets_delivered"] == 4 * runs["4KiB"]["network"]["packets_delivered"] > 0
     assert runs["4KiB"]["network"]["dropped_packets"] == 0
+
+
+@pytest.mark.parametrize("key,value", [
+    ("network.dcqcn.profile", "hpcc-ns3"), ("network.dcqcn.g", 0.05), ("network.dcqcn.initial_alpha", 0.2),
+    ("network.dcqcn.alpha_period", "5us"), ("network.dcqcn.rate_reduce_period", "8us"),
+    ("network.dcqcn.min_dec_factor", 0.9), ("network.dcqcn.min_rate", "40Gbps"), ("network.dcqcn.clamp_target", "yes"),
+    ("network.dcqcn.increase_period", "10us"), ("network.dcqcn.byte_counter", "64KiB"),
+    ("network.dcqcn.fast_recovery_steps", 4), ("network.dcqcn.rai", "2Gbps"), ("network.dcqcn.rhai", "10Gbps"),
+    ("network.dcqcn.cnp_interval", "20us"), ("network.ecn.mark_on", "enqueue"), ("network.ecn.kmin", "50KB"),
+    ("network.ecn.kmax", "3MB"), ("network.pfc.alpha", 0.005), ("network.congestion_control", "none")])
+def test_every_packet_key_changes_an_incast(key, value):
+    # An 8:1 incast of 4 MiB flows in packet mode (tools/ns3-reference/incast.yaml with the
+    # default DCQCN set and ECN scaled with speed): each key moves its completion, CNPs, queue
+    # or pauses.
+    base = {"network.dcqcn.profile": "hpcc-ns3-paper", "network.ecn.kmin": "0B", "network.ecn.kmax": "0B"}
+    figures = lambda r: (r["traffic"]["completion_time_s"], r["network"]["cnps"], r["network"]["max_queue_bytes"],
+                         r["network"]["pfc_pause_frames"])
+    sc = ct.load("tools/ns3-reference/incast.yaml")
+    before = figures(ct.run(sc, overrides=base).report)
+    after = figures(ct.run(sc, overrides=dict(base, **{key: value})).report)
+    assert after != before, f"{key}={value} changed nothing: {before}"
