@@ -33,9 +33,9 @@
 // of the firmware parameters (NVIDIA "DCQCN Parameters", ConnectX-4 and later; DOCA "DCQCN CC
 // Parameters"), the stage rule of the ns-3 RDMA model of HPCC (SIGCOMM'19, rdma-hw.cc,
 // Mellanox DCQCN) when the byte counter is off, and of Google's isekai DCQCN model when on.
-// Profiles: connectx (default), sigcomm15 (the paper's), hpcc-ns3 (the reference simulator's
-// production-like setting); see dcqcn_profile(). Alpha is evaluated lazily: an update at every
-// period boundary, computed in closed form when the flow next needs it.
+// Profiles: see dcqcn_profile(); DcqcnParams{} holds the connectx (firmware) values, scenarios
+// default to hpcc-ns3-paper (network.dcqcn.profile). Alpha is evaluated lazily: an update at
+// every period boundary, computed in closed form when the flow next needs it.
 #pragma once
 
 #include <algorithm>
@@ -152,9 +152,7 @@ class Dcqcn {
     return copy.alpha_;
   }
   [[nodiscard]] bool at_line_rate() const { return rc_ >= line_; }
-  [[nodiscard]] bool cut_pending() const { return pending_cut_; }
   [[nodiscard]] int timer_stage() const { return t_; }
-  [[nodiscard]] int byte_stage() const { return bc_; }
 
  private:
   // Applies the alpha updates of every period that ended by now_ps.

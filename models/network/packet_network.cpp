@@ -489,8 +489,7 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
   f.rate_bps = f.line_bps;
   f.reverse_latency_ps = latency.count_ps();
   f.cc.reset(f.line_bps);
-  f.cnp_pipe.size = 0;
-  f.cnp_pipe.head = 0;
+  f.cnp_pipe.clear();
   f.active = true;
   f.src_gpu = src_gpu;
   f.dst_gpu = dst_gpu;
@@ -768,8 +767,7 @@ void PacketNetwork::receive(uint32_t pkt) {
   sim_.cancel(f.cnp_timer);
   sim_.cancel(f.cut_timer);
   sim_.cancel(f.increase_timer);
-  f.cnp_pipe.size = 0;
-  f.cnp_pipe.head = 0;
+  f.cnp_pipe.clear();
   flow_done_analysis(f);
   f.active = false;
   const uint32_t group = f.group;

@@ -283,6 +283,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     size_t head = 0;
     size_t size = 0;
     void push(int64_t at, uint32_t v, uint32_t aux = 0);
+    void clear() { head = size = 0; }
     Entry pop();
     [[nodiscard]] const Entry& front() const { return buf[head]; }
   };

@@ -292,8 +292,6 @@ class Replica {
   ReplicaResult r_;
 };
 
-double quantile(const std::vector<double>& sorted, double q) { return sim::interpolated_quantile(sorted, q); }
-
 }  // namespace
 
 const char* campaign_phase_name(CampaignPhase p) {
@@ -395,8 +393,8 @@ CampaignResult summarize(const CampaignSpec& spec, std::vector<ReplicaResult> re
   for (double g : goodputs) ss += (g - out.goodput_mean) * (g - out.goodput_mean);
   out.goodput_stddev = spec.repeats > 1 ? std::sqrt(ss / (n - 1.0)) : 0.0;
   std::sort(goodputs.begin(), goodputs.end());
-  out.goodput_p10 = quantile(goodputs, 0.10);
-  out.goodput_p90 = quantile(goodputs, 0.90);
+  out.goodput_p10 = sim::interpolated_quantile(goodputs, 0.10);
+  out.goodput_p90 = sim::interpolated_quantile(goodputs, 0.90);
   out.interruptions_mean = interruptions / n;
   out.failures_mean /= n;
   out.repair_waits_mean /= n;

@@ -196,8 +196,6 @@ replay::StepInput step_input(const Config& c) {
 
 namespace {
 
-double percentile(std::vector<double> v, double q) { return sim::nearest_rank_quantile(std::move(v), q); }
-
 const char* kind_name(replay::CollectiveKind k) {
   switch (k) {
     case replay::CollectiveKind::all_reduce: return "all_reduce";
@@ -287,7 +285,7 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
   } else {
     not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet";
   }
-  const double median = percentile(r.rank_compute_s, 0.5);
+  const double median = sim::nearest_rank_quantile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();
   std::set<int> slow_gpus;
@@ -298,8 +296,8 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     rank_rows.push_back({{"gpu", r.rank_gpu[i]}, {"step_time_s", r.rank_step_s[i]}, {"compute_s", r.rank_compute_s[i]},
                          {"slow", is_slow}});
   }
-  report["ranks"] = {{"step_time_p50_s", percentile(r.rank_step_s, 0.5)},
-                     {"step_time_max_s", percentile(r.rank_step_s, 1.0)},
+  report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(r.rank_step_s, 0.5)},
+                     {"step_time_max_s", sim::nearest_rank_quantile(r.rank_step_s, 1.0)},
                      {"compute_time_p50_s", median},
                      {"slow_ranks", slow},
                      {"slow_rank_count", slow_gpus.size()},
@@ -475,7 +473,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     ends.push_back(step);
     rank_rows.push_back({{"gpu", rank.gpu}, {"step_time_s", step}});
   }
-  report["ranks"] = {{"step_time_p50_s", percentile(ends, 0.5)}, {"step_time_max_s", percentile(ends, 1.0)},
+  report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(ends, 0.5)}, {"step_time_max_s", sim::nearest_rank_quantile(ends, 1.0)},
                      {"simulated", ends.size()}};
   json collectives = json::array();
   for (const auto& rec : r.execution.collectives) {

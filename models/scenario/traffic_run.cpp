@@ -66,8 +66,6 @@ class QueueSampler final : public sim::EventHandler {
   sim::TimeSeries queued_{2048}, deepest_{2048}, paused_{2048};
 };
 
-double quantile(std::vector<double> v, double q) { return sim::nearest_rank_quantile(std::move(v), q); }
-
 }  // namespace
 
 nlohmann::json packet_report(const network::PacketStats& p) {
@@ -174,8 +172,7 @@ constexpr size_t kMaxListedFlows = 100'000;
 
 // report["traffic"] of a flow study: completion, FCT percentiles, goodput over the span from
 // the first start to the last delivery, short flows' FCT and slowdown, long flows' throughput.
-nlohmann::json flow_figures(const TrafficSection& t, const std::vector<FlowSpec>& flows, const FlowDriver& driver,
-                            const network::Network& net) {
+nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver& driver, const network::Network& net) {
   double payload = 0.0;
   double first_start = std::numeric_limits<double>::infinity();
   double completion = 0.0;
@@ -183,6 +180,8 @@ nlohmann::json flow_figures(const TrafficSection& t, const std::vector<FlowSpec>
   std::vector<double> short_fct;
   std::vector<double> short_slowdown;
   std::vector<double> long_gbps;
+  // Long flows: the background incast's when there is one, else every flow of 1 MB or more.
+  const bool has_background = std::any_of(flows.begin(), flows.end(), [](const FlowSpec& f) { return f.background; });
   for (size_t i = 0; i < flows.size(); ++i) {
     const FlowSpec& f = flows[i];
     const double done = driver.done_s()[i];
@@ -193,28 +192,27 @@ nlohmann::json flow_figures(const TrafficSection& t, const std::vector<FlowSpec>
     completion = std::max(completion, done);
     const double d = done - started;
     fct.push_back(d);
-    const bool background = t.background != "none" && (t.pattern == "websearch" || t.pattern == "hadoop");
     if (f.bytes < kShortFlowBytes && !f.background) {
       short_fct.push_back(d);
       const double ideal = net.path_latency(f.src, f.dst).seconds() +
                            static_cast<double>(f.bytes) * 8.0 / net.path_bandwidth(f.src, f.dst).bps();
       short_slowdown.push_back(d / ideal);
     }
-    if (background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
+    if (has_background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
   }
   if (!std::isfinite(first_start)) first_start = 0.0;
   const double span = completion - first_start;
   nlohmann::json tr = {{"completion_time_s", completion},
                        {"flows", fct.size()},
-                       {"fct_p50_s", fct.empty() ? 0.0 : quantile(fct, 0.5)},
-                       {"fct_p99_s", fct.empty() ? 0.0 : quantile(fct, 0.99)},
+                       {"fct_p50_s", fct.empty() ? 0.0 : sim::nearest_rank_quantile(fct, 0.5)},
+                       {"fct_p99_s", fct.empty() ? 0.0 : sim::nearest_rank_quantile(fct, 0.99)},
                        {"goodput_gbps", span > 0 ? payload * 8e-9 / span : 0.0}};
   if (!short_fct.empty()) {
     tr["short_flows"] = short_fct.size();
-    tr["short_fct_p50_s"] = quantile(short_fct, 0.5);
-    tr["short_fct_p99_s"] = quantile(short_fct, 0.99);
-    tr["short_slowdown_p50"] = quantile(short_slowdown, 0.5);
-    tr["short_slowdown_p99"] = quantile(short_slowdown, 0.99);
+    tr["short_fct_p50_s"] = sim::nearest_rank_quantile(short_fct, 0.5);
+    tr["short_fct_p99_s"] = sim::nearest_rank_quantile(short_fct, 0.99);
+    tr["short_slowdown_p50"] = sim::nearest_rank_quantile(short_slowdown, 0.5);
+    tr["short_slowdown_p99"] = sim::nearest_rank_quantile(short_slowdown, 0.99);
   }
   if (!long_gbps.empty()) {
     tr["long_flows"] = long_gbps.size();
@@ -294,7 +292,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
   if (sampler) sampler->start(flows.size());
   driver.start();
   sim.run();
-  report["traffic"] = flow_figures(t, flows, driver, *net);
+  report["traffic"] = flow_figures(flows, driver, *net);
   nlohmann::json& tr = report["traffic"];
   report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
   if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
