@@ -57,6 +57,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       RankState& s = ranks_[r];
       const auto& instrs = program.ranks[r].instrs;
       s.done.assign(instrs.size(), 0);
+      instrs_total_ += instrs.size();
       s.done_at.assign(instrs.size(), 0.0);
       s.sent_at.assign(instrs.size(), -1.0);
       s.started_at.assign(instrs.size(), 0.0);
@@ -251,6 +252,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
     RankState& s = ranks_[static_cast<size_t>(r)];
     s.done[static_cast<size_t>(i)] = 1;
     s.done_at[static_cast<size_t>(i)] = now();
+    // The run is over when every instruction of every rank has completed: stop, so timed
+    // events that outlive it (a link fault's end) do not move the clock past the work.
+    if (options_.stop_when_done && ++instrs_done_ == instrs_total_) sim_.stop();
     if (stream != Stream::none) s.busy[static_cast<size_t>(stream)] = false;
     try_start(r);
   }
@@ -368,6 +372,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
   Communicator& comm_;
   const ExecutorOptions& options_;
   std::vector<RankState> ranks_;
+  size_t instrs_done_ = 0, instrs_total_ = 0;
   std::deque<sim::Timer> timers_;
   std::vector<GroupState> groups_;
   std::vector<CollectiveRecord> records_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "models/replay/block_costs.h"
@@ -49,6 +51,10 @@ StepResult simulate_step(const StepInput& in) {
   sim::Simulation sim(in.seed);
   const network::Cluster cluster(in.cluster);
   std::unique_ptr<network::Network> net = network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
+  std::unique_ptr<network::CapacityFaults> faults;
+  if (!in.link_faults.empty()) {
+    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster, network::resolve(cluster, in.link_faults));
+  }
   collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
   CommAdapter comm(*net, engine);
 
@@ -72,7 +78,20 @@ StepResult simulate_step(const StepInput& in) {
   exec.trace = in.trace;
   exec.timeline = in.timeline;
   exec.trace_ranks = in.trace_ranks;
+  exec.stop_when_done = faults != nullptr;
   const ExecutionResult run = execute(program, sim, comm, exec);
+  if (faults != nullptr) {
+    double end = 0.0;
+    for (const RankResult& r : run.ranks) {
+      if (!r.step_end_s.empty()) end = std::max(end, r.step_end_s.back());
+    }
+    for (const network::LinkFaultSpec& f : in.link_faults) {
+      if (f.at.seconds() >= end) {
+        throw std::invalid_argument(f.key + ".at: got " + std::to_string(f.at.seconds()) + " s, expected before the end of the simulated " +
+                                    std::to_string(in.program.steps) + " step(s) at " + std::to_string(end) + " s");
+      }
+    }
+  }
 
   StepResult out;
   out.events = run.events;

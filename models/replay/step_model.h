@@ -16,6 +16,7 @@
 #include "models/collective/collective.h"
 #include "models/hardware/node.h"
 #include "models/hardware/power.h"
+#include "models/network/capacity_faults.h"
 #include "models/network/cluster.h"
 #include "models/network/link_table.h"
 #include "models/network/network.h"
@@ -47,6 +48,8 @@ struct StepInput {
   hardware::PowerModel power;
   bool fabric_links = false;  // fill StepResult::fabric_links (every link direction's load)
   Timeline* timeline = nullptr;  // filled with the first trace_ranks ranks' instructions
+  // link_degrade / slow_receiver faults (flow and packet modes; network/capacity_faults.h).
+  std::vector<network::LinkFaultSpec> link_faults;
 };
 
 struct LinkSummary {

@@ -65,6 +65,10 @@ struct Builder {
   size_t dp_groups = 0, replica_base = 0;
   int shard_ranks = 1, replicas = 1;
 
+  int phys(int rank) const {
+    return options.gpu_of_rank.empty() ? rank : options.gpu_of_rank[static_cast<size_t>(rank)];
+  }
+
   void build_groups() {
     const auto& p = job.parallelism;
     shard_ranks = p.shard_size > 0 && p.zero_stage >= 1 ? p.shard_size : p.data_parallel;
@@ -82,7 +86,7 @@ struct Builder {
         for (int t = 0; t < p.tensor_parallel; ++t) {
           for (int d = 0; d < p.data_parallel; ++d) {
             const Placement at{t, c, d, s};
-            const int gpu = global_rank(p, at, options.placement);
+            const int gpu = phys(global_rank(p, at, options.placement));
             join(out.groups[static_cast<size_t>(shard(at))], gpu);
             if (replicas > 1) join(out.groups[static_cast<size_t>(replica(at))], gpu);
           }
@@ -110,7 +114,7 @@ struct Builder {
     auto peer_gpu = [&](int stage) {
       Placement q = at;
       q.pp = stage;
-      return global_rank(par, q, options.placement);
+      return phys(global_rank(par, q, options.placement));
     };
     const auto order = workload::pipeline_schedule(at.pp, p, v, m);
     std::vector<size_t> last_backward(static_cast<size_t>(v), 0);
@@ -388,9 +392,17 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   b.out.folded = options.fold;
   b.index_of_gpu.assign(static_cast<size_t>(world), -1);
   std::vector<std::pair<int, Placement>> simulated;
-  for (int gpu = 0; gpu < world; ++gpu) {
-    const Placement at = placement_of(p, gpu, options.placement);
+  if (!options.gpu_of_rank.empty() && options.gpu_of_rank.size() != static_cast<size_t>(world)) {
+    throw std::invalid_argument("step program: gpu_of_rank has " + std::to_string(options.gpu_of_rank.size()) +
+                                " entries for " + std::to_string(world) + " ranks");
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    const Placement at = placement_of(p, rank, options.placement);
     if (options.fold && (at.tp != 0 || at.cp != 0 || at.dp != 0)) continue;
+    const int gpu = b.phys(rank);
+    if (gpu < 0 || gpu >= world || b.index_of_gpu[static_cast<size_t>(gpu)] >= 0) {
+      throw std::invalid_argument("step program: gpu_of_rank is not a permutation of the " + std::to_string(world) + " ranks");
+    }
     b.index_of_gpu[static_cast<size_t>(gpu)] = static_cast<int>(simulated.size());
     simulated.emplace_back(gpu, at);
   }

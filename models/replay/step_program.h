@@ -116,6 +116,9 @@ struct ProgramOptions {
   double bucket_params = 0;  // DP gradient bucket in parameters (0 = max(40M, 1M x DP))
   // Fold: one DP replica and one TP rank per stage stand for all (identical) others.
   bool fold = false;
+  // Physical GPU of each global rank (empty: rank r on GPU r). A placement that ignores the
+  // topology (training_job.scheduling.topology_aware: false) shuffles whole nodes.
+  std::vector<int> gpu_of_rank;
 };
 
 int global_rank(const workload::ParallelSpec& p, const Placement& at, const std::string& order);

@@ -175,7 +175,7 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.checkpoint.interval, duration, "\"0s\"", "Time between checkpoints (replaces interval_steps)."));
   t.push_back(P(training_job.checkpoint.async_save, boolean, "true", "Snapshot to host memory, flush in the background."));
   t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1).at_most(1e6));
-  t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "Place ranks to keep TP in a node and PP/DP on rails."));
+  t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "true: ranks in layout order on consecutive nodes (TP inside a node, PP/DP neighbours under the same leaves, on rails); false: the job's nodes in a seeded random order, as a scheduler blind to the fabric places them (flow and packet modes)."));
 
   // traffic
   t.push_back(P(traffic.pattern, text, "", "Traffic pattern: incast, permutation, all_to_all, collective; websearch / hadoop = Poisson arrivals with a published flow-size distribution (DCTCP paper's web search, Facebook Hadoop; models/scenario/traffic_flows.h); file = the flows of traffic.flows_file.").one_of({"incast", "permutation", "all_to_all", "collective", "websearch", "hadoop", "file"}));
@@ -227,11 +227,11 @@ std::vector<Param> build_table() {
 
 std::vector<FaultParam> build_fault_table() {
   std::vector<FaultParam> t;
-  t.push_back(F(kind, text, "", "Fault kind.").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
+  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). link_down, switch_down and node_kill are rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
   t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
   t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
-  t.push_back(F(nic, integer, "-1", "NIC index within the node.").at_least(-1));
-  t.push_back(F(link, text, "\"\"", "Link name 'a->b' or 'a-b' as the topology names it."));
+  t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).").at_least(-1));
+  t.push_back(F(link, text, "\"\"", "Link name as the topology names it: 'leaf0->spine3.pod0' (one direction) or 'leaf0-spine3.pod0' (both); NICs are 'node17.nic3' (link_degrade)."));
   t.push_back(F(factor, fraction, "1.0", "Remaining speed or capacity (0.85 = 15% slower)."));
   t.push_back(F(at, duration, "\"0s\"", "When the fault starts."));
   t.push_back(F(duration, duration, "\"0s\"", "How long it lasts (0 = to the end)."));

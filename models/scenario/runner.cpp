@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -51,6 +52,7 @@ ColumnTable link_columns(network::FabricLinkTable&& l) {
 
 constexpr int64_t kPacketStepGpus = 1024;  // packet-mode step replay: a slice of the cluster
 constexpr uint64_t kVariabilityStream = 0x56415249ULL << 32;  // "VARI" << 32
+constexpr uint64_t kPlacementStream = 0x504c4143ULL << 32;     // "PLAC" << 32
 
 using nlohmann::json;
 
@@ -167,6 +169,26 @@ std::vector<std::pair<int, double>> gpu_speeds(const Config& c) {
   return out;
 }
 
+// link_degrade and slow_receiver faults, as the network layer applies them
+// (network/capacity_faults.h); validate() has already kept them out of analytical mode.
+std::vector<network::LinkFaultSpec> link_fault_specs(const Config& c) {
+  std::vector<network::LinkFaultSpec> out;
+  for (size_t i = 0; i < c.faults.size(); ++i) {
+    const FaultSpec& f = c.faults[i];
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver") continue;
+    network::LinkFaultSpec s;
+    s.key = "faults[" + std::to_string(i) + "]";
+    if (f.kind == "link_degrade") s.link = f.link;
+    s.node = f.node;
+    s.nic = f.nic;
+    s.factor = f.factor;
+    s.at = f.at;
+    s.duration = f.duration;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 replay::StepInput step_input(const Config& c) {
   replay::StepInput in;
   in.job = job_spec(c);
@@ -189,8 +211,30 @@ replay::StepInput step_input(const Config& c) {
   in.kernel_jitter_cv = c.cluster.variability.kernel_jitter_cv;
   in.microbatch_noise_cv = c.cluster.variability.microbatch_noise_cv;
   in.worker_offset_cv = c.cluster.variability.worker_offset_cv;
+  in.link_faults = link_fault_specs(c);
+  // training_job.scheduling.topology_aware: false places ranks as a scheduler that ignores the
+  // fabric would: the job's nodes in a seeded random order (Fisher-Yates on its own stream), so
+  // pipeline and data-parallel neighbours land under other leaves; TP stays inside a node.
+  if (!c.training_job.scheduling.topology_aware) {
+    const int per_node = c.cluster.gpus_per_node;
+    const auto world = static_cast<int>(workload::gpus_used(in.job.parallelism));
+    const int nodes = world / per_node;
+    std::vector<int> order(static_cast<size_t>(nodes));
+    std::iota(order.begin(), order.end(), 0);
+    sim::Rng rng(static_cast<uint64_t>(c.seed), kPlacementStream);
+    for (int i = nodes - 1; i > 0; --i) {
+      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
+    }
+    in.program.gpu_of_rank.resize(static_cast<size_t>(world));
+    for (int r = 0; r < world; ++r) {
+      const int node = r / per_node;
+      in.program.gpu_of_rank[static_cast<size_t>(r)] =
+          node < nodes ? order[static_cast<size_t>(node)] * per_node + r % per_node : r;
+    }
+  }
   // Replicas are provably identical only without contention and without perturbation.
-  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0;
+  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
+                    in.program.gpu_of_rank.empty();
   return in;
 }
 

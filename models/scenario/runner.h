@@ -37,4 +37,8 @@ nlohmann::json run(const Config& config, const RunOptions& options = {});
 // export the step program).
 replay::StepInput step_input(const Config& config);
 
+// The scenario's link_degrade and slow_receiver faults for the network layer (training steps
+// and traffic studies).
+std::vector<network::LinkFaultSpec> link_fault_specs(const Config& config);
+
 }  // namespace ct::scenario

@@ -1,0 +1,96 @@
+#include "models/network/capacity_faults.h"
+
+#include <stdexcept>
+
+#include "models/network/cluster.h"
+#include "models/network/network.h"
+
+namespace ct::network {
+
+std::vector<int32_t> find_links(const Cluster& cluster, const std::string& link, const std::string& key) {
+  std::vector<int32_t> out;
+  const size_t arrow = link.find("->");
+  std::string forward = link, backward;
+  if (arrow == std::string::npos) {
+    const size_t dash = link.find('-');
+    if (dash != std::string::npos) {
+      forward = link.substr(0, dash) + "->" + link.substr(dash + 1);
+      backward = link.substr(dash + 1) + "->" + link.substr(0, dash);
+    }
+  }
+  for (int32_t r = 0; r < cluster.link_dir_count(); ++r) {
+    const std::string name = cluster.resource_name(r);
+    if (name == forward || (!backward.empty() && name == backward)) out.push_back(r);
+  }
+  if (out.empty()) {
+    throw std::invalid_argument(key + ".link: got '" + link + "', expected a link of the topology, " +
+                                (cluster.link_dir_count() > 0 ? "e.g. '" + cluster.resource_name(0) + "' (one direction)"
+                                                                : std::string("but this cluster has no fabric links")) +
+                                " or 'a-b' for both directions");
+  }
+  return out;
+}
+
+std::vector<int32_t> links_into_nic(const Cluster& cluster, int node, int nic, const std::string& key) {
+  std::vector<int32_t> out;
+  const std::string prefix = "node" + std::to_string(node) + ".nic";
+  for (int32_t r = 0; r < cluster.link_dir_count(); ++r) {
+    const std::string name = cluster.resource_name(r);
+    const size_t arrow = name.find("->");
+    if (arrow == std::string::npos) continue;
+    const std::string dst = name.substr(arrow + 2);
+    if (nic >= 0 ? dst == prefix + std::to_string(nic) : dst.rfind(prefix, 0) == 0) out.push_back(r);
+  }
+  if (out.empty()) {
+    throw std::invalid_argument(key + ": node " + std::to_string(node) + (nic >= 0 ? " nic " + std::to_string(nic) : "") +
+                                " has no fabric link into it");
+  }
+  return out;
+}
+
+std::vector<CapacityFault> resolve(const Cluster& cluster, const std::vector<LinkFaultSpec>& specs) {
+  std::vector<CapacityFault> out;
+  for (const LinkFaultSpec& s : specs) {
+    CapacityFault f;
+    f.key = s.key;
+    f.resources = s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
+    f.factor = s.factor;
+    f.at = s.at;
+    f.duration = s.duration;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+CapacityFaults::CapacityFaults(sim::Simulation& sim, Network& net, const Cluster& cluster,
+                               std::vector<CapacityFault> faults)
+    : net_(net), cluster_(cluster), faults_(std::move(faults)), active_(faults_.size(), 0) {
+  for (size_t i = 0; i < faults_.size(); ++i) {
+    const CapacityFault& f = faults_[i];
+    if (!(f.factor > 0.0 && f.factor <= 1.0)) {
+      throw std::invalid_argument(f.key + ".factor: got " + std::to_string(f.factor) + ", expected a share in (0, 1]");
+    }
+    sim.schedule_at(sim::Time::zero() + f.at, *this, 2 * i);
+    if (f.duration > sim::Duration::zero()) sim.schedule_at(sim::Time::zero() + f.at + f.duration, *this, 2 * i + 1);
+  }
+}
+
+void CapacityFaults::on_event(uint64_t tag) {
+  const size_t i = tag / 2;
+  active_[i] = (tag % 2 == 0) ? 1 : 0;
+  for (const int32_t r : faults_[i].resources) apply(r);
+}
+
+// The resource's rate: its nominal capacity times every active fault on it.
+void CapacityFaults::apply(int32_t resource) {
+  double factor = 1.0;
+  for (size_t i = 0; i < faults_.size(); ++i) {
+    if (!active_[i]) continue;
+    for (const int32_t r : faults_[i].resources) {
+      if (r == resource) factor *= faults_[i].factor;
+    }
+  }
+  net_.set_resource_capacity(resource, sim::Bandwidth::bits_per_s(cluster_.resource_capacity_bps(resource) * factor));
+}
+
+}  // namespace ct::network

@@ -1,0 +1,98 @@
+"""faults[]: every accepted kind acts where it is accepted, and is an error elsewhere (issue 19).
+
+link_degrade and slow_receiver change link rates inside training steps (flow and packet
+modes, network/capacity_faults.h); link_down, switch_down and node_kill are rejected until
+they are simulated; keys a kind does not use are errors."""
+import copy
+
+import pytest
+
+from clustertwin import ScenarioError
+from clustertwin.api import run
+from clustertwin.cli import main
+
+BASE = {"name": "faults", "cluster": {"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "nics_per_node": 8,
+                                      "nic": "400Gbps"},
+        "network": {"mode": "flow"},
+        "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                         "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 1, "data_parallel": 4},
+                         "micro_batch_size": 1, "global_batch_size": 32, "steps": 2}}
+LINK = "node0.nic0-leaf0"  # rail 0 of node 0: one of the 8 rail rings of the DP collectives
+
+
+def report(faults, mode="flow"):
+    sc = copy.deepcopy(BASE)
+    sc["network"]["mode"] = mode
+    sc["faults"] = faults
+    return run(sc).report
+
+
+def degrade(factor, link=LINK, **timing):
+    return {"kind": "link_degrade", "link": link, "factor": factor, **timing}
+
+
+def test_a_degraded_rail_link_slows_its_ring_by_the_closed_form():
+    # DP all-gather / reduce-scatter: 8 rail rings per step, one crosses the degraded link.
+    # A bandwidth-bound ring runs at its slowest link, so the mean over the 8 rings is
+    # base x (7 + 1/f) / 8 (the latency terms do not scale: within 1%).
+    base = {(c["op"], c["count"]): c["time_s"] for c in report([])["collectives"]}
+    for f in (0.5, 0.25):
+        for c in report([degrade(f)])["collectives"]:
+            expected = base[(c["op"], c["count"])] * (7 + 1 / f) / 8
+            assert c["time_s"] == pytest.approx(expected, rel=0.01), (f, c)
+
+
+def test_degrade_acts_in_flow_and_packet_mode_and_faults_on_a_link_multiply():
+    for mode in ("flow", "packet"):
+        healthy = report([], mode)["step_time_s"]
+        slow = report([degrade(0.25)], mode)["step_time_s"]
+        assert slow > 1.3 * healthy, mode
+    one = report([degrade(0.25)])["step_time_s"]
+    two = report([degrade(0.5), degrade(0.5)])["step_time_s"]
+    assert two == pytest.approx(one, rel=1e-9)
+    # One direction ("a->b") is a subset of both ("a-b").
+    up = report([degrade(0.25, "node0.nic0->leaf0")])["step_time_s"]
+    assert report([])["step_time_s"] < up <= one
+
+
+def test_a_fault_acts_only_in_its_window():
+    healthy = report([])["step_time_s"]
+    permanent = report([degrade(0.25, at="0.18s")])["step_time_s"]
+    window = report([degrade(0.25, at="0.18s", duration="30ms")])["step_time_s"]
+    # Step 2 runs from about 0.10 s to 0.21 s; its DP collectives at the end see the fault.
+    assert healthy < window < permanent
+
+
+def test_a_slow_receiver_slows_the_links_into_its_nics():
+    healthy = report([])["step_time_s"]
+    all_nics = report([{"kind": "slow_receiver", "node": 1, "factor": 0.5}])["step_time_s"]
+    one_nic = report([{"kind": "slow_receiver", "node": 1, "nic": 0, "factor": 0.5}])["step_time_s"]
+    assert healthy < one_nic <= all_nics
+
+
+@pytest.mark.parametrize("faults, message", [
+    ([degrade(0.5, "nope->x")], "faults[0].link: got 'nope->x', expected a link of the topology"),
+    ([degrade(0.5, at="100s")], "faults[0].at: got 100"),
+    ([{"kind": "link_down", "link": LINK}], "faults[0].kind: 'link_down' is not simulated yet"),
+    ([{"kind": "switch_down"}], "faults[0].kind: 'switch_down' is not simulated yet"),
+    ([{"kind": "node_kill", "node": 1}], "faults[0].kind: 'node_kill' is not simulated yet"),
+    ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "at": "1s"}], "faults[0].at"),
+    ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "link": LINK}], "faults[0].link: not used by kind gpu_throttle"),
+    ([{"kind": "pause_storm", "node": 0, "nic": 0}], "faults[0].kind: pause_storm acts in traffic studies"),
+])
+def test_faults_that_would_not_act_are_errors(faults, message):
+    with pytest.raises((ScenarioError, ValueError)) as e:
+        report(faults)
+    assert message in str(e.value)
+
+
+def test_analytical_mode_rejects_link_faults(tmp_path):
+    sc = copy.deepcopy(BASE)
+    sc["network"]["mode"] = "analytical"
+    sc["faults"] = [degrade(0.5)]
+    path = tmp_path / "s.json"
+    import json
+    path.write_text(json.dumps(sc))
+    assert main(["run", str(path)]) == 2
+    with pytest.raises(ScenarioError, match="network.mode analytical"):
+        run(sc)
