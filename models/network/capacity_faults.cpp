@@ -1,9 +1,11 @@
 #include "models/network/capacity_faults.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/network/cluster.h"
 #include "models/network/network.h"
+#include "models/topology/topology.h"
 
 namespace ct::network {
 
@@ -55,6 +57,8 @@ std::vector<CapacityFault> resolve(const Cluster& cluster, const std::vector<Lin
     f.key = s.key;
     f.resources = s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
     f.factor = s.factor;
+    f.down = s.down;
+    f.retransmit_timeout = s.retransmit_timeout;
     f.at = s.at;
     f.duration = s.duration;
     out.push_back(std::move(f));
@@ -62,12 +66,12 @@ std::vector<CapacityFault> resolve(const Cluster& cluster, const std::vector<Lin
   return out;
 }
 
-CapacityFaults::CapacityFaults(sim::Simulation& sim, Network& net, const Cluster& cluster,
+CapacityFaults::CapacityFaults(sim::Simulation& sim, Network& net, Cluster& cluster,
                                std::vector<CapacityFault> faults)
     : net_(net), cluster_(cluster), faults_(std::move(faults)), active_(faults_.size(), 0) {
   for (size_t i = 0; i < faults_.size(); ++i) {
     const CapacityFault& f = faults_[i];
-    if (!(f.factor > 0.0 && f.factor <= 1.0)) {
+    if (!f.down && !(f.factor > 0.0 && f.factor <= 1.0)) {
       throw std::invalid_argument(f.key + ".factor: got " + std::to_string(f.factor) + ", expected a share in (0, 1]");
     }
     sim.schedule_at(sim::Time::zero() + f.at, *this, 2 * i);
@@ -77,15 +81,35 @@ CapacityFaults::CapacityFaults(sim::Simulation& sim, Network& net, const Cluster
 
 void CapacityFaults::on_event(uint64_t tag) {
   const size_t i = tag / 2;
-  active_[i] = (tag % 2 == 0) ? 1 : 0;
-  for (const int32_t r : faults_[i].resources) apply(r);
+  const bool start = tag % 2 == 0;
+  active_[i] = start ? 1 : 0;
+  const CapacityFault& f = faults_[i];
+  if (f.down) {
+    // A direction is down while any active link_down covers it.
+    std::vector<topology::LinkDir> down, up;
+    for (const int32_t r : f.resources) {
+      bool covered = false;
+      for (size_t j = 0; j < faults_.size(); ++j) {
+        if (active_[j] && faults_[j].down &&
+            std::find(faults_[j].resources.begin(), faults_[j].resources.end(), r) != faults_[j].resources.end()) {
+          covered = true;
+        }
+      }
+      (covered ? down : up).push_back(r);
+    }
+    if (!down.empty()) cluster_.topology().set_link_states(down, topology::LinkState::down, false);
+    if (!up.empty()) cluster_.topology().set_link_states(up, topology::LinkState::up, false);
+  }
+  for (const int32_t r : f.resources) apply(r);
+  if (f.down && start) net_.reroute_after_failure(f.retransmit_timeout);
 }
 
-// The resource's rate: its nominal capacity times every active fault on it.
+// The resource's rate: its capacity in the topology (zero while down) times every active
+// degradation on it.
 void CapacityFaults::apply(int32_t resource) {
   double factor = 1.0;
   for (size_t i = 0; i < faults_.size(); ++i) {
-    if (!active_[i]) continue;
+    if (!active_[i] || faults_[i].down) continue;
     for (const int32_t r : faults_[i].resources) {
       if (r == resource) factor *= faults_[i].factor;
     }

@@ -1,9 +1,15 @@
-// Link faults that change capacity during a run: faults[].kind link_degrade (a link, or both
-// directions of it, at a fraction of its rate) and slow_receiver (the links into a NIC, so the
-// NIC drains at a fraction of line rate; in packet mode its switch port queues and PFC pauses
-// spread upstream). Each starts at `at` and lasts `duration` (zero: to the end of the run);
-// transfers in flight keep their paths and the backend re-shares (flow) or re-serializes
-// (packet) at the new rate. Faults on the same link multiply.
+// Link faults during a run: faults[].kind link_degrade (a link, or both directions of it, at a
+// fraction of its rate), slow_receiver (the links into a NIC, so the NIC drains at a fraction
+// of line rate; in packet mode its switch port queues and PFC pauses spread upstream) and
+// link_down (flow mode). Each starts at `at` and lasts `duration` (zero: to the end of the
+// run). Degraded links: transfers in flight keep their paths and the backend re-shares (flow)
+// or re-serializes (packet) at the new rate; factors on the same link multiply.
+// A link that goes down: the topology recomputes its ECMP tables at once (new transfers take
+// surviving equal-cost paths; routing convergence is taken as faster than the retransmission
+// below), and transfers in flight over it lost packets: they stall until their RDMA queue
+// pair's retransmission timer fires (retransmit_timeout: NCCL sets the verbs timeout to
+// 4.096 us x 2^NCCL_IB_TIMEOUT, default 20 in src/transport/net_ib.cc, = 4.29 s) and then
+// continue on a surviving path. With none left the run fails (NCCL aborts the job).
 //
 // Link names are the topology's: "leaf0->spine3.pod0" is one direction, "leaf0-spine3.pod0"
 // both; a NIC is "node17.nic3".
@@ -25,8 +31,10 @@ struct CapacityFault {
   std::string key;  // "faults[2]", for messages
   std::vector<int32_t> resources;
   double factor = 1.0;  // remaining share of the rate, in (0, 1]
+  bool down = false;    // link_down: the directions fail instead
   sim::Duration at = sim::Duration::zero();
   sim::Duration duration = sim::Duration::zero();  // zero: to the end
+  sim::Duration retransmit_timeout = sim::Duration::zero();
 };
 
 // A fault as the scenario states it: `link` names a link (link_degrade), or node/nic a NIC whose
@@ -37,8 +45,10 @@ struct LinkFaultSpec {
   int node = -1;
   int nic = -1;
   double factor = 1.0;
+  bool down = false;
   sim::Duration at = sim::Duration::zero();
   sim::Duration duration = sim::Duration::zero();
+  sim::Duration retransmit_timeout = sim::Duration::zero();  // link_down
 };
 
 // Resolves names against the cluster's topology; throws std::invalid_argument naming the key.
@@ -53,7 +63,7 @@ std::vector<int32_t> links_into_nic(const Cluster& cluster, int node, int nic, c
 // Schedules the faults on `sim`; keep it alive until the run ends.
 class CapacityFaults final : private sim::EventHandler {
  public:
-  CapacityFaults(sim::Simulation& sim, Network& net, const Cluster& cluster, std::vector<CapacityFault> faults);
+  CapacityFaults(sim::Simulation& sim, Network& net, Cluster& cluster, std::vector<CapacityFault> faults);
   CapacityFaults(const CapacityFaults&) = delete;
   CapacityFaults& operator=(const CapacityFaults&) = delete;
   ~CapacityFaults() = default;
@@ -63,7 +73,7 @@ class CapacityFaults final : private sim::EventHandler {
   void apply(int32_t resource);
 
   Network& net_;
-  const Cluster& cluster_;
+  Cluster& cluster_;
   std::vector<CapacityFault> faults_;
   std::vector<char> active_;  // per fault
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "models/network/analytical_network.h"
 
@@ -14,24 +16,37 @@ FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkPa
   for (const double c : stats_.capacities()) solver_.add_resource(c);
 }
 
+// A path for one leg; a fabric that lost every path between the two NICs (link_down faults)
+// fails the job as NCCL would: the queue pair errors out and the communicator aborts.
+sim::Duration FlowNetwork::route(int src_gpu, int dst_gpu, uint64_t tag) {
+  try {
+    return uses_.add(src_gpu, dst_gpu, tag);
+  } catch (const topology::NoRouteError& e) {
+    throw std::runtime_error("link failure: at " + std::to_string(sim_.now().seconds()) + " s GPU " +
+                             std::to_string(src_gpu) + " has no surviving path to GPU " + std::to_string(dst_gpu) + " (" +
+                             e.what() + "); its RDMA queue pair errors out and NCCL aborts the job");
+  }
+}
+
 void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
                        uint64_t tag) {
   uses_.clear();
-  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, tag);
-  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag);
+  const sim::Duration latency = route(src_gpu, dst_gpu, tag);
+  const Leg leg{src_gpu, dst_gpu};
+  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag, std::span<const Leg>(&leg, 1));
 }
 
 void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                  sim::Duration fixed_latency, double leg_rate_cap_bps,
                                  DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
-  for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
-  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag,
+  for (const Leg& l : legs) route(l.src_gpu, l.dst_gpu, tag);
+  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag, legs,
         leg_rate_cap_bps);
 }
 
 void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
-                        double rate_cap_bps) {
+                        std::span<const Leg> legs, double rate_cap_bps) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -48,17 +63,53 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
   t.rate = 0.0;
   t.last_ps = sim_.now().ps();
   t.uses.assign(uses_.uses().begin(), uses_.uses().end());
+  t.legs.assign(legs.begin(), legs.end());
+  t.rate_cap_bps = rate_cap_bps;
+  t.stalled = false;
   if (bits <= 0.0 || t.uses.empty()) {  // nothing to move: only the latency
     t.variable = -1;
     sim_.schedule(t.timer, sim_.now() + latency);
     return;
   }
-  t.variable = solver_.add_variable(std::isinf(rate_cap_bps) ? sim::MaxMinSolver::kUnbounded : rate_cap_bps, t.uses);
+  add_variable(t, slot);
+}
+
+void FlowNetwork::add_variable(Transfer& t, uint32_t slot) {
+  t.variable = solver_.add_variable(std::isinf(t.rate_cap_bps) ? sim::MaxMinSolver::kUnbounded : t.rate_cap_bps, t.uses);
   if (transfer_of_variable_.size() <= static_cast<size_t>(t.variable)) {
     transfer_of_variable_.resize(static_cast<size_t>(t.variable) + 1, -1);
   }
   transfer_of_variable_[static_cast<size_t>(t.variable)] = static_cast<int32_t>(slot);
   request_solve();
+}
+
+void FlowNetwork::reroute_after_failure(sim::Duration retransmit_timeout) {
+  const topology::Topology& topo = cluster_.topology();
+  for (uint32_t slot = 0; slot < transfers_.size(); ++slot) {
+    Transfer& t = transfers_[slot];
+    if (t.variable < 0) continue;
+    const bool dead = std::any_of(t.uses.begin(), t.uses.end(), [&](const Use& u) {
+      return u.resource < cluster_.link_dir_count() && !topo.usable(u.resource);
+    });
+    if (!dead) continue;
+    set_rate(t, 0.0);
+    solver_.remove_variable(t.variable);
+    transfer_of_variable_[static_cast<size_t>(t.variable)] = -1;
+    t.variable = -1;
+    t.stalled = true;
+    sim_.schedule(t.timer, sim_.now() + retransmit_timeout);
+  }
+  request_solve();
+}
+
+// The retransmission: the rest of the transfer on the paths the fabric has now.
+void FlowNetwork::resume(Transfer& t, uint32_t slot) {
+  t.stalled = false;
+  uses_.clear();
+  for (const Leg& l : t.legs) route(l.src_gpu, l.dst_gpu, t.tag);
+  t.uses.assign(uses_.uses().begin(), uses_.uses().end());
+  t.last_ps = sim_.now().ps();
+  add_variable(t, slot);
 }
 
 void FlowNetwork::request_solve() {
@@ -114,6 +165,10 @@ void FlowNetwork::on_event(uint64_t tag) {
     return;
   }
   Transfer& t = transfers_[tag];
+  if (t.stalled) {
+    resume(t, static_cast<uint32_t>(tag));
+    return;
+  }
   if (t.variable >= 0) {
     bytes_done(t);
     return;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -45,6 +46,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
+  void reroute_after_failure(sim::Duration retransmit_timeout) override;
   [[nodiscard]] LinkStats link_stats(int32_t resource) const override;
   [[nodiscard]] std::vector<LinkStats> top_links(size_t k) const override;
   [[nodiscard]] double max_link_utilization() const override;
@@ -70,13 +72,19 @@ class FlowNetwork final : public Network, private sim::EventHandler {
     int64_t last_ps = 0;
     sim::Duration latency;
     std::vector<Use> uses;
+    std::vector<Leg> legs;  // to route again after a link failure
+    double rate_cap_bps = std::numeric_limits<double>::infinity();
+    bool stalled = false;  // lost packets on a dead link: waiting for the retransmission
   };
   static constexpr uint64_t kSolveTag = ~uint64_t{0};
   static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
 
   void on_event(uint64_t tag) override;
-  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
+  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag, std::span<const Leg> legs,
              double rate_cap_bps = std::numeric_limits<double>::infinity());
+  void add_variable(Transfer& t, uint32_t slot);
+  sim::Duration route(int src_gpu, int dst_gpu, uint64_t tag);
+  void resume(Transfer& t, uint32_t slot);
   void request_solve();
   void bytes_done(Transfer& t);
   void set_rate(Transfer& t, double rate);

@@ -8,6 +8,10 @@
 
 namespace ct::network {
 
+void Network::reroute_after_failure(sim::Duration /*retransmit_timeout*/) {
+  throw std::invalid_argument("a fabric link failure inside a run is simulated in network.mode flow only");
+}
+
 std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim,
                                       const Cluster& cluster, NetworkParams params) {
   if (mode == "analytical") return std::make_unique<AnalyticalNetwork>(sim, cluster, params);

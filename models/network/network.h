@@ -83,6 +83,11 @@ class Network {
   // Capacity change of one resource (Cluster numbering; link degrade / failure = 0).
   // Transfers in flight keep their paths; the flow backend re-shares their rates.
   virtual void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) = 0;
+  // After fabric links went down (the cluster's topology already rerouted new transfers):
+  // transfers in flight over a dead link lost packets; they stall until their RDMA queue pair
+  // retransmits after `retransmit_timeout` and continue on a surviving path (flow backend;
+  // the others throw std::invalid_argument).
+  virtual void reroute_after_failure(sim::Duration retransmit_timeout);
 
   // Statistics.
   [[nodiscard]] virtual LinkStats link_stats(int32_t resource) const = 0;

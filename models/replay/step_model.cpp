@@ -49,7 +49,7 @@ StepResult simulate_step(const StepInput& in) {
   const StepProgram program = build_program(in);
 
   sim::Simulation sim(in.seed);
-  const network::Cluster cluster(in.cluster);
+  network::Cluster cluster(in.cluster);  // link faults change its topology during the run
   std::unique_ptr<network::Network> net = network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {

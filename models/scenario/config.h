@@ -130,6 +130,7 @@ struct NetworkSection {
   double protocol_efficiency = 1.0;
   Duration solve_quantum;
   Duration sample_interval;
+  Duration rdma_retransmit_timeout;
 };
 
 struct RuntimeSection {

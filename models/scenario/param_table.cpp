@@ -126,6 +126,8 @@ std::vector<Param> build_table() {
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
   t.push_back(P(network.solve_quantum, duration, "\"10us\"",
                 "Flow mode: changes within this quantum share one max-min solve; each rate change lands up to this late (0 = exact)."));
+  t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
+                "Flow mode, link_down faults: how long a transfer whose packets died on the failed link stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x 2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
   t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
 
   // training_job
@@ -227,7 +229,7 @@ std::vector<Param> build_table() {
 
 std::vector<FaultParam> build_fault_table() {
   std::vector<FaultParam> t;
-  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). link_down, switch_down and node_kill are rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
+  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from `at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for network.rdma_retransmit_timeout and resume on one; training steps, flow mode), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). switch_down and node_kill are rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
   t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
   t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
   t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).").at_least(-1));

@@ -169,16 +169,19 @@ std::vector<std::pair<int, double>> gpu_speeds(const Config& c) {
   return out;
 }
 
-// link_degrade and slow_receiver faults, as the network layer applies them
-// (network/capacity_faults.h); validate() has already kept them out of analytical mode.
+// link_degrade, slow_receiver and link_down faults, as the network layer applies them
+// (network/capacity_faults.h); validate() has already kept them out of the modes where they
+// would not act.
 std::vector<network::LinkFaultSpec> link_fault_specs(const Config& c) {
   std::vector<network::LinkFaultSpec> out;
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver") continue;
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down") continue;
     network::LinkFaultSpec s;
     s.key = "faults[" + std::to_string(i) + "]";
-    if (f.kind == "link_degrade") s.link = f.link;
+    if (f.kind != "slow_receiver") s.link = f.link;
+    s.down = f.kind == "link_down";
+    s.retransmit_timeout = c.network.rdma_retransmit_timeout;
     s.node = f.node;
     s.nic = f.nic;
     s.factor = f.factor;

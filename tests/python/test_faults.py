@@ -1,8 +1,8 @@
 """faults[]: every accepted kind acts where it is accepted, and is an error elsewhere (issue 19).
 
 link_degrade and slow_receiver change link rates inside training steps (flow and packet
-modes, network/capacity_faults.h); link_down, switch_down and node_kill are rejected until
-they are simulated; keys a kind does not use are errors."""
+modes), link_down fails a link in flow mode (network/capacity_faults.h); switch_down and
+node_kill are rejected until they are simulated; keys a kind does not use are errors."""
 import copy
 
 import pytest
@@ -70,10 +70,50 @@ def test_a_slow_receiver_slows_the_links_into_its_nics():
     assert healthy < one_nic <= all_nics
 
 
+SPINE_BASE = {"name": "link-down", "cluster": {"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "nics_per_node": 8,
+                                              "nic": "400Gbps",
+                                              "fabric": {"topology": "fat_tree", "tiers": 2, "switch_radix": 8}},
+              "network": {"mode": "flow"},
+              "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                               "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 1, "data_parallel": 4},
+                               "micro_batch_size": 1, "global_batch_size": 32, "steps": 2}}
+
+
+def spine_report(faults, **network):
+    sc = copy.deepcopy(SPINE_BASE)
+    sc["faults"] = faults
+    sc["network"].update(network)
+    return run(sc).report
+
+
+def test_a_link_down_before_the_step_reroutes_and_one_mid_transfer_costs_a_retransmission():
+    healthy = spine_report([])
+    busy = max(healthy["network"]["top_links"], key=lambda l: l["utilization"])["link"]
+    uplink = next(l["link"] for l in healthy["network"]["top_links"] if "spine" in l["link"])
+    a, b = uplink.split("->")
+    # Down from time zero: every transfer routes around it, no stall, ECMP has other uplinks.
+    rerouted = spine_report([{"kind": "link_down", "link": f"{a}-{b}"}])
+    assert rerouted["step_time_s"] < healthy["step_time_s"] + 0.5
+    # Down while the DP collectives of step 2 cross it: the transfers on it lose their packets
+    # and wait one retransmission timeout (NCCL_IB_TIMEOUT 20: 4.29 s) before resuming.
+    at = healthy["step_time_s"] * 1.75  # the run ends at about 1.86 step times
+    mid = spine_report([{"kind": "link_down", "link": f"{a}-{b}", "at": f"{at}s"}])
+    stall = mid["step_time_s"] - healthy["step_time_s"]
+    assert 0.95 * 4.295 <= stall < 4.295 + healthy["step_time_s"], (stall, busy)
+    shorter = spine_report([{"kind": "link_down", "link": f"{a}-{b}", "at": f"{at}s"}],
+                           rdma_retransmit_timeout="0.5s")
+    assert 0.95 * 0.5 <= shorter["step_time_s"] - healthy["step_time_s"] < 0.5 + healthy["step_time_s"]
+
+
+def test_a_nic_with_its_only_uplink_down_fails_the_job():
+    with pytest.raises(RuntimeError, match="no (surviving|usable) path"):
+        spine_report([{"kind": "link_down", "link": "node0.nic0-leaf0", "at": "0.15s"}])
+
+
 @pytest.mark.parametrize("faults, message", [
     ([degrade(0.5, "nope->x")], "faults[0].link: got 'nope->x', expected a link of the topology"),
     ([degrade(0.5, at="100s")], "faults[0].at: got 100"),
-    ([{"kind": "link_down", "link": LINK}], "faults[0].kind: 'link_down' is not simulated yet"),
+    ([{"kind": "link_down", "link": LINK, "factor": 0.5}], "faults[0].factor: not used by kind link_down"),
     ([{"kind": "switch_down"}], "faults[0].kind: 'switch_down' is not simulated yet"),
     ([{"kind": "node_kill", "node": 1}], "faults[0].kind: 'node_kill' is not simulated yet"),
     ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "at": "1s"}], "faults[0].at"),

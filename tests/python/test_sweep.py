@@ -357,7 +357,10 @@ def test_dask_worker_dying_mid_point_is_retried_once_then_recorded(tmp_path, mon
     pd.testing.assert_frame_equal(survivors, ct.sweep(small(), {MBS: [1, 4, 8]}).drop(columns="wall_s"),
                                   check_dtype=False)  # the failed row made the integer columns float
     attempts = sorted(name.split("-")[0] for name in os.listdir(marks))
-    assert attempts == ["2", "2", "4", "4"]  # each in its own worker process
+    # Each attempt in its own worker process: 2 at least twice (retried once, then recorded),
+    # 4 at least twice (died, then succeeded). Dask may start a point once more when the worker
+    # it was assigned to dies under it (seen on a loaded 2-core CI machine: 4 ran three times).
+    assert set(attempts) == {"2", "4"} and attempts.count("2") >= 2 and attempts.count("4") >= 2, attempts
     with sqlite3.connect(db) as conn:
         stored = dict(conn.execute("SELECT json_extract(overrides, '$.\"training_job.micro_batch_size\"'), error "
                                    "FROM sweep").fetchall())
