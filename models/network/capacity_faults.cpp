@@ -55,7 +55,19 @@ std::vector<CapacityFault> resolve(const Cluster& cluster, const std::vector<Lin
   for (const LinkFaultSpec& s : specs) {
     CapacityFault f;
     f.key = s.key;
-    f.resources = s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
+    if (!s.switch_name.empty()) {
+      const auto v = cluster.topology().find_vertex(s.switch_name);
+      if (!v || cluster.topology().vertex(*v).kind != topology::VertexKind::switch_) {
+        throw std::invalid_argument(s.key + ".switch: got '" + s.switch_name +
+                                    "', expected a switch of the topology (e.g. 'leaf0', 'spine0' or 'spine0.pod0')");
+      }
+      f.switch_vertex = *v;
+      for (int32_t r = 0; r < cluster.link_dir_count(); ++r) {
+        if (cluster.topology().source(r) == *v || cluster.topology().target(r) == *v) f.resources.push_back(r);
+      }
+    } else {
+      f.resources = s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
+    }
     f.factor = s.factor;
     f.down = s.down;
     f.retransmit_timeout = s.retransmit_timeout;
@@ -84,7 +96,12 @@ void CapacityFaults::on_event(uint64_t tag) {
   const bool start = tag % 2 == 0;
   active_[i] = start ? 1 : 0;
   const CapacityFault& f = faults_[i];
-  if (f.down) {
+  if (f.switch_vertex >= 0) {
+    bool failed = false;  // while any active switch_down names it
+    for (size_t j = 0; j < faults_.size(); ++j) failed = failed || (active_[j] && faults_[j].switch_vertex == f.switch_vertex);
+    if (failed && !cluster_.topology().switch_failed(f.switch_vertex)) cluster_.topology().fail_switch(f.switch_vertex);
+    if (!failed && cluster_.topology().switch_failed(f.switch_vertex)) cluster_.topology().restore_switch(f.switch_vertex);
+  } else if (f.down) {
     // A direction is down while any active link_down covers it.
     std::vector<topology::LinkDir> down, up;
     for (const int32_t r : f.resources) {
@@ -109,7 +126,7 @@ void CapacityFaults::on_event(uint64_t tag) {
 void CapacityFaults::apply(int32_t resource) {
   double factor = 1.0;
   for (size_t i = 0; i < faults_.size(); ++i) {
-    if (!active_[i] || faults_[i].down) continue;
+    if (!active_[i] || faults_[i].down) continue;  // failures act through the topology's capacity
     for (const int32_t r : faults_[i].resources) {
       if (r == resource) factor *= faults_[i].factor;
     }

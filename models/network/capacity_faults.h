@@ -10,6 +10,7 @@
 // pair's retransmission timer fires (retransmit_timeout: NCCL sets the verbs timeout to
 // 4.096 us x 2^NCCL_IB_TIMEOUT, default 20 in src/transport/net_ib.cc, = 4.29 s) and then
 // continue on a surviving path. With none left the run fails (NCCL aborts the job).
+// switch_down fails every link of a switch the same way.
 //
 // Link names are the topology's: "leaf0->spine3.pod0" is one direction, "leaf0-spine3.pod0"
 // both; a NIC is "node17.nic3".
@@ -31,7 +32,8 @@ struct CapacityFault {
   std::string key;  // "faults[2]", for messages
   std::vector<int32_t> resources;
   double factor = 1.0;  // remaining share of the rate, in (0, 1]
-  bool down = false;    // link_down: the directions fail instead
+  bool down = false;    // link_down / switch_down: the directions fail instead
+  int32_t switch_vertex = -1;  // switch_down: the failed switch (its links are `resources`)
   sim::Duration at = sim::Duration::zero();
   sim::Duration duration = sim::Duration::zero();  // zero: to the end
   sim::Duration retransmit_timeout = sim::Duration::zero();
@@ -42,6 +44,7 @@ struct CapacityFault {
 struct LinkFaultSpec {
   std::string key;  // "faults[2]"
   std::string link;
+  std::string switch_name;  // switch_down: every link of this switch
   int node = -1;
   int nic = -1;
   double factor = 1.0;

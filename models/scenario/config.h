@@ -232,6 +232,7 @@ struct FaultSpec {
   int node = -1;
   int nic = -1;
   std::string link;
+  std::string switch_name;  // key "switch"
   double factor = 1.0;
   Duration at;
   Duration duration;

@@ -260,14 +260,17 @@ void check_config(Config& c) {
     // Every fault kind acts where it is accepted (issue 19); elsewhere it is an error, never
     // silently ignored. Keys a kind does not use are errors too.
     const bool training = c.has("training_job"), traffic = !training && c.has("traffic");
-    if (f.kind == "switch_down" || f.kind == "node_kill") {
-      problems.push_back(at + ".kind: '" + f.kind +
-                         "' is not simulated yet (issue 19's remaining work); link_down fails a link, link_degrade and "
-                         "slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC (packet traffic studies)");
+    if (f.kind == "node_kill") {
+      problems.push_back(at + ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
+                         "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
+                         "(packet traffic studies)");
     }
-    if (f.kind == "link_down" && !(training && c.network.mode == "flow")) {
-      problems.push_back(at + ".kind: link_down acts in training steps with network.mode flow (rerouting of transfers in "
+    if ((f.kind == "link_down" || f.kind == "switch_down") && !(training && c.network.mode == "flow")) {
+      problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow (rerouting of transfers in "
                          "flight); got " + (training ? "network.mode " + c.network.mode : std::string(traffic ? "a traffic study" : "a trace replay")));
+    }
+    if (f.kind == "switch_down" && f.switch_name.empty()) {
+      problems.push_back(at + ".switch: missing; switch_down needs a switch name, e.g. 'spine0.pod0'");
     }
     if ((f.kind == "link_degrade" || f.kind == "slow_receiver") && !(training && c.network.mode != "analytical")) {
       problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow or packet; got " +
@@ -280,14 +283,17 @@ void check_config(Config& c) {
     const auto unused = [&](bool given, const char* key) {
       if (given) problems.push_back(at + "." + key + ": not used by kind " + f.kind);
     };
-    const bool timed = f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "pause_storm" || f.kind == "link_down";
+    const bool timed = f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "pause_storm" ||
+                       f.kind == "link_down" || f.kind == "switch_down";
     unused(f.rank >= 0 && f.kind != "gpu_throttle", "rank");
     unused(f.node >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "node");
     unused(f.nic >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "nic");
     unused(!f.link.empty() && f.kind != "link_degrade" && f.kind != "link_down", "link");
-    unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down"), "factor");
+    unused(!f.switch_name.empty() && f.kind != "switch_down", "switch");
+    unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down" || f.kind == "switch_down"), "factor");
     unused(f.at > Duration::zero() && !timed, "at (gpu_throttle lasts the whole run)");
-    unused(f.duration > Duration::zero() && !(f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "link_down"),
+    unused(f.duration > Duration::zero() &&
+               !(f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "link_down" || f.kind == "switch_down"),
            f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)" : "duration (gpu_throttle lasts the whole run)");
     if (needs_rank && f.rank < 0) problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
     if (needs_node && f.node < 0) problems.push_back(at + ".node: missing; " + f.kind + " needs a node");

@@ -229,11 +229,14 @@ std::vector<Param> build_table() {
 
 std::vector<FaultParam> build_fault_table() {
   std::vector<FaultParam> t;
-  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from `at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for network.rdma_retransmit_timeout and resume on one; training steps, flow mode), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). switch_down and node_kill are rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
+  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from `at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for network.rdma_retransmit_timeout and resume on one; training steps, flow mode), switch_down (every link of the named `switch` fails, likewise), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). node_kill is rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
   t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
   t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
   t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).").at_least(-1));
   t.push_back(F(link, text, "\"\"", "Link name as the topology names it: 'leaf0->spine3.pod0' (one direction) or 'leaf0-spine3.pod0' (both); NICs are 'node17.nic3' (link_degrade)."));
+  t.push_back(make<FaultSpec>("faults[].switch", Kind::text, "\"\"",
+                              "Switch name as the topology names it, e.g. 'spine3.pod0' or 'leaf12' (switch_down).",
+                              [](FaultSpec& f, const Value& v) { put(f.switch_name, v); }));
   t.push_back(F(factor, fraction, "1.0", "Remaining speed or capacity (0.85 = 15% slower)."));
   t.push_back(F(at, duration, "\"0s\"", "When the fault starts."));
   t.push_back(F(duration, duration, "\"0s\"", "How long it lasts (0 = to the end)."));

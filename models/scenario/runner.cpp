@@ -176,11 +176,12 @@ std::vector<network::LinkFaultSpec> link_fault_specs(const Config& c) {
   std::vector<network::LinkFaultSpec> out;
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down") continue;
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" && f.kind != "switch_down") continue;
     network::LinkFaultSpec s;
     s.key = "faults[" + std::to_string(i) + "]";
-    if (f.kind != "slow_receiver") s.link = f.link;
-    s.down = f.kind == "link_down";
+    if (f.kind == "link_degrade" || f.kind == "link_down") s.link = f.link;
+    s.switch_name = f.switch_name;
+    s.down = f.kind == "link_down" || f.kind == "switch_down";
     s.retransmit_timeout = c.network.rdma_retransmit_timeout;
     s.node = f.node;
     s.nic = f.nic;

@@ -1,8 +1,8 @@
 """faults[]: every accepted kind acts where it is accepted, and is an error elsewhere (issue 19).
 
 link_degrade and slow_receiver change link rates inside training steps (flow and packet
-modes), link_down fails a link in flow mode (network/capacity_faults.h); switch_down and
-node_kill are rejected until they are simulated; keys a kind does not use are errors."""
+modes), link_down and switch_down fail links in flow mode (network/capacity_faults.h); node_kill
+is rejected until it is simulated; keys a kind does not use are errors."""
 import copy
 
 import pytest
@@ -105,6 +105,23 @@ def test_a_link_down_before_the_step_reroutes_and_one_mid_transfer_costs_a_retra
     assert 0.95 * 0.5 <= shorter["step_time_s"] - healthy["step_time_s"] < 0.5 + healthy["step_time_s"]
 
 
+def test_a_spine_switch_down_fails_all_its_links():
+    healthy = spine_report([])
+    uplink = next(l["link"] for l in healthy["network"]["top_links"] if "spine" in l["link"])
+    spine = next(end for end in uplink.split("->") if end.startswith("spine"))
+    # From time zero: the other spines carry everything.
+    assert spine_report([{"kind": "switch_down", "switch": spine}])["step_time_s"] < 1.5 * healthy["step_time_s"]
+    # Mid-collective: the transfers through it wait one retransmission timeout.
+    at = healthy["step_time_s"] * 1.75
+    stall = spine_report([{"kind": "switch_down", "switch": spine, "at": f"{at}s"}])["step_time_s"] - healthy["step_time_s"]
+    assert 0.95 * 4.295 <= stall < 4.295 + healthy["step_time_s"]
+    # A leaf is the only way out of its NICs.
+    with pytest.raises(RuntimeError, match="no (surviving|usable) path"):
+        spine_report([{"kind": "switch_down", "switch": "leaf0", "at": "0.15s"}])
+    with pytest.raises(ValueError, match="faults\\[0\\].switch: got 'nope'"):
+        spine_report([{"kind": "switch_down", "switch": "nope"}])
+
+
 def test_a_nic_with_its_only_uplink_down_fails_the_job():
     with pytest.raises(RuntimeError, match="no (surviving|usable) path"):
         spine_report([{"kind": "link_down", "link": "node0.nic0-leaf0", "at": "0.15s"}])
@@ -114,7 +131,8 @@ def test_a_nic_with_its_only_uplink_down_fails_the_job():
     ([degrade(0.5, "nope->x")], "faults[0].link: got 'nope->x', expected a link of the topology"),
     ([degrade(0.5, at="100s")], "faults[0].at: got 100"),
     ([{"kind": "link_down", "link": LINK, "factor": 0.5}], "faults[0].factor: not used by kind link_down"),
-    ([{"kind": "switch_down"}], "faults[0].kind: 'switch_down' is not simulated yet"),
+    ([{"kind": "switch_down"}], "faults[0].switch: missing"),
+    ([{"kind": "link_down", "link": LINK, "switch": "leaf0"}], "faults[0].switch: not used by kind link_down"),
     ([{"kind": "node_kill", "node": 1}], "faults[0].kind: 'node_kill' is not simulated yet"),
     ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "at": "1s"}], "faults[0].at"),
     ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "link": LINK}], "faults[0].link: not used by kind gpu_throttle"),
