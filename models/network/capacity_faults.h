@@ -28,30 +28,26 @@ namespace ct::network {
 class Cluster;
 class Network;
 
-struct CapacityFault {
-  std::string key;  // "faults[2]", for messages
-  std::vector<int32_t> resources;
-  double factor = 1.0;  // remaining share of the rate, in (0, 1]
-  bool down = false;    // link_down / switch_down: the directions fail instead
-  int32_t switch_vertex = -1;  // switch_down: the failed switch (its links are `resources`)
-  sim::Duration at = sim::Duration::zero();
-  sim::Duration duration = sim::Duration::zero();  // zero: to the end
-  sim::Duration retransmit_timeout = sim::Duration::zero();
-};
-
-// A fault as the scenario states it: `link` names a link (link_degrade), or node/nic a NIC whose
-// incoming links slow down (slow_receiver).
+// A fault as the scenario states it: `link` names a link (link_degrade, link_down), `switch_name`
+// a switch (switch_down), or node/nic a NIC whose incoming links slow down (slow_receiver).
 struct LinkFaultSpec {
-  std::string key;  // "faults[2]"
+  std::string key;  // "faults[2]", for messages
   std::string link;
-  std::string switch_name;  // switch_down: every link of this switch
+  std::string switch_name;
   int node = -1;
   int nic = -1;
-  double factor = 1.0;
-  bool down = false;
+  double factor = 1.0;  // remaining share of the rate, in (0, 1]
+  bool down = false;    // link_down / switch_down: the directions fail instead
   sim::Duration at = sim::Duration::zero();
-  sim::Duration duration = sim::Duration::zero();
-  sim::Duration retransmit_timeout = sim::Duration::zero();  // link_down
+  sim::Duration duration = sim::Duration::zero();  // zero: to the end
+  sim::Duration retransmit_timeout = sim::Duration::zero();  // link_down / switch_down
+};
+
+// A fault resolved against the topology.
+struct CapacityFault {
+  LinkFaultSpec spec;
+  std::vector<int32_t> resources;  // the link directions it acts on
+  int32_t switch_vertex = -1;      // switch_down: the failed switch
 };
 
 // Resolves names against the cluster's topology; throws std::invalid_argument naming the key.

@@ -81,8 +81,8 @@ struct ExecutorOptions {
   double busy_bucket_s = 100e-6;        // resolution of ExecutionResult::busy_gpus
   double kernel_jitter_cv = 0.0;        // log-normal noise on every compute block (0 = none)
   uint64_t jitter_seed = 1;
-  // Stop the simulation once every rank has ended its last step (runs with timed faults,
-  // whose end may lie beyond the work).
+  // Stop the simulation once every instruction of every rank has completed (runs with timed
+  // faults, whose end may lie beyond the work).
   bool stop_when_done = false;
 };
 

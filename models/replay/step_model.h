@@ -48,7 +48,8 @@ struct StepInput {
   hardware::PowerModel power;
   bool fabric_links = false;  // fill StepResult::fabric_links (every link direction's load)
   Timeline* timeline = nullptr;  // filled with the first trace_ranks ranks' instructions
-  // link_degrade / slow_receiver faults (flow and packet modes; network/capacity_faults.h).
+  // link_degrade / slow_receiver (flow, packet), link_down / switch_down (flow) faults
+  // (network/capacity_faults.h).
   std::vector<network::LinkFaultSpec> link_faults;
 };
 
