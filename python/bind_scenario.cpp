@@ -5,6 +5,7 @@
 #include "models/scenario/param_table.h"
 #include "models/scenario/schema.h"
 #include "python/bindings.h"
+#include "sim/input_limits.h"
 
 namespace py = pybind11;
 
@@ -20,6 +21,25 @@ scenario::Config checked_config(const std::string& document_json, const std::str
 
 void bind_scenario(py::module_& m) {
   py::register_exception<scenario::ScenarioError>(m, "ScenarioError", PyExc_ValueError);
+  py::register_exception<sim::InputLimitError>(m, "InputLimitError", PyExc_ValueError);
+  m.def(
+      "input_limits",
+      [] {
+        py::list out;
+        for (const sim::InputLimitInfo& l : sim::input_limits()) {
+          py::dict d;
+          d["name"] = l.name;
+          d["default"] = l.default_value;
+          d["value"] = l.value;
+          d["unit"] = l.unit;
+          d["what"] = l.what;
+          out.append(d);
+        }
+        return out;
+      },
+      "The input limits (sim/input_limits.h): name, default, current value, unit, what each bounds.");
+  m.def("set_input_limit", &sim::set_input_limit, py::arg("name"), py::arg("value"),
+        "Sets one input limit for this process (ValueError for an unknown name or a value < 1).");
   m.def("schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
   m.def("help_text", &scenario::help_text, "Every scenario key with its kind, default and doc.");
   m.def(

@@ -50,7 +50,7 @@ ninja -C build-fuzz -j"$jobs" fuzz_chakra fuzz_kineto
 for target in chakra kineto; do
   corpus=build-fuzz/corpus-$target
   mkdir -p "$corpus"
-  if [[ $target == chakra ]]; then seeds=(tests/fuzz/trace-seeds/*.et); else seeds=(tests/fuzz/trace-seeds/*.json); fi
+  if [[ $target == chakra ]]; then seeds=(tests/fuzz/trace-seeds/*.et); else seeds=(tests/fuzz/trace-seeds/*.json tests/fuzz/trace-seeds/*.json.gz); fi
   cp "${seeds[@]}" "$corpus"/
   log=build-fuzz/fuzz-$target.log
   if ! build-fuzz/models/trace/fuzz_$target -seed=1 -max_total_time=20 -timeout=10 -rss_limit_mb=4096 \

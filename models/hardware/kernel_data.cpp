@@ -1,8 +1,9 @@
 #include "models/hardware/kernel_data.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "sim/input_limits.h"
 
 namespace ct::hardware {
 namespace {
@@ -30,11 +31,10 @@ MemoryOp memory_op_class(const std::string& op) {
 }
 
 KernelMeasurements load_kernel_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open calibration file '" + path + "'");
+  const std::string text = sim::read_bounded(path, "input_file_bytes", "calibration file '" + path + "'");
   nlohmann::json doc;
   try {
-    in >> doc;
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error("calibration file '" + path + "': " + e.what());
   }

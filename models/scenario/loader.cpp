@@ -3,18 +3,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "models/scenario/param_table.h"
+#include "sim/input_limits.h"
 
 namespace ct::scenario {
 namespace {
 
-constexpr size_t kMaxDocumentBytes = 16u << 20;
-constexpr int kMaxNesting = 64;
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
@@ -65,19 +65,21 @@ size_t invalid_utf8_at(std::string_view text) {
   return std::string_view::npos;
 }
 
-// Rejects nesting deeper than kMaxNesting before any recursive parser sees the text.
+// Rejects nesting deeper than the scenario_nesting limit before any recursive parser sees the text.
 void check_nesting(std::string_view text) {
-  int depth = 0;
+  const int64_t kMaxNesting = sim::input_limit("scenario_nesting");
+  int64_t depth = 0;
   for (const char c : text) {
     if (c == '[' || c == '{') {
       if (++depth > kMaxNesting) {
-        throw ScenarioError({"document: nesting deeper than " + std::to_string(kMaxNesting) + " levels"});
+        throw ScenarioError({"document: nesting deeper than " + std::to_string(kMaxNesting) +
+                             " levels (the scenario_nesting limit; raise it with --limit scenario_nesting=N)"});
       }
     } else if (c == ']' || c == '}') {
-      depth = std::max(0, depth - 1);
+      depth = std::max<int64_t>(0, depth - 1);
     }
   }
-  size_t indent = 0;
+  int64_t indent = 0;
   bool at_line_start = true;
   for (const char c : text) {
     if (c == '\n') {
@@ -103,25 +105,136 @@ nlohmann::json yaml_scalar(const YAML::Node& node) {
   return s;
 }
 
-nlohmann::json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json obj = nlohmann::json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) throw ScenarioError({"document: mapping keys must be plain names"});
-        obj[kv.first.Scalar()] = yaml_to_json(kv.second);
+// YAML -> JSON, counting every node as it is expanded: an alias is a reference in yaml-cpp's
+// graph but a copy here, so nested aliases ("billion laughs") stop at the yaml_nodes limit
+// instead of exhausting memory. A key given twice in one mapping is an error naming its path.
+struct YamlWalk {
+  int64_t nodes = 0;
+  int64_t limit = sim::input_limit("yaml_nodes");
+
+  nlohmann::json convert(const YAML::Node& node, const std::string& path) {
+    if (++nodes > limit) {
+      try {
+        sim::input_limit_exceeded("yaml_nodes", "document", nodes, true);
+      } catch (const sim::InputLimitError& e) {
+        throw ScenarioError({e.what()});
       }
-      return obj;
     }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& item : node) arr.push_back(yaml_to_json(item));
-      return arr;
+    switch (node.Type()) {
+      case YAML::NodeType::Map: {
+        nlohmann::json obj = nlohmann::json::object();
+        for (const auto& kv : node) {
+          if (!kv.first.IsScalar()) throw ScenarioError({"document: mapping keys must be plain names"});
+          const std::string& key = kv.first.Scalar();
+          const std::string here = path.empty() ? key : path + "." + key;
+          if (obj.contains(key)) {
+            throw ScenarioError({here + ": given twice (line " + std::to_string(kv.first.Mark().line + 1) +
+                                 "), expected each key once"});
+          }
+          obj[key] = convert(kv.second, here);
+        }
+        return obj;
+      }
+      case YAML::NodeType::Sequence: {
+        nlohmann::json arr = nlohmann::json::array();
+        size_t i = 0;
+        for (const auto& item : node) arr.push_back(convert(item, path + "[" + std::to_string(i++) + "]"));
+        return arr;
+      }
+      case YAML::NodeType::Scalar: {
+        nlohmann::json v = yaml_scalar(node);
+        if (v.is_string() && node.Tag() != "!" && looks_numeric(v.get_ref<const std::string&>())) {
+          throw ScenarioError({(path.empty() ? std::string("document") : path) + ": " + v.get<std::string>() +
+                               " is beyond the range of a number (about 1.8e308)"});
+        }
+        return v;
+      }
+      default:
+        return nullptr;
     }
-    case YAML::NodeType::Scalar:
-      return yaml_scalar(node);
-    default:
-      return nullptr;
+  }
+
+  // A plain scalar in JSON number grammar that did not parse as a number overflowed.
+  static bool looks_numeric(const std::string& s) {
+    size_t i = 0;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t digits = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+      size_t exp = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp;
+      if (exp == 0) return false;
+    }
+    return i == s.size();
+  }
+};
+
+// JSON with the key path of every problem: a key given twice in one object, and a syntax error
+// or a number beyond double's range (NaN, Infinity, 1e400) at the key being read.
+nlohmann::json parse_json_checked(std::string_view text) {
+  struct Frame {
+    bool object = false;
+    std::string key;
+    size_t index = 0;
+    std::vector<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  auto where = [&]() {
+    std::string out;
+    for (const Frame& f : stack) {
+      if (f.object) {
+        if (!f.key.empty()) out += (out.empty() ? "" : ".") + f.key;
+      } else {
+        out += "[" + std::to_string(f.index) + "]";
+      }
+    }
+    return out.empty() ? std::string("document") : out;
+  };
+  auto done_value = [&]() {
+    if (!stack.empty() && !stack.back().object) ++stack.back().index;
+  };
+  using E = nlohmann::json::parse_event_t;
+  const nlohmann::json::parser_callback_t cb = [&](int, E event, nlohmann::json& parsed) {
+    switch (event) {
+      case E::object_start:
+        stack.push_back(Frame{true, {}, 0, {}});
+        break;
+      case E::array_start:
+        stack.push_back(Frame{false, {}, 0, {}});
+        break;
+      case E::key: {
+        Frame& f = stack.back();
+        f.key = parsed.get<std::string>();
+        if (std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()) {
+          throw ScenarioError({where() + ": given twice, expected each key once"});
+        }
+        f.keys.push_back(f.key);
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        stack.pop_back();
+        done_value();
+        break;
+      case E::value:
+        done_value();
+        break;
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, cb);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ScenarioError({where() + ": not valid JSON: " + e.what()});
+  } catch (const nlohmann::json::out_of_range& e) {  // 406: a number beyond double's range
+    throw ScenarioError({where() + ": a number beyond the range of a double (about 1.8e308): " + e.what()});
   }
 }
 
@@ -301,9 +414,10 @@ ScenarioError::ScenarioError(std::vector<std::string> problems)
     : std::runtime_error("invalid scenario:\n  " + join(problems, "\n  ")), problems_(std::move(problems)) {}
 
 nlohmann::json parse_document(std::string_view text, Format format) {
-  if (text.size() > kMaxDocumentBytes) {
-    throw ScenarioError({"document: " + std::to_string(text.size()) + " bytes, expected at most " +
-                         std::to_string(kMaxDocumentBytes)});
+  try {
+    sim::check_input_limit("scenario_bytes", "document", static_cast<int64_t>(text.size()));
+  } catch (const sim::InputLimitError& e) {
+    throw ScenarioError({e.what()});
   }
   if (const size_t bad = invalid_utf8_at(text); bad != std::string_view::npos) {
     throw ScenarioError({"document: not valid UTF-8 at byte " + std::to_string(bad)});
@@ -315,14 +429,10 @@ nlohmann::json parse_document(std::string_view text, Format format) {
   }
   nlohmann::json doc;
   if (format == Format::json) {
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ScenarioError({std::string("document: not valid JSON: ") + e.what()});
-    }
+    doc = parse_json_checked(text);
   } else {
     try {
-      doc = yaml_to_json(YAML::Load(std::string(text)));
+      doc = YamlWalk{}.convert(YAML::Load(std::string(text)), "");
     } catch (const YAML::Exception& e) {
       throw ScenarioError({"document: not valid YAML: line " + std::to_string(e.mark.line + 1) +
                            ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg});
@@ -423,12 +533,14 @@ Config to_config(const nlohmann::json& document) {
 }
 
 nlohmann::json read_document(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError({"scenario file '" + path + "': cannot be opened"});
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = sim::read_bounded(path, "scenario_bytes", "scenario file '" + path + "'");
+  } catch (const std::exception& e) {
+    throw ScenarioError({e.what()});
+  }
   const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
-  nlohmann::json doc = parse_document(text.str(), yaml ? Format::yaml : Format::json);
+  nlohmann::json doc = parse_document(text, yaml ? Format::yaml : Format::json);
   for (const auto& o : overrides) apply_override(doc, o);
   return doc;
 }

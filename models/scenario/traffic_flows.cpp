@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/scenario/loader.h"
+#include "sim/input_limits.h"
 #include "sim/rng.h"
 
 namespace ct::scenario {
@@ -29,8 +30,13 @@ double sample(const std::vector<std::pair<double, double>>& cdf, double u) {
 }
 
 std::vector<FlowSpec> read_file(const std::string& path, int gpus) {
-  std::ifstream in(path);
-  if (!in) fail("traffic.flows_file: cannot open '" + path + "'");
+  std::string text;
+  try {
+    text = sim::read_bounded(path, "input_file_bytes", "traffic.flows_file: '" + path + "'");
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  std::istringstream in(text);
   std::vector<FlowSpec> flows;
   std::string line;
   int number = 0;

@@ -59,6 +59,7 @@
 #include "models/trace/file_io.h"
 #include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace ct::trace {
 namespace {
@@ -206,6 +207,13 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
     n.deps.insert(n.deps.end(), msg.data_deps().begin(), msg.data_deps().end());
     n.duration_us = msg.duration_micros();
     for (const chakra::AttributeProto& a : msg.attr()) n.attr[a.name()] = attr_of(a);
+    if (static_cast<int64_t>(nodes.size()) >= sim::input_limit("trace_events")) {
+      try {
+        sim::input_limit_exceeded("trace_events", prefix(file) + "nodes", static_cast<int64_t>(nodes.size()) + 1, true);
+      } catch (const sim::InputLimitError& e) {
+        throw TraceError(e.what());
+      }
+    }
     nodes.push_back(std::move(n));
   }
   return nodes;
@@ -397,6 +405,11 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     files[std::stoi(rank_text)] = entry.path().string();
   }
   if (files.empty()) throw TraceError(prefix(directory) + "no <name>.<rank>.et files");
+  try {
+    sim::check_input_limit("trace_ranks", prefix(directory) + "rank files", static_cast<int64_t>(files.size()));
+  } catch (const sim::InputLimitError& e) {
+    throw TraceError(e.what());
+  }
   const int n = static_cast<int>(files.size());
   for (int r = 0; r < n; ++r) {
     if (files.count(r) == 0) {

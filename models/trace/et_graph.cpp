@@ -3,6 +3,7 @@
 
 #include "models/trace/file_io.h"
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace ct::trace {
 namespace {
@@ -120,6 +121,11 @@ EtGraph read_execution_trace(const std::string& path, const std::string& key) {
   EtGraph g;
   g.path = path;
   const json& nodes = doc["nodes"];
+  try {
+    sim::check_input_limit("trace_events", key + ": " + path, static_cast<int64_t>(nodes.size()));
+  } catch (const sim::InputLimitError& e) {
+    throw TraceError(e.what());
+  }
   g.nodes.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const json& n = nodes[i];

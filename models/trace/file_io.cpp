@@ -4,26 +4,26 @@
 #include <zlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace ct::trace::detail {
 
-std::string read_file(const std::string& path, const std::string& key) {
+std::string read_file(const std::string& path, const std::string& key, const std::string& limit) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw TraceError(key + ": " + path + ": no such file");
   if (std::filesystem::is_directory(path, ec)) throw TraceError(key + ": " + path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(key + ": " + path + ": cannot read");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw TraceError(key + ": " + path + ": read error");
-  return data;
+  try {
+    return sim::read_bounded(path, limit, key + ": " + path);
+  } catch (const std::exception& e) {
+    throw TraceError(e.what());
+  }
 }
 
-std::string read_maybe_gzip(const std::string& path, const std::string& key) {
-  std::string raw = read_file(path, key);
+std::string read_maybe_gzip(const std::string& path, const std::string& key, const std::string& limit) {
+  std::string raw = read_file(path, key, limit);
+  const int64_t max_bytes = sim::input_limit(limit);
   const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b;
   if (!gz) {
     if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
@@ -46,6 +46,16 @@ std::string read_maybe_gzip(const std::string& path, const std::string& key) {
       const std::string why = rc == Z_BUF_ERROR ? "truncated" : (zs.msg != nullptr ? zs.msg : "corrupt");
       inflateEnd(&zs);
       throw TraceError(key + ": " + path + ": corrupt gzip stream (" + why + ")");
+    }
+    // Inflation is bounded as it goes: a small file that expands without end stops here.
+    if (static_cast<int64_t>(out.size() + (sizeof(buf) - zs.avail_out)) > max_bytes) {
+      inflateEnd(&zs);
+      try {
+        sim::input_limit_exceeded(limit, key + ": " + path + " (inflated)",
+                                  static_cast<int64_t>(out.size() + (sizeof(buf) - zs.avail_out)), true);
+      } catch (const sim::InputLimitError& e) {
+        throw TraceError(e.what());
+      }
     }
     out.append(buf, sizeof(buf) - zs.avail_out);
   }

@@ -75,7 +75,7 @@ void write_gpu_file(const std::string& path, const GpuFile& file) {
 }
 
 GpuFile read_gpu_file(const std::string& path, const std::string& key) {
-  const json doc = kineto::parse_json_text(detail::read_maybe_gzip(path, key), path, key);
+  const json doc = kineto::parse_json_text(detail::read_maybe_gzip(path, key, "input_file_bytes"), path, key);
   const Reader r(key, path);
   if (!doc.is_object()) r.fail("expected a JSON object");
   if (doc.value("format", "") != "clustertwin-gpu") r.fail("format: expected \"clustertwin-gpu\" (a file written by clustertwin calibrate)");

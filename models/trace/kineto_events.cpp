@@ -9,6 +9,7 @@
 
 #include "models/trace/file_io.h"
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace ct::trace::kineto {
 namespace {
@@ -77,6 +78,11 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
   if (t.doc.is_object() && t.doc.contains("distributedInfo") && t.doc["distributedInfo"].is_object()) {
     t.rank = int_or(t.doc["distributedInfo"], "rank", -1);
     t.world_size = int_or(t.doc["distributedInfo"], "world_size", -1);
+  }
+  try {
+    sim::check_input_limit("trace_events", key + ": " + path, static_cast<int64_t>(events->size()));
+  } catch (const sim::InputLimitError& e) {
+    throw TraceError(e.what());
   }
   for (const json& e : *events) {
     if (!e.is_object() || str(e, "ph") != "X") continue;

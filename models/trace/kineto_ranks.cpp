@@ -51,6 +51,7 @@
 #include "models/trace/kineto_events.h"
 #include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace ct::trace {
 namespace {
@@ -280,6 +281,11 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
   std::sort(paths.begin(), paths.end());
   const auto n = static_cast<int64_t>(paths.size());
+  try {
+    sim::check_input_limit("trace_ranks", std::string(kKey) + ": " + directory, n);
+  } catch (const sim::InputLimitError& e) {
+    throw TraceError(e.what());
+  }
   KinetoRanksStats st;
   st.ranks = static_cast<int>(n);
   std::vector<RankFile> files(paths.size());

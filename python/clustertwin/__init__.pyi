@@ -5,6 +5,9 @@ from .accuracy import accuracy as accuracy
 from .api import Result as Result
 from .api import Scenario as Scenario
 from .api import ScenarioError as ScenarioError
+from .api import InputLimitError as InputLimitError
+from .api import limits as limits
+from .api import set_limit as set_limit
 from .api import calibrate as calibrate
 from .api import export_chakra as export_chakra
 from .api import load as load
@@ -14,5 +17,5 @@ from .api import schema as schema
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "export_chakra", "frames", "load", "load_trace", "optimize",
-           "plots", "run", "schema", "sweep"]
+__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "export_chakra", "frames", "limits",
+           "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]

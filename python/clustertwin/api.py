@@ -10,6 +10,21 @@ from typing import Any, Mapping
 from . import _core
 
 ScenarioError = _core.ScenarioError
+InputLimitError = _core.InputLimitError
+
+
+def limits() -> dict[str, dict[str, Any]]:
+    """The input limits of this process (sim/input_limits.h): {name: {default, value, unit, what}}.
+    Every input (scenario, YAML aliases, trace files and their events, rank files, other input
+    files) is checked against them while it is read; a breach is an error naming the file, the
+    limit, the size seen and how to raise it."""
+    return {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in _core.input_limits()}
+
+
+def set_limit(name: str, value: int) -> None:
+    """Raises (or lowers) one input limit for this process, e.g. ``set_limit("trace_bytes", 8 << 30)``
+    (CLI: ``--limit trace_bytes=8GiB``). ValueError for an unknown name or a value below 1."""
+    _core.set_input_limit(name, int(value))
 
 
 def _parameter_doc() -> str:

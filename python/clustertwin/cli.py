@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 
 from . import _core
@@ -21,6 +22,62 @@ def _overrides(pairs: list[str]) -> dict:
         except json.JSONDecodeError:
             out[key] = raw
     return out
+
+
+def _count(text: str) -> int:
+    """argparse type of every count flag: a whole number >= 1 (1e3 and 1_000 read as 1000)."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a whole number >= 1") from None
+    if not value.is_integer() or value < 1:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a whole number >= 1")
+    return int(value)
+
+
+def _limit(text: str) -> tuple[str, int]:
+    """--limit NAME=VALUE: one input limit (sim/input_limits.h); VALUE may carry KiB/MiB/GiB."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected NAME=VALUE (names: {', '.join(_limit_names())})")
+    name, raw = text.split("=", 1)
+    if name not in _limit_names():
+        raise argparse.ArgumentTypeError(f"unknown limit {name!r}, expected one of {', '.join(_limit_names())}")
+    units = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "K": 1e3, "M": 1e6, "G": 1e9}
+    scale = 1
+    for suffix, factor in units.items():
+        if raw.endswith(suffix):
+            raw, scale = raw[: -len(suffix)], factor
+            break
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--limit {text!r}: expected a number (optionally with KiB, MiB, GiB)") from None
+    if not value.is_integer() or value < 1:
+        raise argparse.ArgumentTypeError(f"--limit {text!r}: expected a whole number >= 1")
+    return name, int(value)
+
+
+def _limit_names() -> list[str]:
+    return [entry["name"] for entry in _core.input_limits()]
+
+
+def _writable(path: str, flag: str) -> None:
+    """Fails before any work when an output path cannot be written (exit 2, naming the flag)."""
+    if path == "-":
+        return
+    if os.path.isdir(path):
+        raise ScenarioError(f"{flag} {path}: is a directory, expected a file")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ScenarioError(f"{flag} {path}: directory {parent} does not exist")
+    try:  # a real open, not os.access (root passes access checks that writes then fail)
+        if os.path.exists(path):
+            open(path, "r+b").close()  # leaves the content as it is
+        else:
+            open(path, "xb").close()
+            os.remove(path)
+    except OSError as e:
+        raise ScenarioError(f"{flag} {path}: cannot be written ({e.strerror})") from None
 
 
 def _fmt(value, unit="", scale=1.0, digits=4):
@@ -74,7 +131,11 @@ def cmd_run(args) -> int:
     sc = load(args.scenario)
     trace = None
     if args.out:
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise ScenarioError(f"--out {args.out}: exists and is not a directory")
         os.makedirs(args.out, exist_ok=True)
+        if not os.access(args.out, os.W_OK):
+            raise ScenarioError(f"--out {args.out}: not writable")
         trace = os.path.join(args.out, "trace.json")
     result = run(sc, overrides=_overrides(args.set), trace=trace)
     if args.out:
@@ -153,6 +214,8 @@ def _constraint(text: str) -> tuple[str, tuple]:
 def cmd_optimize(args) -> int:
     from .optimize import optimize
 
+    if args.csv:
+        _writable(args.csv, "--csv")
     space = _grid(args.axis)
     if not space:
         raise ScenarioError("optimize: give at least one --axis KEY.PATH=V1,V2,...")
@@ -179,6 +242,10 @@ def cmd_sweep(args) -> int:
     from .sweep import sweep
     from .sweep_sampling import random_args
 
+    if args.csv:
+        _writable(args.csv, "--csv")
+    if args.db:
+        _writable(args.db, "--db")
     grid = _grid(args.grid)
     random = random_args(args.random)
     if not grid and not random:
@@ -251,7 +318,10 @@ def cmd_schema(args) -> int:
 
 def cmd_nccl_tests(args) -> int:
     sc = load(args.scenario)
-    nodes = [int(n) for n in args.nodes.split(",")] if args.nodes else [2]
+    try:
+        nodes = [_count(n) for n in args.nodes.split(",")] if args.nodes else [2]
+    except argparse.ArgumentTypeError as e:
+        raise ScenarioError(f"--nodes {args.nodes}: {e}") from None
     print(_core.nccl_tests(sc.to_json(), json.dumps(_overrides(args.set)), args.op, nodes,
                            args.minbytes, args.maxbytes), end="")
     return 0
@@ -343,6 +413,8 @@ def cmd_calibrate(args) -> int:
 
 def cmd_accuracy(args) -> int:
     from .accuracy import accuracy
+    if args.csv:
+        _writable(args.csv, "--csv")
     rows, summary = accuracy(args.set, mode=args.mode)
     if args.csv:
         rows.to_csv(args.csv if args.csv != "-" else sys.stdout, index=False)
@@ -383,7 +455,13 @@ def cmd_accuracy(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--limit", action="append", type=_limit, default=[], metavar="NAME=VALUE",
+                        help="raise (or lower) an input limit for this run, e.g. trace_bytes=8GiB; "
+                             "names: " + ", ".join(_limit_names()))
     sub = p.add_subparsers(dest="command", required=True)
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: add_parser(*a, parents=[common], **k)
     r = sub.add_parser("run", help="simulate a scenario and print its report")
     r.add_argument("scenario")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
@@ -409,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--tokens", type=float, required=True)
     pl.add_argument("--days", type=float, required=True)
     pl.add_argument("--gpu", default="H100-SXM")
-    pl.add_argument("--seq", type=int, default=2048)
+    pl.add_argument("--seq", type=_count, default=2048)
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plan)
     sw = sub.add_parser("sweep", help="run a scenario over a grid and/or random draws of overrides, one row per point")
@@ -419,13 +497,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--random", action="append", metavar="KEY=DIST",
                     help="a key drawn at random, DIST one of choice:V1,V2,... uniform:LOW,HIGH loguniform:LOW,HIGH "
                          "randint:LOW,HIGH (bounds may carry a unit: 20KB,400KB); needs --samples")
-    sw.add_argument("--samples", type=int, metavar="N",
+    sw.add_argument("--samples", type=_count, metavar="N",
                     help="random draws (each paired with every grid point); with --grid alone: N grid points at random")
     sw.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
     sw.add_argument("--backend", choices=["threads", "dask"],
                     help="threads in this process (default) or a dask LocalCluster of --workers processes")
     sw.add_argument("--scheduler", metavar="ADDRESS", help="run on this dask scheduler, e.g. tcp://host:8786")
-    sw.add_argument("--workers", type=int, default=1, help="points run in parallel: threads or dask processes (default 1)")
+    sw.add_argument("--workers", type=_count, default=1, help="points run in parallel: threads or dask processes (default 1)")
     sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress line on stderr: points done/total, points/s, ETA (default: when stderr is a terminal)")
     sw.add_argument("--db", metavar="FILE", help="SQLite file: append rows, skip points already there (resume)")
@@ -443,9 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--minimize", action="store_true", help="minimise the objective (default: maximise)")
     op.add_argument("--constraint", action="append", metavar="COL==VALUE",
                     help="a feasibility rule on a report column, e.g. memory.fits==true or step_time_s<3")
-    op.add_argument("--max-evals", type=int, default=200, help="evaluation budget (default 200)")
+    op.add_argument("--max-evals", type=_count, default=200, help="evaluation budget (default 200)")
     op.add_argument("--exhaustive", action="store_true", help="evaluate the whole grid instead")
-    op.add_argument("--workers", type=int, default=1, help="points run in parallel threads (default 1)")
+    op.add_argument("--workers", type=_count, default=1, help="points run in parallel threads (default 1)")
     op.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key at every point")
     op.add_argument("--csv", metavar="OUT", help="also write the search trace as CSV (- for stdout)")
     op.set_defaults(func=cmd_optimize)
@@ -482,6 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        for name, value in args.limit:
+            _core.set_input_limit(name, value)
         return args.func(args)
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -489,3 +569,17 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a path that cannot be read or written: one line, no traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as e:
+        print(f"error: --db: {e}", file=sys.stderr)
+        return 2
+    except MemoryError as e:
+        print(f"error: out of memory ({e or 'allocation failed'}); reduce the input or raise the machine's memory",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

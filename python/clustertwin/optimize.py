@@ -80,6 +80,8 @@ def optimize(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, space: 
 
     constraints = dict(constraints or {})
     _check_args(space, constraints, start, max_evals)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"optimize: got workers={workers!r}, expected a whole number >= 1")
     sc = _as_scenario(scenario)
     doc = sc.to_json()
     base = dict(overrides or {})

@@ -200,6 +200,8 @@ def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike,
     """
     import pandas as pd
 
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"sweep: got workers={workers!r}, expected a whole number >= 1")
     if backend not in BACKENDS:
         raise ValueError(f"sweep: got backend={backend!r}, expected one of {', '.join(BACKENDS)}")
     if client is not None and backend != "dask":
@@ -216,7 +218,7 @@ def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike,
     bar = _progress_callback(progress)
     try:
         run = _Run(name, merged, store, bar, doc)
-        _execute(run, doc, backend, max(1, int(workers or 1)), client)
+        _execute(run, doc, backend, workers, client)
     finally:
         if store is not None:
             store.close()

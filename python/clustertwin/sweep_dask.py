@@ -60,8 +60,12 @@ def _client(client: Any, workers: int) -> Iterator[Any]:
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.nanny.pre-spawn-environ": _worker_environ()}):
+        # Every listener on loopback: the scheduler, the workers and their HTTP servers (which
+        # take the worker's host when no dashboard address is given), and the scheduler's
+        # dashboard. ":0" would listen on every interface of a shared login node.
         cluster = LocalCluster(n_workers=max(1, int(workers)), threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                               worker_dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
     try:
         with Client(cluster) as c:
             yield c

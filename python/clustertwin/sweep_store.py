@@ -14,7 +14,8 @@ import json
 import os
 import sqlite3
 import time
-from typing import Any, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping
 
 TABLE = "sweep"
 
@@ -51,11 +52,28 @@ class SweepStore:
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
-        self.conn = sqlite3.connect(self.path)
-        self.conn.execute(f'CREATE TABLE IF NOT EXISTS "{TABLE}" (key TEXT PRIMARY KEY, scenario TEXT, '
-                          f'overrides TEXT, row_json TEXT, created REAL)')
-        self.columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{TABLE}")')}
-        self.conn.commit()
+        # Several processes may share one file: WAL lets readers run beside a writer, every
+        # write is one BEGIN IMMEDIATE transaction (the write lock taken before anything is
+        # read), and a writer waits up to a minute for another's lock instead of failing.
+        self.conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        with self._transaction():
+            self.conn.execute(f'CREATE TABLE IF NOT EXISTS "{TABLE}" (key TEXT PRIMARY KEY, scenario TEXT, '
+                              f'overrides TEXT, row_json TEXT, created REAL)')
+            self.columns = self._read_columns()
+
+    def _read_columns(self) -> set[str]:
+        return {r[1] for r in self.conn.execute(f'PRAGMA table_info("{TABLE}")')}
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def done(self, keys: Iterable[str]) -> dict[str, dict]:
         """The stored points among ``keys``: {key: point}."""
@@ -64,19 +82,22 @@ class SweepStore:
         return {key: json.loads(row) for key, row in rows if key in wanted}
 
     def add(self, key: str, scenario: str, overrides: Mapping[str, Any], point: dict) -> None:
-        """Writes one finished point and commits."""
+        """Writes one finished point and commits. The columns are read again inside the write
+        transaction, so a column another process added meanwhile is not added twice."""
         fields = {**point["report"], "error": point["error"], "wall_s": point["wall_s"]}
-        for name, value in fields.items():
-            if name not in self.columns:
-                kind = "REAL" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
-                self.conn.execute(f'ALTER TABLE "{TABLE}" ADD COLUMN {_q(name)} {kind}')
-                self.columns.add(name)
-        cols = ["key", "scenario", "overrides", "row_json", "created", *fields]
-        vals = [key, scenario, canonical(overrides), json.dumps(point), time.time(),
-                *(_sql_value(v) for v in fields.values())]
-        self.conn.execute(f'INSERT OR REPLACE INTO "{TABLE}" ({", ".join(_q(c) for c in cols)}) '
-                          f'VALUES ({", ".join("?" * len(cols))})', vals)
-        self.conn.commit()
+        with self._transaction():
+            if any(name not in self.columns for name in fields):
+                self.columns = self._read_columns()
+            for name, value in fields.items():
+                if name not in self.columns:
+                    kind = "REAL" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+                    self.conn.execute(f'ALTER TABLE "{TABLE}" ADD COLUMN {_q(name)} {kind}')
+                    self.columns.add(name)
+            cols = ["key", "scenario", "overrides", "row_json", "created", *fields]
+            vals = [key, scenario, canonical(overrides), json.dumps(point), time.time(),
+                    *(_sql_value(v) for v in fields.values())]
+            self.conn.execute(f'INSERT OR REPLACE INTO "{TABLE}" ({", ".join(_q(c) for c in cols)}) '
+                              f'VALUES ({", ".join("?" * len(cols))})', vals)
 
     def close(self) -> None:
         self.conn.close()

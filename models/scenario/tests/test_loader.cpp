@@ -227,3 +227,65 @@ TEST(Loader, KeysWithBracketsAreUnknownKeysNotCrashes) {
     EXPECT_NE(std::string(e.what()).find("faults]: unknown key"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+std::string parse_error(const std::string& text, Format format) {
+  try {
+    parse_document(text, format);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// Issue 20: nested aliases stop at the yaml_nodes limit (not at the machine's memory), keys
+// given twice and numbers beyond double's range are errors naming their key path.
+TEST(Loader, YamlAliasBombStopsAtTheNodeLimit) {
+  std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 10; ++k) yaml += ", " + prev;
+    yaml += "]\n";
+  }
+  const std::string e = parse_error(yaml, Format::yaml);  // 1e9 nodes expanded
+  EXPECT_NE(e.find("document: 1000001 nodes or more, above the yaml_nodes limit of 1000000"), std::string::npos) << e;
+  EXPECT_NE(e.find("raise it with --limit yaml_nodes=N"), std::string::npos) << e;
+  // Aliases within the limit still read as copies.
+  const json doc = parse_document("a: &x {n: 1}\nb: *x\n", Format::yaml);
+  EXPECT_EQ(doc["b"]["n"], 1);
+}
+
+TEST(Loader, KeysGivenTwiceAreErrorsNamingThePath) {
+  EXPECT_NE(parse_error("cluster:\n  nodes: 2\n  nodes: 4\n", Format::yaml).find("cluster.nodes: given twice (line 3)"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"cluster": {"nodes": 2, "gpu": "A100-80GB", "nodes": 4}})", Format::json)
+                .find("cluster.nodes: given twice"),
+            std::string::npos);
+  // The same key in two different objects is fine.
+  EXPECT_NO_THROW(parse_document(R"({"a": {"n": 1}, "b": {"n": 2}, "c": [{"n": 1}, {"n": 2}]})", Format::json));
+}
+
+TEST(Loader, NonFiniteNumbersNameTheirKeyPath) {
+  EXPECT_NE(parse_error(R"({"cluster": {"nodes": NaN}})", Format::json).find("cluster.nodes: not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"faults": [{"kind": "link_down"}, {"factor": 1e400}]})", Format::json)
+                .find("faults[1].factor: a number beyond the range of a double"),
+            std::string::npos);
+  EXPECT_NE(parse_error("cluster:\n  nodes: -1e400\n", Format::yaml).find("cluster.nodes: -1e400 is beyond the range"),
+            std::string::npos);
+  // Quoted, it is a string (and the table walk reports its type).
+  EXPECT_EQ(parse_document("name: '1e400'\n", Format::yaml)["name"], "1e400");
+}
+
+TEST(Loader, ScenarioFromAnEndlessStreamStopsAtTheLimit) {
+  try {
+    read_document("/dev/zero", {});
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("scenario file '/dev/zero': 17825792 bytes or more, above the scenario_bytes limit"),
+              std::string::npos)
+        << e.what();
+  }
+}

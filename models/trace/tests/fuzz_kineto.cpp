@@ -13,6 +13,7 @@
 #include <string>
 
 #include "models/trace/trace_import.h"
+#include "sim/input_limits.h"
 
 namespace {
 
@@ -42,6 +43,13 @@ extern "C" const char* __ubsan_default_options() { return "halt_on_error=1:print
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const InputFile file;
+  // A gzip input up to max_len can inflate about 1000x: bound it well below the fuzzer's RSS
+  // cap, so inflation bombs exercise the limit instead of the allocator.
+  static const bool limited = [] {
+    ct::sim::set_input_limit("trace_bytes", int64_t{16} << 20);
+    return true;
+  }();
+  (void)limited;
   const std::string& path = file.path;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

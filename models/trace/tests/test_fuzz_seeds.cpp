@@ -46,7 +46,7 @@ TEST(TraceFuzzSeeds, EveryInputImportsOrFailsCleanly) {
       } catch (const TraceError& e) {
         EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
       }
-    } else if (entry.path().extension() == ".json") {
+    } else if (entry.path().extension() == ".json" || entry.path().extension() == ".gz") {
       ++kineto;
       for (const bool gaps : {true, false}) {
         KinetoOptions o;
