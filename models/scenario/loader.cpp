@@ -11,6 +11,7 @@
 
 #include "models/scenario/param_table.h"
 #include "sim/input_limits.h"
+#include "sim/json_dom.h"
 
 namespace ct::scenario {
 namespace {
@@ -178,63 +179,24 @@ struct YamlWalk {
 
 // JSON with the key path of every problem: a key given twice in one object, and a syntax error
 // or a number beyond double's range (NaN, Infinity, 1e400) at the key being read.
-nlohmann::json parse_json_checked(std::string_view text) {
-  struct Frame {
-    bool object = false;
-    std::string key;
-    size_t index = 0;
-    std::vector<std::string> keys;
-  };
-  std::vector<Frame> stack;
-  auto where = [&]() {
-    std::string out;
-    for (const Frame& f : stack) {
-      if (f.object) {
-        if (!f.key.empty()) out += (out.empty() ? "" : ".") + f.key;
-      } else {
-        out += "[" + std::to_string(f.index) + "]";
-      }
-    }
-    return out.empty() ? std::string("document") : out;
-  };
-  auto done_value = [&]() {
-    if (!stack.empty() && !stack.back().object) ++stack.back().index;
-  };
-  using E = nlohmann::json::parse_event_t;
-  const nlohmann::json::parser_callback_t cb = [&](int, E event, nlohmann::json& parsed) {
-    switch (event) {
-      case E::object_start:
-        stack.push_back(Frame{true, {}, 0, {}});
-        break;
-      case E::array_start:
-        stack.push_back(Frame{false, {}, 0, {}});
-        break;
-      case E::key: {
-        Frame& f = stack.back();
-        f.key = parsed.get<std::string>();
-        if (std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()) {
-          throw ScenarioError({where() + ": given twice, expected each key once"});
-        }
-        f.keys.push_back(f.key);
-        break;
-      }
-      case E::object_end:
-      case E::array_end:
-        stack.pop_back();
-        done_value();
-        break;
-      case E::value:
-        done_value();
-        break;
+class ScenarioDom : public sim::JsonDomBuilder {
+ protected:
+  bool keep(const std::string& key) override {
+    const json* obj = current_object();
+    if (obj != nullptr && obj->contains(key)) {
+      throw ScenarioError({path() + ": given twice, expected each key once"});
     }
     return true;
-  };
+  }
+};
+
+nlohmann::json parse_json_checked(std::string_view text) {
   try {
-    return nlohmann::json::parse(text, cb);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError({where() + ": not valid JSON: " + e.what()});
-  } catch (const nlohmann::json::out_of_range& e) {  // 406: a number beyond double's range
-    throw ScenarioError({where() + ": a number beyond the range of a double (about 1.8e308): " + e.what()});
+    return ScenarioDom().parse(text);
+  } catch (const sim::JsonDomBuilder::ParseFailure& e) {
+    const std::string where = e.where.empty() ? std::string("document") : e.where;
+    if (e.overflow) throw ScenarioError({where + ": a number beyond the range of a double (about 1.8e308): " + e.what()});
+    throw ScenarioError({where + ": not valid JSON: " + e.what()});
   }
 }
 

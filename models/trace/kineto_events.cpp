@@ -2,14 +2,17 @@
 #include "models/trace/kineto_events.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <map>
 
 #include "models/trace/file_io.h"
 #include "models/trace/trace_import.h"
 #include "sim/input_limits.h"
+#include "sim/json_dom.h"
 
 namespace ct::trace::kineto {
 namespace {
@@ -45,6 +48,81 @@ std::string str(const json& e, const char* k) {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+template <size_t N>
+bool one_of(const std::string& s, const std::array<std::string_view, N>& names) {
+  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return s == n; });
+}
+
+// What read_kineto keeps of a trace while it is parsed, so memory holds what the importers
+// read and not the rest (flow arrows, instant and metadata events, python_function events, and
+// per-kernel launch geometry are most of a real trace): complete ("X") events of the categories
+// below, their fields below, and of their args the keys the importers read (kineto_events.cpp,
+// kineto_ranks.cpp, op_view.cpp). Everything else at the top level is kept as it is.
+constexpr std::array<std::string_view, 9> kEventCats = {
+    "kernel", "gpu_memset", "gpu_memcpy", "cuda_runtime", "cuda_driver", "cpu_op", "user_annotation",
+    "gpu_user_annotation", "overhead"};
+constexpr std::array<std::string_view, 8> kEventFields = {"ph", "cat", "name", "ts", "dur", "pid", "tid", "args"};
+constexpr std::array<std::string_view, 17> kArgFields = {
+    "External id", "Record function id", "correlation", "device", "stream", "Input Dims", "Input type",
+    "Concrete Inputs", "Collective name", "In msg nelems", "Out msg nelems", "Group size", "Process Group Ranks",
+    "Process Group Name", "Src Rank", "Dst Rank", "dtype"};
+
+// The filter as a DOM builder: events sit at level 1 of an array trace and at level 2 of an
+// object trace (under "traceEvents"). An unwanted event becomes null in place.
+class KinetoDom : public sim::JsonDomBuilder {
+ public:
+  KinetoDom(std::string where) : where_(std::move(where)), max_events_(sim::input_limit("trace_events")) {}
+
+ protected:
+  bool keep(const std::string& k) override {
+    const size_t level = event_level();
+    if (level == 0) return true;
+    if (depth() == level + 1) return one_of(k, kEventFields);
+    if (depth() == level + 2 && key_at(level) == "args") return one_of(k, kArgFields);
+    return true;
+  }
+  void object_done(json& obj) override {
+    const size_t level = event_level();
+    if (level == 0 || depth() != level) return;
+    if (++events_ > max_events_) {
+      try {
+        sim::input_limit_exceeded("trace_events", where_, events_, true);
+      } catch (const sim::InputLimitError& e) {
+        throw TraceError(e.what());
+      }
+    }
+    const auto ph = obj.find("ph");
+    const auto cat = obj.find("cat");
+    const bool wanted = ph != obj.end() && ph->is_string() && ph->get_ref<const std::string&>() == "X" &&
+                        cat != obj.end() && cat->is_string() && one_of(cat->get_ref<const std::string&>(), kEventCats);
+    if (!wanted) obj = nullptr;
+  }
+
+ private:
+  // Level of event objects, or 0 while not inside the event array.
+  [[nodiscard]] size_t event_level() const {
+    const json* root = container(0);
+    if (root == nullptr) return 0;
+    if (root->is_array()) return 1;
+    return key_at(0) == "traceEvents" && container(1) != nullptr && container(1)->is_array() ? 2 : 0;
+  }
+
+  std::string where_;
+  int64_t max_events_;
+  int64_t events_ = 0;
+};
+
+json parse_kineto_text(const std::string& text, const std::string& path, const std::string& key) {
+  KinetoDom dom(key + ": " + path);
+  try {
+    return dom.parse(text);
+  } catch (const sim::JsonDomBuilder::ParseFailure& e) {
+    if (e.overflow) throw TraceError(key + ": " + path + ": not JSON: " + e.what());
+    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
+                     std::to_string(text.size()) + " (" + e.what() + ")");
+  }
+}
+
 }  // namespace
 
 json parse_json_text(const std::string& text, const std::string& path, const std::string& key) {
@@ -60,7 +138,7 @@ json parse_json_text(const std::string& text, const std::string& path, const std
 
 KinetoTrace read_kineto(const std::string& path, const std::string& key) {
   KinetoTrace t;
-  t.doc = parse_json_text(detail::read_maybe_gzip(path, key), path, key);
+  t.doc = parse_kineto_text(detail::read_maybe_gzip(path, key), path, key);
   const json* events = nullptr;
   if (t.doc.is_object() && t.doc.contains("traceEvents") && t.doc["traceEvents"].is_array()) {
     events = &t.doc["traceEvents"];
@@ -78,11 +156,6 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
   if (t.doc.is_object() && t.doc.contains("distributedInfo") && t.doc["distributedInfo"].is_object()) {
     t.rank = int_or(t.doc["distributedInfo"], "rank", -1);
     t.world_size = int_or(t.doc["distributedInfo"], "world_size", -1);
-  }
-  try {
-    sim::check_input_limit("trace_events", key + ": " + path, static_cast<int64_t>(events->size()));
-  } catch (const sim::InputLimitError& e) {
-    throw TraceError(e.what());
   }
   for (const json& e : *events) {
     if (!e.is_object() || str(e, "ph") != "X") continue;
