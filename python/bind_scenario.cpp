@@ -3,6 +3,7 @@
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
 #include "models/scenario/param_table.h"
+#include "models/scenario/runner.h"
 #include "models/scenario/schema.h"
 #include "python/bindings.h"
 #include "sim/input_limits.h"
@@ -10,12 +11,33 @@
 namespace py = pybind11;
 
 namespace ct::python {
-scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json) {
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json, bool pre_run) {
   nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
   const auto overrides = nlohmann::json::parse(overrides_json);
   for (const auto& [path, value] : overrides.items()) scenario::apply_override(doc, path, value);
-  scenario::Config c = scenario::to_config(doc);
+  // Every problem in one pass: the table walk's, then the cross-field checks on what it read
+  // (a key the walk already named is not named again by a rule about it).
+  std::vector<std::string> problems;
+  scenario::Config c = scenario::to_config(doc, problems);
+  if (!problems.empty()) {
+    const size_t walk = problems.size();
+    try {
+      scenario::check_config(c);
+    } catch (const scenario::ScenarioError& e) {
+      for (const std::string& p : e.problems()) {
+        const std::string key = p.substr(0, p.find(':'));
+        bool named = false;
+        for (size_t i = 0; i < walk; ++i) named = named || problems[i].rfind(key, 0) == 0;
+        if (!named) problems.push_back(p);
+      }
+    } catch (const std::exception&) {  // a rule that cannot judge defaults left by a bad key
+    }
+    throw scenario::ScenarioError(std::move(problems));
+  }
   scenario::check_config(c);
+  if (pre_run) {
+    if (auto more = scenario::pre_run_problems(c); !more.empty()) throw scenario::ScenarioError(std::move(more));
+  }
   return c;
 }
 
@@ -57,7 +79,7 @@ void bind_scenario(py::module_& m) {
   m.def(
       "validate",
       [](const std::string& document_json, const std::string& overrides_json) {
-        checked_config(document_json, overrides_json);
+        checked_config(document_json, overrides_json, /*pre_run=*/true);
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}",
       "Raises ScenarioError listing every problem, or returns None.");

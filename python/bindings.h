@@ -14,5 +14,8 @@ void bind_run(pybind11::module_& m);
 void bind_calibrate(pybind11::module_& m);
 void bind_export(pybind11::module_& m);
 // Document JSON + overrides (JSON object of "a.b.c" -> value) -> loaded and checked Config.
-scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json);
+// Parses, overrides and checks a scenario, naming every problem in one ScenarioError; with
+// pre_run also every check `run` makes before simulating (what `validate` answers).
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json,
+                                bool pre_run = false);
 }  // namespace ct::python

@@ -25,7 +25,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Double seconds keep microsecond resolution up to 2^53 us, about 285 years.
-constexpr double kMaxCampaignSeconds = 100.0 * 365.25 * 86400.0;
 
 void require(bool ok, const std::string& key, const std::string& what, double value) {
   if (!ok) throw std::invalid_argument(key + " " + what + ", got " + std::to_string(value));

@@ -148,6 +148,9 @@ constexpr uint64_t kCampaignStream = 0x52454c4900000000ULL;  // "RELI" << 32
 // training_job.runtime.collective_timeout, recovery.health_check(_coverage),
 // recovery.restart, recovery.hot_spares, recovery.repair, campaign.threads, and the
 // failures.* keys (failure_model.h validate).
+// The campaign clock's range: 100 years in seconds (campaign.duration at most this).
+inline constexpr double kMaxCampaignSeconds = 100.0 * 365.25 * 86400.0;
+
 void validate(const CampaignSpec& spec);
 
 ReplicaResult run_replica(const CampaignSpec& spec, int replica);

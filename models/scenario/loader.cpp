@@ -437,9 +437,15 @@ void apply_override(nlohmann::json& document, std::string_view assignment) {
 }
 
 Config to_config(const nlohmann::json& document) {
+  std::vector<std::string> problems;
+  Config config = to_config(document, problems);
+  if (!problems.empty()) throw ScenarioError(std::move(problems));
+  return config;
+}
+
+Config to_config(const nlohmann::json& document, std::vector<std::string>& problems) {
   static const TableWalker<Config> walker(param_table());
   static const TableWalker<FaultSpec> fault_walker(fault_param_table());
-  std::vector<std::string> problems;
   Config config;
   if (!document.is_object()) throw ScenarioError({"document: expected an object of sections"});
   for (const auto& [key, value] : document.items()) {
@@ -490,7 +496,6 @@ Config to_config(const nlohmann::json& document) {
   }
   walker.walk(rest, "", config, problems, given, "");
   walker.check_required(given, present, problems, "");
-  if (!problems.empty()) throw ScenarioError(std::move(problems));
   return config;
 }
 

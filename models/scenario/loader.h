@@ -39,6 +39,9 @@ void apply_override(nlohmann::json& document, std::string_view path, const nlohm
 
 // Converts and checks every key; throws ScenarioError listing every problem.
 Config to_config(const nlohmann::json& document);
+// The same, appending every problem to `problems` instead of throwing; the keys that had
+// problems keep their defaults in the returned Config.
+Config to_config(const nlohmann::json& document, std::vector<std::string>& problems);
 
 // Reads a file (format from the extension: .yaml/.yml or JSON) and applies overrides.
 nlohmann::json read_document(const std::string& path, const std::vector<std::string>& overrides);

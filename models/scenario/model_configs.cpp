@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/reliability/campaign.h"
 #include "models/scenario/loader.h"
 #include "models/trace/gpu_file.h"
 #include "models/trace/trace_import.h"
@@ -188,6 +189,10 @@ void check_config(Config& c) {
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
   if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });
   guard("failures", [&] { failure_model(c); });
+  if (!(c.campaign.duration > 0 && c.campaign.duration <= reliability::kMaxCampaignSeconds)) {
+    problems.push_back("campaign.duration: got " + std::to_string(c.campaign.duration) +
+                       " s, expected more than 0 and at most 100 years (3.156e9 s), the campaign clock's range");
+  }
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;

@@ -254,19 +254,24 @@ const char* kind_name(replay::CollectiveKind k) {
   return "?";
 }
 
+// The replay's memory estimate against this machine's available memory ("" when it fits).
+std::string step_memory_problem(const replay::StepInput& in) {
+  const double need = replay::estimate_program_bytes(in.job, in.program);
+  const double have = available_memory_bytes();
+  if (have > 0 && need > 0.8 * have) {
+    return "training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
+           " GiB; this machine has " + std::to_string(have / 1073741824.0) +
+           " GiB available. Use network.mode=analytical (folds identical replicas) or fewer training_job.steps";
+  }
+  return "";
+}
+
 // Writes the step's sections of the report; returns what later stages need, typed, with the
 // events simulated.
 std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& options, json& report,
                                              json& not_computed) {
   replay::StepInput in = step_input(c);
-  const double need = replay::estimate_program_bytes(in.job, in.program);
-  const double have = available_memory_bytes();
-  if (have > 0 && need > 0.8 * have) {
-    throw ScenarioError({"training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
-                         " GiB; this machine has " + std::to_string(have / 1073741824.0) +
-                         " GiB available. Use network.mode=analytical (folds identical replicas) or fewer "
-                         "training_job.steps"});
-  }
+  if (auto problem = step_memory_problem(in); !problem.empty()) throw ScenarioError({problem});
   std::ofstream trace_file;
   std::unique_ptr<sim::TraceWriter> trace;
   if (!options.trace_path.empty()) {
@@ -417,25 +422,45 @@ double profiler_op_overhead_us(const Config& c) {
   return seconds * 1e6;
 }
 
+// The trace keys that only some trace kinds use, and their values.
+std::vector<std::string> trace_key_problems(const Config& c) {
+  std::vector<std::string> problems;
+  std::error_code is_dir_error;
+  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
+  if (kineto_ranks && !c.trace.execution_trace.empty()) {
+    problems.push_back("trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
+                       c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)");
+  }
+  if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
+    if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (!c.trace.recorded_gpu.empty()) problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu + "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (c.trace.profiler_overhead != "auto") problems.push_back("trace.profiler_overhead: got '" + c.trace.profiler_overhead + "', expected auto (the CPU launch timeline is modelled only for a Kineto trace with trace.execution_trace)");
+  } else {
+    if (!c.trace.recorded_gpu.empty()) {
+      try {
+        keyed_gpu(c.trace.recorded_gpu);
+      } catch (const ScenarioError& e) {
+        problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+      }
+    }
+    try {
+      profiler_op_overhead_us(c);
+    } catch (const ScenarioError& e) {
+      problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+    }
+  }
+  return problems;
+}
+
 uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
   replay::StepProgram program;
   json graph;  // Kineto + execution trace: the step graph's statistics
   double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
   std::error_code is_dir_error;
   const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
-  if (kineto_ranks && !c.trace.execution_trace.empty()) {
-    throw ScenarioError({"trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
-                         c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)"});
-  }
+  if (auto key_problems = trace_key_problems(c); !key_problems.empty()) throw ScenarioError(std::move(key_problems));
   trace::KinetoRanksStats ranks_stats;
   trace::ChakraStats chakra_stats;
-  if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
-    std::vector<std::string> problems;
-    if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
-    if (!c.trace.recorded_gpu.empty()) problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu + "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
-    if (c.trace.profiler_overhead != "auto") problems.push_back("trace.profiler_overhead: got '" + c.trace.profiler_overhead + "', expected auto (the CPU launch timeline is modelled only for a Kineto trace with trace.execution_trace)");
-    if (!problems.empty()) throw ScenarioError(std::move(problems));
-  }
   try {
     if (c.trace.format == "chakra") {
       trace::ChakraOptions chakra;
@@ -572,6 +597,20 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
 }
 
 }  // namespace
+
+std::vector<std::string> pre_run_problems(const Config& c) {
+  std::vector<std::string> problems;
+  if (c.has("trace")) {
+    problems = trace_key_problems(c);
+  } else if (c.has("training_job")) {
+    try {
+      if (auto problem = step_memory_problem(step_input(c)); !problem.empty()) problems.push_back(problem);
+    } catch (const ScenarioError& e) {
+      problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+    }
+  }
+  return problems;
+}
 
 json run(const Config& c, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();

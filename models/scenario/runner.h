@@ -33,6 +33,10 @@ struct RunOptions {
 // under "not_computed" with the reason; no value is ever invented.
 nlohmann::json run(const Config& config, const RunOptions& options = {});
 
+// Every check `run` makes before it simulates anything beyond the table walk and check_config
+// (the replay's memory estimate, the trace keys a trace kind uses); `validate` runs them too.
+std::vector<std::string> pre_run_problems(const Config& config);
+
 // The step model's input for the scenario's training_job (what `run` simulates; also used to
 // export the step program).
 replay::StepInput step_input(const Config& config);

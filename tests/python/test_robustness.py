@@ -246,3 +246,33 @@ def test_local_dask_cluster_listens_on_loopback_only():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+# ---- validate answers what run answers ----------------------------------------------------
+
+PRE_RUN_ERRORS = [
+    # (scenario file, overrides, fragment of the error both must give)
+    ("scenarios/default.json", ["campaign.duration=1e9d"], "campaign.duration: got 86400000000000"),
+    ("scenarios/default.json", ["training_job.parallelism.tensor_parallel=7"], "tensor_parallel = 7 must divide"),
+    ("scenarios/default.json", ["training_job.steps=1000"], "training_job.steps: got 1000"),
+    ("scenarios/default.json", ["cluster.nvlink_domain=12"], "cluster.nvlink_domain: got 12"),
+    ("scenarios/trace-kineto-h200.yaml", ["trace.profiler_overhead=5s"], "trace.profiler_overhead: got '5s'"),
+    ("scenarios/trace-kineto-h200.yaml", ["trace.recorded_gpu=Z100"], "trace.recorded_gpu:"),
+    ("scenarios/trace-chakra-allreduce.yaml", ["trace.recorded_gpu=H100-SXM"], "trace.recorded_gpu: got 'H100-SXM'"),
+    ("scenarios/trace-chakra-allreduce.yaml", ["trace.path=/nonexistent/dir"], "trace.path: '/nonexistent/dir' does not exist"),
+]
+
+
+@pytest.mark.parametrize("scenario, overrides, fragment", PRE_RUN_ERRORS)
+def test_validate_refuses_what_run_refuses_before_simulating(scenario, overrides, fragment):
+    sets = [a for o in overrides for a in ("--set", o)]
+    v = refused(cli("validate", scenario, *sets), fragment)
+    r = refused(cli("run", scenario, *sets, "--set", "network.mode=analytical", "--set", "campaign.repeats=1"), fragment)
+    assert v.splitlines()[:2] == r.splitlines()[:2]
+
+
+def test_every_problem_is_named_in_one_pass():
+    err = refused(cli("validate", "scenarios/default.json", "--set", "cluster.bogus=1",
+                      "--set", "training_job.parallelism.tensor_parallel=7"))
+    assert "cluster.bogus: unknown key" in err
+    assert "tensor_parallel = 7 must divide" in err
