@@ -1,5 +1,6 @@
 #include <pybind11/stl.h>
 
+#include "models/scenario/cost_estimate.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
 #include "models/scenario/param_table.h"
@@ -7,6 +8,7 @@
 #include "models/scenario/schema.h"
 #include "python/bindings.h"
 #include "sim/input_limits.h"
+#include "sim/progress.h"
 
 namespace py = pybind11;
 
@@ -76,6 +78,31 @@ void bind_scenario(py::module_& m) {
         return scenario::parse_document(text, f).dump();
       },
       py::arg("text"), py::arg("format") = "auto");
+  m.def(
+      "progress_start", [](double expected_events, double quiet_s) { sim::progress::start(expected_events, quiet_s); },
+      py::arg("expected_events"), py::arg("quiet_s") = 5.0,
+      "Progress lines on stderr (events, events/s, time left) for the runs that follow, after quiet_s seconds.");
+  m.def("progress_stop", &sim::progress::stop, "Stops the progress lines.");
+  m.def(
+      "conversion_problems",
+      [](const std::string& document_json, const std::string& overrides_json) {
+        nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
+        const auto overrides = nlohmann::json::parse(overrides_json);  // named: items() refers to it
+        for (const auto& [path, value] : overrides.items()) scenario::apply_override(doc, path, value);
+        std::vector<std::string> problems;
+        scenario::to_config(doc, problems);
+        return problems;
+      },
+      py::arg("document_json"), py::arg("overrides_json") = "{}",
+      "The table walk's problems alone (unknown keys, types, units, ranges; no cross-key rules).");
+  m.def(
+      "estimate",
+      [](const std::string& document_json, const std::string& overrides_json) {
+        const scenario::Config c = checked_config(document_json, overrides_json);
+        return scenario::to_json(scenario::estimate_cost(c)).dump();
+      },
+      py::arg("document_json"), py::arg("overrides_json") = "{}",
+      "Events, memory and wall time a run of the scenario would take on the reference machine (JSON).");
   m.def(
       "validate",
       [](const std::string& document_json, const std::string& overrides_json) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "sim/event_queue.h"
+#include "sim/progress.h"
 #include "sim/rng.h"
 #include "sim/units.h"
 
@@ -53,7 +54,7 @@ class Simulation {
     while (!stopped_ && !queue_.empty() && queue_.next_time_ps() <= horizon.ps()) {
       const FiredEvent e = queue_.pop();
       now_ = Time::from_ps(e.time_ps);
-      ++executed_;
+      if ((++executed_ & (progress::kTickEvents - 1)) == 0) progress::tick();
       e.handler->on_event(e.tag);
     }
     return executed_ - before;

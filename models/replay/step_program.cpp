@@ -418,7 +418,7 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   return std::move(b.out);
 }
 
-double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options) {
+double estimate_program_instructions(const workload::JobSpec& job, const ProgramOptions& options) {
   const auto& p = job.parallelism;
   const double ranks = options.fold ? p.pipeline_parallel : static_cast<double>(workload::gpus_used(p));
   const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
@@ -430,9 +430,12 @@ double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions
     per_pass = per_layer * static_cast<double>(workload::layers_per_chunk(job)) + 3.0;
   }
   const double per_step = passes * per_pass + 3.0 * p.virtual_pipeline + 3.0;
-  const double instrs = ranks * per_step * options.steps;
+  return ranks * per_step * options.steps;
+}
+
+double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options) {
   // instruction + executor state + receive index entry
-  return instrs * (static_cast<double>(sizeof(Instr)) + 48.0);
+  return estimate_program_instructions(job, options) * (static_cast<double>(sizeof(Instr)) + 48.0);
 }
 
 }  // namespace ct::replay

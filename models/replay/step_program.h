@@ -127,6 +127,8 @@ Placement placement_of(const workload::ParallelSpec& p, int rank, const std::str
 StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
                                const ProgramOptions& options);
 
+// Instructions a program of this job would have (all ranks, all steps), without building it.
+double estimate_program_instructions(const workload::JobSpec& job, const ProgramOptions& options);
 // Bytes a program of this job would take, without building it (for failing fast).
 double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options);
 

@@ -7,6 +7,7 @@ from .api import Scenario as Scenario
 from .api import ScenarioError as ScenarioError
 from .api import InputLimitError as InputLimitError
 from .api import limits as limits
+from .api import estimate as estimate
 from .api import set_limit as set_limit
 from .api import calibrate as calibrate
 from .api import export_chakra as export_chakra
@@ -17,5 +18,5 @@ from .api import schema as schema
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "export_chakra", "frames", "limits",
+__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "estimate", "export_chakra", "frames", "limits",
            "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]

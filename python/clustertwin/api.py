@@ -232,14 +232,36 @@ class Result:
 
 
 def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None,
-        trace: str | None = None) -> Result:
-    """Runs a scenario (releasing the GIL) and returns its Result."""
+        trace: str | None = None, progress: bool = False) -> Result:
+    """Runs a scenario (releasing the GIL) and returns its Result.
+
+    progress   True: once the run has lasted 5 s, a line on stderr every 5 s with the events
+               done of the estimated total (``estimate``), events per second and the time left.
+    """
     if isinstance(scenario, (str, os.PathLike)) and os.path.exists(os.fspath(scenario)):
         scenario = load(scenario)
     elif not isinstance(scenario, Scenario):
         scenario = Scenario(scenario)
-    text, arrays = _core.run(scenario.to_json(), json.dumps(dict(overrides or {})), trace or "")
+    doc, over = scenario.to_json(), json.dumps(dict(overrides or {}))
+    if progress:
+        _core.progress_start(json.loads(_core.estimate(doc, over))["events"])
+    try:
+        text, arrays = _core.run(doc, over, trace or "")
+    finally:
+        if progress:
+            _core.progress_stop()
     return Result(report=json.loads(text), trace_path=trace, arrays=arrays)
+
+
+def estimate(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None) -> dict:
+    """What ``run`` would cost, before running: {"events", "memory_bytes", "wall_s", "basis"}
+    on the reference machine (2 cores; models/scenario/cost_estimate.h, its error in
+    docs/estimates.md). Raises ScenarioError for a scenario ``run`` would refuse."""
+    if isinstance(scenario, (str, os.PathLike)) and os.path.exists(os.fspath(scenario)):
+        scenario = load(scenario)
+    elif not isinstance(scenario, Scenario):
+        scenario = Scenario(scenario)
+    return json.loads(_core.estimate(scenario.to_json(), json.dumps(dict(overrides or {}))))
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | os.PathLike) -> Scenario:

@@ -80,6 +80,53 @@ def _writable(path: str, flag: str) -> None:
         raise ScenarioError(f"{flag} {path}: cannot be written ({e.strerror})") from None
 
 
+MAX_WALL_S = 3600.0  # runs estimated longer are refused unless --force
+
+
+def _available_memory() -> float:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+PROCESS_START_S = 0.25  # of an estimate's wall time, paid once per process, not per sweep point
+
+
+def _wall(est: dict, points: int, workers: int) -> float:
+    if points <= 1:
+        return est["wall_s"]
+    return PROCESS_START_S + max(est["wall_s"] - PROCESS_START_S, 0.0) * points / max(1, min(workers, points))
+
+
+def _estimate_line(est: dict, points: int = 1, workers: int = 1) -> str:
+    wall = _wall(est, points, workers)
+    what = f"{points} points x " if points > 1 else ""
+    return (f"estimate: {what}about {est['events']:.3g} events, {est['memory_bytes'] / 2**30:.2g} GiB, "
+            f"{wall:.3g} s on the reference 2-core machine ({est['basis']})")
+
+
+def _check_cost(est: dict, args, points: int = 1, workers: int = 1) -> None:
+    """Prints the estimate when the run will take a while; refuses one above the limits unless --force."""
+    wall = _wall(est, points, workers)
+    line = _estimate_line(est, points, workers)
+    if wall > 5.0 and not args.quiet:
+        print(line, file=sys.stderr)
+    if args.force:
+        return
+    have = _available_memory()
+    if wall > MAX_WALL_S:
+        raise ScenarioError(f"{line}: above the {MAX_WALL_S:.0f} s limit; pass --force to run it anyway, "
+                            "or reduce the work (network.mode analytical, fewer GPUs, steps or points)")
+    if have > 0 and est["memory_bytes"] > have:
+        raise ScenarioError(f"{line}: more memory than this machine has available ({have / 2**30:.1f} GiB); "
+                            "pass --force to try anyway")
+
+
 def _fmt(value, unit="", scale=1.0, digits=4):
     if value is None:
         return "n/a"
@@ -137,7 +184,16 @@ def cmd_run(args) -> int:
         if not os.access(args.out, os.W_OK):
             raise ScenarioError(f"--out {args.out}: not writable")
         trace = os.path.join(args.out, "trace.json")
-    result = run(sc, overrides=_overrides(args.set), trace=trace)
+    overrides = _overrides(args.set)
+    est = json.loads(_core.estimate(sc.to_json(), json.dumps(overrides)))
+    _check_cost(est, args)
+    if not args.quiet:
+        _core.progress_start(est["events"])
+    try:
+        result = run(sc, overrides=overrides, trace=trace)
+    finally:
+        if not args.quiet:
+            _core.progress_stop()
     if args.out:
         with open(os.path.join(args.out, "report.json"), "w") as f:
             json.dump(result.report, f, indent=1)
@@ -253,13 +309,19 @@ def cmd_sweep(args) -> int:
     if args.scheduler and args.backend == "threads":
         raise ScenarioError("sweep: --scheduler runs on dask; drop --backend threads")
     backend = "dask" if args.scheduler else (args.backend or "threads")
+    from .sweep_sampling import point_count
+
+    base = load(args.scenario)
+    n_points = point_count(grid, random or None, args.samples)
+    est = json.loads(_core.estimate(base.to_json(), json.dumps(_overrides(args.set))))
+    _check_cost(est, args, n_points, args.workers)
     client = None
     if args.scheduler:
         from distributed import Client
 
         client = Client(args.scheduler)
     try:
-        df = sweep(load(args.scenario), grid, workers=args.workers, db=args.db, overrides=_overrides(args.set),
+        df = sweep(base, grid, workers=args.workers, db=args.db, overrides=_overrides(args.set),
                    progress=sys.stderr.isatty() if args.progress is None else args.progress,
                    random=random or None, samples=args.samples, seed=args.seed, backend=backend, client=client)
     finally:
@@ -303,8 +365,10 @@ def cmd_sweep(args) -> int:
 
 def cmd_validate(args) -> int:
     sc = load(args.scenario)
-    sc.validate(_overrides(args.set))
+    overrides = _overrides(args.set)
+    sc.validate(overrides)
     print(f"{args.scenario}: valid")
+    print(_estimate_line(json.loads(_core.estimate(sc.to_json(), json.dumps(overrides)))))
     return 0
 
 
@@ -467,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
     r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables (fabric_links.csv: every link's load)")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.add_argument("--force", action="store_true", help=f"run even when estimated above {MAX_WALL_S:.0f} s or the free memory")
+    r.add_argument("--quiet", action="store_true", help="no estimate and no progress lines on stderr")
     r.set_defaults(func=cmd_run)
     n = sub.add_parser("nccl-tests", help="nccl-tests style table of a collective on the scenario's cluster")
     n.add_argument("scenario")
@@ -512,6 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--all", action="store_true", help="print every column (default: grid keys and headline metrics)")
     sw.add_argument("--minimize", metavar="COL,COL", help="mark the Pareto front: columns to minimise")
     sw.add_argument("--maximize", metavar="COL,COL", help="mark the Pareto front: columns to maximise")
+    sw.add_argument("--force", action="store_true", help=f"run even when estimated above {MAX_WALL_S:.0f} s or the free memory")
+    sw.add_argument("--quiet", action="store_true", help="no estimate line on stderr")
     sw.set_defaults(func=cmd_sweep)
 
     op = sub.add_parser("optimize", help="greedy (or exhaustive) search for the best point under constraints")

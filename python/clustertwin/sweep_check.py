@@ -6,8 +6,7 @@ the batch divides into micro-batches, ...). A sweep rejects only the first kind:
 is wrong on its own is wrong at every point, while a cross-key rule may hold at some points
 and not at others, so those stay per-point errors.
 
-To see the first kind alone, every probe adds an unknown sentinel key: the loader then stops
-after converting, and its problem list holds exactly the conversion problems. A problem is
+The first kind alone comes from the loader's table walk (``_core.conversion_problems``). A problem is
 blamed on swept value ``key = value`` when the baseline (scenario + fixed overrides) does not
 have it, or when it names ``key`` itself (the value replaced whatever the baseline held).
 Each distinct value of each key is probed once.
@@ -21,19 +20,15 @@ from . import _core
 from .api import ScenarioError
 from .sweep_store import canonical
 
-_SENTINEL = "__clustertwin_sweep_probe__"
-
-
 def conversion_problems(doc: str, overrides: Mapping[str, Any]) -> set[str]:
     """The loader's conversion problems of ``doc`` with ``overrides`` (cross-key rules not run)."""
     try:
-        _core.validate(doc, json.dumps({**overrides, _SENTINEL: True}))
-    except ScenarioError as e:
+        return {p.strip() for p in _core.conversion_problems(doc, json.dumps(dict(overrides)))}
+    except ScenarioError as e:  # a document or override that does not parse at all
         lines = str(e).splitlines()
         if lines and lines[0].strip() == "invalid scenario:":
             return {line.strip() for line in lines[1:] if line.strip()}
         return {str(e).strip()}
-    raise RuntimeError(f"sweep check: the loader accepted the unknown key {_SENTINEL!r}")
 
 
 def _names(problem: str, key: str) -> bool:

@@ -240,6 +240,16 @@ def points(grid: Mapping[str, Any] | None, random: Mapping[str, Any] | None, sam
     return [{**g, **d} for g in grid_part for d in drawn]
 
 
+def point_count(grid: Mapping[str, Any] | None, random: Mapping[str, Any] | None, samples: int | None) -> int:
+    """How many points ``points`` would give, without making them (for the cost estimate)."""
+    product = 1
+    for values in (grid or {}).values():
+        product *= len(as_list(values))
+    if not random:
+        return product if samples is None else min(product, samples)
+    return product * (samples or 0)
+
+
 def axis_probes(grid: Mapping[str, Any] | None, random: Mapping[str, Any] | None) -> dict[str, list]:
     """Every value worth validating per swept key: each grid value, each choice, range bounds and middle."""
     out = {key: as_list(values) for key, values in (grid or {}).items()}

@@ -276,3 +276,62 @@ def test_every_problem_is_named_in_one_pass():
                       "--set", "training_job.parallelism.tensor_parallel=7"))
     assert "cluster.bogus: unknown key" in err
     assert "tensor_parallel = 7 must divide" in err
+
+
+# ---- the cost estimate, its refusals and progress -----------------------------------------
+
+def _events(args: list[str]) -> float:
+    r = cli("run", *args, "--json", "--quiet", capped=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout)["sim"]["events"]
+
+
+@pytest.mark.parametrize("args", [
+    ["scenarios/packet-slice-step.yaml", "--set", "training_job.steps=1"],
+    ["scenarios/ecn-tuning-incast.yaml"],
+    ["scenarios/default.json", "--set", "network.mode=analytical"],
+    ["scenarios/default.json", "--set", "cluster.nodes=16", "--set", "training_job.parallelism.data_parallel=1",
+     "--set", "training_job.global_batch_size=64", "--set", "training_job.steps=1"],
+])
+def test_estimate_is_within_a_factor_two_of_the_events_run(args):
+    """Events are deterministic, so the estimate's error on them is a fair test (wall time is
+    not asserted: machines differ; tools/estimate_check.py measures it)."""
+    import clustertwin as ct
+
+    scenario, sets = args[0], args[1:]
+    overrides = {}
+    for i in range(0, len(sets), 2):
+        key, raw = sets[i + 1].split("=", 1)
+        overrides[key] = json.loads(raw) if raw[0].isdigit() else raw
+    est = ct.estimate(os.path.join(ROOT, scenario), overrides)
+    assert set(est) == {"events", "memory_bytes", "wall_s", "basis"}
+    measured = _events(args)
+    assert 0.5 < est["events"] / measured < 2.0, (est, measured)
+
+
+def test_runs_estimated_too_long_are_refused_before_any_work():
+    t0 = time.perf_counter()
+    err = refused(cli("run", "scenarios/default.json", "--set", "training_job.steps=100",
+                      "--set", "network.mode=packet"), "above the 3600 s limit; pass --force")
+    assert "estimate: about" in err
+    refused(cli("sweep", "scenarios/default.json", "--random", "training_job.micro_batch_size=choice:1,2",
+                "--samples", "1000000000"), "1000000000 points x", "above the 3600 s limit")
+    assert time.perf_counter() - t0 < TIME_CAP_S
+
+
+def test_validate_prints_the_estimate():
+    r = cli("validate", "scenarios/default.json")
+    assert r.returncode == 0
+    assert "estimate: about" in r.stdout and "instructions on every rank" in r.stdout
+
+
+def test_progress_lines_report_rate_and_time_left(tmp_path):
+    code = ("import json, clustertwin as ct; from clustertwin import _core; _core.progress_start(2e6, 0.0);"
+            "r = ct.run('scenarios/packet-slice-step.yaml', {'training_job.steps': 1}); _core.progress_stop()")
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")}
+    r = subprocess.run([PYTHON, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIME_CAP_S)
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.startswith("progress: ")]
+    assert lines and "events/s" in lines[0], r.stderr
+    assert "about" in lines[0] and "left" in lines[0], lines[0]
+    assert lines[-1].startswith("progress: done,"), lines[-1]

@@ -1,0 +1,30 @@
+// Progress of a long run on stderr: events done of the estimated total, events per second and
+// the time left, a line every few seconds once the run has lasted a few seconds. Off unless a
+// front end (the CLI, ct.run(progress=True)) turns it on; it never changes what is simulated.
+// Every Simulation reports its events here in blocks of kTickEvents (one relaxed atomic load
+// per block when off).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace ct::sim::progress {
+
+inline constexpr uint64_t kTickEvents = uint64_t{1} << 16;
+
+namespace detail {
+inline std::atomic<bool> enabled{false};
+void tick();
+}  // namespace detail
+
+// Starts reporting for one run: `expected_events` from the cost estimate (0: unknown, then no
+// percentage or time left), the first line after `quiet_s` seconds, then every `every_s`.
+void start(double expected_events, double quiet_s = 5.0, double every_s = 5.0);
+// Stops reporting; prints a last line when any was printed.
+void stop();
+// Called by Simulation every kTickEvents events.
+inline void tick() {
+  if (detail::enabled.load(std::memory_order_relaxed)) detail::tick();
+}
+
+}  // namespace ct::sim::progress
