@@ -319,6 +319,16 @@ def test_runs_estimated_too_long_are_refused_before_any_work():
     assert time.perf_counter() - t0 < TIME_CAP_S
 
 
+def test_packet_permutation_on_ten_thousand_gpus_is_refused(tmp_path):
+    """Issue 20: this run would take hours (measured about 31 h) and used to start silently."""
+    with open(os.path.join(ROOT, "scenarios", "default.json")) as f:
+        sc = json.load(f)
+    del sc["training_job"]
+    sc["network"]["mode"] = "packet"
+    sc["traffic"] = {"pattern": "permutation", "size": "64MiB"}
+    refused(cli("run", write(tmp_path / "perm.json", sc)), "10240 flows, 167772160 packets", "above the 3600 s limit")
+
+
 def test_validate_prints_the_estimate():
     r = cli("validate", "scenarios/default.json")
     assert r.returncode == 0
