@@ -13,10 +13,18 @@
 namespace py = pybind11;
 
 namespace ct::python {
-scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json, bool pre_run) {
+namespace {
+// The scenario document with the overrides applied (both as JSON text).
+nlohmann::json overridden_document(const std::string& document_json, const std::string& overrides_json) {
   nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
-  const auto overrides = nlohmann::json::parse(overrides_json);
+  const auto overrides = nlohmann::json::parse(overrides_json);  // named: items() refers to it
   for (const auto& [path, value] : overrides.items()) scenario::apply_override(doc, path, value);
+  return doc;
+}
+}  // namespace
+
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json, bool pre_run) {
+  const nlohmann::json doc = overridden_document(document_json, overrides_json);
   // Every problem in one pass: the table walk's, then the cross-field checks on what it read
   // (a key the walk already named is not named again by a rule about it).
   std::vector<std::string> problems;
@@ -86,11 +94,8 @@ void bind_scenario(py::module_& m) {
   m.def(
       "conversion_problems",
       [](const std::string& document_json, const std::string& overrides_json) {
-        nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
-        const auto overrides = nlohmann::json::parse(overrides_json);  // named: items() refers to it
-        for (const auto& [path, value] : overrides.items()) scenario::apply_override(doc, path, value);
         std::vector<std::string> problems;
-        scenario::to_config(doc, problems);
+        scenario::to_config(overridden_document(document_json, overrides_json), problems);
         return problems;
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}",
