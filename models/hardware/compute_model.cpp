@@ -114,8 +114,9 @@ ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k,
   const auto& g = cal_.gemm;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
   const double kd = static_cast<double>(k), cd = static_cast<double>(count);
-  const double peak = fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio * (mx ? kMxfp8KernelRatio : 1.0)
-                          : gpu_.bf16_dense_flops;
+  const double peak = (fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio * (mx ? kMxfp8KernelRatio : 1.0)
+                           : gpu_.bf16_dense_flops) *
+                      clock_factor(gpu_);
   const double t_compute = 2.0 * md * nd * kd * cd / (peak * eff);
   const double in_bytes = fp8 ? 1.0 : 2.0;
   const double bytes = (in_bytes * (md * kd + kd * nd) + 2.0 * md * nd) * cd;
@@ -138,10 +139,11 @@ ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int
   const double f_fwd = causal ? full / 2.0 : full;
   const double s_eff = causal ? s : 2.0 * s;
   const double eff_fwd = a.fwd_eff_max * s_eff / (s_eff + a.fwd_seq_half);
-  double t = soft_max(a.overlap_p, a.launch_s, f_fwd / (gpu_.bf16_dense_flops * eff_fwd));
+  const double peak = gpu_.bf16_dense_flops * clock_factor(gpu_);
+  double t = soft_max(a.overlap_p, a.launch_s, f_fwd / (peak * eff_fwd));
   if (pass == AttentionPass::forward_backward) {
     const double eff_bwd = a.bwd_eff_max * s_eff / (s_eff + a.bwd_seq_half);
-    t += soft_max(a.overlap_p, a.launch_s, 2.5 * f_fwd / (gpu_.bf16_dense_flops * eff_bwd));
+    t += soft_max(a.overlap_p, a.launch_s, 2.5 * f_fwd / (peak * eff_bwd));
   }
   return ct::sim::Duration::from_seconds(t);
 }

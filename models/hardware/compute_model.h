@@ -29,7 +29,9 @@
 //
 // Other GPUs: efficiencies are fractions of the GPU's own datasheet peaks, so compute terms
 // scale with peak FLOP/s, memory terms with HBM bandwidth, wave quantization uses the GPU's SM
-// count, and launch floors are kept as measured.
+// count, and launch floors are kept as measured. A power limit below the rated board power
+// (GpuSpec::power_limit_watts) multiplies the peak of every compute term (GEMM, attention)
+// by clock_factor(gpu) (gpu_catalog.h); memory terms and launch floors are unchanged.
 #pragma once
 
 #include <cstdint>

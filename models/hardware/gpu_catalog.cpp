@@ -1,5 +1,6 @@
 #include "models/hardware/gpu_catalog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -103,10 +104,25 @@ void validate(const GpuSpec& spec) {
   }
   require_positive(spec.sm_clock_hz, "sm_clock_hz", spec.name);
   require_positive(spec.gemm_eff_scale, "gemm_eff_scale", spec.name);
+  if (spec.power_limit_watts < 0.0 || !std::isfinite(spec.power_limit_watts) ||
+      spec.power_limit_watts > spec.tdp_watts) {
+    throw std::invalid_argument("GpuSpec '" + spec.name + "': power_limit_watts must be between 0 (the rated " +
+                                std::to_string(spec.tdp_watts) + " W) and tdp_watts, got " +
+                                std::to_string(spec.power_limit_watts));
+  }
   if (spec.nvlink_domain < 0) {
     throw std::invalid_argument("GpuSpec '" + spec.name + "': nvlink_domain must not be negative, got " +
                                 std::to_string(spec.nvlink_domain));
   }
+}
+
+double power_limit(const GpuSpec& spec) {
+  return spec.power_limit_watts > 0.0 ? spec.power_limit_watts : spec.tdp_watts;
+}
+
+double clock_factor(const GpuSpec& spec) {
+  if (!(spec.tdp_watts > 0.0)) return 1.0;
+  return std::min(1.0, std::pow(power_limit(spec) / spec.tdp_watts, kClockPowerExponent));
 }
 
 GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops,

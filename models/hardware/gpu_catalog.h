@@ -18,7 +18,7 @@ struct GpuSpec {
   double hbm_bytes = 0.0;           // bytes of HBM
   double hbm_bytes_per_s = 0.0;     // HBM bandwidth, bytes/s
   double nvlink_bytes_per_s = 0.0;  // per GPU, unidirectional, bytes/s
-  double tdp_watts = 0.0;           // board power limit, W
+  double tdp_watts = 0.0;           // rated board power, W: the datasheet peaks hold at it
   int sm_count = 0;                 // streaming multiprocessors
   double sm_clock_hz = 0.0;         // maximum boost SM clock, Hz
   // Achievable FP8 GEMM efficiency relative to BF16 (both as fractions of their own dense
@@ -39,7 +39,22 @@ struct GpuSpec {
   // per-architecture tuning constants (models/collective/nccl_tuning.h) and whether NVLink
   // SHARP (NVLS, Hopper and later with NVSwitch) exists.
   int sm_arch = 90;
+  // Board power limit the GPU runs at (nvidia-smi -pl), W; 0 = tdp_watts. Below the rated
+  // power the tensor-core clock falls: clock_factor(). Never above tdp_watts (validate).
+  double power_limit_watts = 0.0;
 };
+
+// Sustained tensor-core clock under the power limit, relative to the clock the datasheet
+// peaks assume: (limit / tdp)^kClockPowerExponent, 1 at the rated power. Dynamic CMOS power
+// is C V^2 f with V rising with f, so f grows as about the cube root of power; the exponent
+// is measured on one die at two rated powers: GH100 with 132 SMs as H100 NVL (400 W, 835 TFLOP/s
+// dense BF16) and H100 SXM (700 W, 989 TFLOP/s), ln(835/989) / ln(400/700) = 0.303 (NVIDIA
+// H100 datasheet, 2023). Compute-bound kernel times divide by it; HBM and launch floors keep
+// their speed (the memory clock is not power-managed).
+inline constexpr double kClockPowerExponent = 0.303;
+[[nodiscard]] double clock_factor(const GpuSpec& spec);
+// The power limit in effect: power_limit_watts, or tdp_watts when it is 0.
+[[nodiscard]] double power_limit(const GpuSpec& spec);
 
 // Throws std::invalid_argument naming the first field that is not a finite positive number
 // (or an empty name).

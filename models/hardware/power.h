@@ -1,6 +1,7 @@
 // Power of GPUs, nodes and switches from how busy the GPUs are.
 //
-//   GPU:    P = P_idle + (TDP - P_idle) u,  P_idle = idle_fraction x TDP, u = share of time the
+//   GPU:    P = P_idle + (P_lim - P_idle) u,  P_idle = idle_fraction x TDP, P_lim = the power
+//           limit (TDP unless GpuSpec::power_limit_watts lowers it), u = share of time the
 //           GPU runs compute kernels (communication-only and idle periods draw P_idle:
 //           HBM, NVLink and NCCL kernels keep the GPU above its deep idle).
 //   Node:   its GPUs + a host share (CPUs, memory, NICs, fans) = host_per_gpu_fraction x TDP
@@ -24,7 +25,7 @@ struct PowerModel {
 inline double cluster_power_w(const GpuSpec& gpu, const PowerModel& m, double gpus, double busy_gpus,
                               double switches) {
   const double idle = m.idle_fraction * gpu.tdp_watts;
-  return gpus * (idle + m.host_per_gpu_fraction * gpu.tdp_watts) + busy_gpus * (gpu.tdp_watts - idle) +
+  return gpus * (idle + m.host_per_gpu_fraction * gpu.tdp_watts) + busy_gpus * (power_limit(gpu) - idle) +
          switches * m.switch_watts;
 }
 

@@ -24,6 +24,7 @@ struct GpuOverrides {  // 0 = take the catalog value of cluster.gpu
   Bytes hbm{0};
   Bandwidth hbm_bandwidth;
   Power tdp;
+  Power power_limit;
 };
 
 struct FabricSection {
@@ -140,6 +141,7 @@ struct RuntimeSection {
   std::string attention;
   std::string attention_kernel;
   bool torch_compile = false;
+  std::string compile_loss;
   std::string stack;
   std::string precision;
   bool tp_comm_overlap = false;

@@ -3,6 +3,7 @@
 #include "models/scenario/reliability_report.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,6 +17,15 @@
 #include "models/workload/schedule.h"
 
 namespace ct::scenario {
+namespace {
+
+std::string format_watts(double w) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g W", w);
+  return buf;
+}
+
+}  // namespace
 
 hardware::GpuSpec gpu_spec(const Config& c) {
   hardware::GpuSpec g = hardware::gpu(c.cluster.gpu);
@@ -25,6 +35,7 @@ hardware::GpuSpec gpu_spec(const Config& c) {
   if (o.hbm.n > 0) g.hbm_bytes = o.hbm.as_double();
   if (o.hbm_bandwidth.bps() > 0) g.hbm_bytes_per_s = o.hbm_bandwidth.bytes_per_second();
   if (o.tdp.watts > 0) g.tdp_watts = o.tdp.watts;
+  if (o.power_limit.watts > 0) g.power_limit_watts = o.power_limit.watts;
   if (c.cluster.nvlink.bps() > 0) g.nvlink_bytes_per_s = c.cluster.nvlink.bytes_per_second();
   return g;
 }
@@ -163,6 +174,8 @@ workload::JobSpec job_spec(const Config& c) {
   j.attention = c.training_job.runtime.attention;
   j.attention_kernel = c.training_job.runtime.attention_kernel;
   j.torch_compile = c.training_job.runtime.torch_compile;
+  const std::string& loss = c.training_job.runtime.compile_loss;
+  j.compiled_loss = loss == "compiled" || (loss == "auto" && j.torch_compile && c.training_job.runtime.stack == "torchtitan");
   j.stack = c.training_job.runtime.stack;
   j.precision = c.training_job.runtime.precision;
   return j;
@@ -181,7 +194,18 @@ void check_config(Config& c) {
     }
   };
   guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
-  guard("cluster", [&] { node_spec(c).validate(); });
+  bool power_limit_ok = true;
+  if (c.cluster.gpu_spec.power_limit.watts > 0 && hardware::find_gpu(c.cluster.gpu) != nullptr) {
+    const hardware::GpuSpec g = gpu_spec(c);
+    const double idle = c.cluster.power.idle_fraction * g.tdp_watts;
+    if (g.power_limit_watts > g.tdp_watts || g.power_limit_watts <= idle) {
+      problems.push_back("cluster.gpu_spec.power_limit: got " + format_watts(g.power_limit_watts) +
+                         ", expected above the idle power " + format_watts(idle) + " and at most the rated board power " +
+                         format_watts(g.tdp_watts) + " of " + c.cluster.gpu + " (cluster.gpu_spec.tdp)");
+      power_limit_ok = false;
+    }
+  }
+  if (power_limit_ok) guard("cluster", [&] { node_spec(c).validate(); });
   if (c.cluster.nvlink_domain > 0 && c.cluster.gpus_per_node > 0 && c.cluster.nvlink_domain % c.cluster.gpus_per_node != 0) {
     problems.push_back("cluster.nvlink_domain: got " + std::to_string(c.cluster.nvlink_domain) +
                        ", expected 0 or a multiple of cluster.gpus_per_node = " + std::to_string(c.cluster.gpus_per_node));
@@ -207,6 +231,13 @@ void check_config(Config& c) {
       problems.push_back("training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
                          "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
                          "composer) or false");
+    }
+    if (c.training_job.runtime.compile_loss == "compiled" &&
+        (!c.training_job.runtime.torch_compile || (stack != "torchtitan" && stack != "pytorch"))) {
+      problems.push_back("training_job.runtime.compile_loss: got \"compiled\" with torch_compile " +
+                         std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
+                         "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
+                         "kernel already), or auto / eager");
     }
     const std::string& precision = c.training_job.runtime.precision;
     if (precision != "bf16") {

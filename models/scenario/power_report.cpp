@@ -24,7 +24,7 @@ nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
   const double pue = sp.pue;
   const int per_rack = c.cluster.power.nodes_per_rack;
   const int racks = (c.cluster.nodes + per_rack - 1) / per_rack;
-  const double node_peak_w = c.cluster.gpus_per_node * gpu.tdp_watts * (1.0 + model.host_per_gpu_fraction);
+  const double node_peak_w = c.cluster.gpus_per_node * (hardware::power_limit(gpu) + gpu.tdp_watts * model.host_per_gpu_fraction);
   const double rack_peak_w = per_rack * node_peak_w;
   const double rack_mean_w = per_rack * (r.power_mean_w - switches * model.switch_watts) / c.cluster.nodes;
   const double limit_w = c.cluster.power.rack_limit.watts;

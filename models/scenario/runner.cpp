@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -114,6 +115,14 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
                                             : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) +
                                                   " (" + g.gemm_eff_basis + ")") +
                   "; attention and element-wise efficiencies are H200's (models/hardware/README.md)");
+  }
+  if (hardware::clock_factor(g) < 1.0) {
+    char buf[600];
+    std::snprintf(buf, sizeof buf,
+                  "power limit %g W of a %g W part: GEMM and attention at %.3f of the rated clock ((limit / rated)^%.3f, "
+                  "the GH100 exponent from the H100 NVL and SXM datasheets); memory-bound kernels unchanged",
+                  hardware::power_limit(g), g.tdp_watts, hardware::clock_factor(g), hardware::kClockPowerExponent);
+    out.push_back(std::string(buf));
   }
   if (workload::is_fp8(job)) {
     const std::string recipe = job.precision == "fp8"      ? "delayed scaling (casts read 2 and write 2 bytes per element)"

@@ -152,7 +152,14 @@ StackMemory stack_memory(Stack stack) {
   return s;
 }
 
-StackMemory stack_memory(const JobSpec& job) { return stack_memory(parse_stack(job.stack)); }
+StackMemory stack_memory(const JobSpec& job) {
+  StackMemory s = stack_memory(parse_stack(job.stack));
+  // A compiled cross entropy (inductor fuses pred.float(), log_softmax and the NLL, and its
+  // backward into one kernel) saves only the bf16 logits and a per-row log-sum-exp, and writes
+  // the logits' bf16 gradient: 2 + 2 bytes per logit at the peak.
+  if (job.compiled_loss) s.loss_bytes_per_logit = 4;
+  return s;
+}
 
 namespace {
 

@@ -72,6 +72,8 @@
 //        (torchtitan train.py, Dec 2024)
 //      pytorch: F.cross_entropy under autocast (fp32), the bf16 logits kept by the caller:
 //        2 + log_softmax 4 + nll grad 4 + softmax grad 4: 14
+//      a compiled loss (torchtitan since April 2025 when compiling, or training_job.runtime.
+//        compile_loss): one fused kernel each way, bf16 logits 2 + their bf16 gradient 2: 4
 //
 // 5. Temporary buffers: the SP all-gather workspace 2 x 2 s' b h when t > 1; ZeRO-3 / FSDP:
 //    the gathered bf16 weights of the running and the prefetched unit (one layer each,

@@ -82,6 +82,10 @@ struct JobSpec {
   // torch.compile fuses the element-wise ops of PyTorch-native stacks (torchtitan, pytorch,
   // composer); without it Llama blocks run eager composite kernels (layer_ops.h).
   bool torch_compile = false;
+  // The cross-entropy loss compiled with the model (torchtitan's build_cross_entropy_loss since
+  // April 2025: torch.compile(loss_fn) when compiling; components/loss.py): one fused pass
+  // instead of eager fp32 copies of the logits (memory.h, 4.).
+  bool compiled_loss = false;
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
   // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h

@@ -136,13 +136,19 @@ def _torchtitan_memory(mode: str) -> Iterable[_Case]:
                "data_parallel": t["dp"], "virtual_pipeline": t["virtual_pipeline"], "zero_stage": t["zero_stage"]}
         runtime = {"recompute_granularity": t["recompute"], "stack": t["stack"]}
         gpus = t["tp"] * t["pp"] * t["cp"] * t["dp"]
-        sc = _scenario(_cluster("H100-SXM", gpus, "400Gbps", hbm="96GiB"), model, par, t["micro_batch"],
+        cluster = _cluster("H100-SXM", gpus, "400Gbps")
+        cluster["gpu_spec"] = dict(_GRAND_TETON_H100)
+        sc = _scenario(cluster, model, par, t["micro_batch"],
                        t["global_batch"], runtime, "analytical")
         label = f"{row['model']} s{row['seq_length']} tp{t['tp']} pp{t['pp']} cp{t['cp']} dp{t['dp']}"
         if t.get("compile"):
             label += " compile"
         yield _Case(label, "reserved GiB", row["measured_peak_gib"], [sc],
                    lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=row["source"])
+    for case in _torchtitan_h200(mode):  # the same runs' peak memory (max reserved), H200
+        row = next(r for r in _load("torchtitan-h200.json")["rows"] if case.published == r["tokens_per_sec_per_gpu"])
+        yield _Case(case.label.replace(" float8 compile", " s8192 float8 compile"), "reserved GiB", row["peak_memory_gib"],
+                    case.scenarios, lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=row["source"])
 
 
 def _h200_step(mode: str) -> Iterable[_Case]:
@@ -160,6 +166,11 @@ def _h200_step(mode: str) -> Iterable[_Case]:
 
 # GPU of a row -> (catalog GPU, NIC per GPU, GPUs per node). GB200/GB300: NVL72 compute trays
 # of 4 GPUs with one ConnectX-7 400G (GB200) or ConnectX-8 800G (GB300) per GPU.
+# torchtitan's H100s (benchmarks/llama3_h100_202412_torchtitan.md, "Hardware"): Grand Teton
+# hosts, each H100 with 96 GB of HBM2e at 2.4 TB/s and the default 500 W power limit (the SXM
+# part is rated 700 W); the compute die is H100 SXM's.
+_GRAND_TETON_H100 = {"hbm": "96GiB", "hbm_bandwidth": "2.4TB/s", "power_limit": "500W"}
+
 _GPUS = {"A100": ("A100-80GB", "200Gbps", 8), "H100": ("H100-SXM", "400Gbps", 8), "B200": ("B200", "400Gbps", 8),
          "H100 (96GB HBM2e, 500W)": ("H100-SXM", "400Gbps", 8), "GB200": ("GB200", "400Gbps", 4),
          "GB300": ("GB300", "800Gbps", 4)}
@@ -258,7 +269,11 @@ def _perf_scenario(row: dict, mode: str):
         runtime["tp_comm_overlap"] = True
     if torchtitan and "compile" in str(row.get("framework", "")):
         runtime["torch_compile"] = True
-    cluster = _cluster(gpu, gpus, nic, hbm="96GiB" if "96GB" in row["gpu"] else None, gpus_per_node=per_node)
+        if "Dec 2024" in str(row.get("framework", "")):
+            runtime["compile_loss"] = "eager"  # torchtitan 9dec370 train.py: torch.compile(loss_fn) commented out
+    cluster = _cluster(gpu, gpus, nic, gpus_per_node=per_node)
+    if "96GB" in row["gpu"]:
+        cluster["gpu_spec"] = dict(_GRAND_TETON_H100)
     if per_node == 4 and gpus >= 64:
         # NVIDIA's benchmark launcher allocates NVL72 racks in 16-tray (64-GPU) NVLink blocks
         # (Megatron-Bridge scripts/performance, slurm --segment 16): a 256-GPU run is four
@@ -317,6 +332,23 @@ def _foundry(mode: str) -> Iterable[_Case]:
             label += " (legacy run)"
         yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], [sc],
                     lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
+
+
+def _torchtitan_h200(mode: str) -> Iterable[_Case]:
+    """torchtitan Llama 3.1 8B on H200 nodes (Trainy, June 2025): FSDP2 over every GPU,
+    torch.compile, torchao float8 tensorwise linears (fp8-cs), op-level selective checkpointing."""
+    for row in _load("torchtitan-h200.json")["rows"]:
+        gpus = row["nodes"] * row["gpus_per_node"]
+        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": row["kv_heads"],
+                 "ffn_hidden": row["ffn_hidden"], "activation": "swiglu", "vocab": row["vocab"],
+                 "tied_embeddings": False, "seq_length": row["seq_length"]}
+        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": gpus, "zero_stage": 3}
+        runtime = {"stack": "torchtitan", "recompute_granularity": "selective", "precision": "fp8-cs",
+                   "torch_compile": row["compile"]}
+        sc = _scenario(_cluster(row["gpu"], gpus, row["nic"]), model, par, row["local_batch"],
+                       row["local_batch"] * gpus, runtime, mode)
+        yield _Case(f"{row['model']} {gpus}xH200 float8 compile", "tokens/s per GPU", row["tokens_per_sec_per_gpu"],
+                    [sc], lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
 
 def _dgxc(mode: str) -> Iterable[_Case]:
@@ -400,6 +432,7 @@ SETS = [
     _SetSpec("torchtitan-memory", "activation_memory.json", _torchtitan_memory, "torchtitan peak memory, Llama 3.1 on H100"),
     _SetSpec("h200-step", "h200-gpt1.4b-step.json", _h200_step, "one measured H200 step (PyTorch)"),
     _SetSpec("torchtitan-perf", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "torchtitan"), "torchtitan tokens/s"),
+    _SetSpec("torchtitan-h200", "torchtitan-h200.json", _torchtitan_h200, "torchtitan Llama 3.1 8B on 32-64 H200 (Trainy)"),
     _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),
     _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "korthikanti"), "Korthikanti et al. 2022"),

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "models/hardware/compute_model.h"
@@ -21,6 +22,32 @@ TEST(ComputeModel, LargeGemmIsComputeBoundAtPlausibleEfficiency) {
   const double achieved = 2.0 * 8192.0 * 8192.0 * 8192.0 / t / m.peak_flops();
   EXPECT_GT(achieved, 0.6);
   EXPECT_LT(achieved, 0.85);
+}
+
+// A power limit below the rated board power slows the tensor-core clock by the GH100 law
+// (limit / rated)^0.303: at 400 W an H100 SXM lands on the H100 NVL datasheet's 835 TFLOP/s
+// (same die, rated 400 W), within 1%. Compute-bound kernels slow by that factor, memory-bound
+// ones not at all, and a limit at the rated power changes nothing.
+TEST(ComputeModel, PowerLimitSlowsComputeNotMemory) {
+  GpuSpec h100 = gpu("H100-SXM");
+  EXPECT_DOUBLE_EQ(clock_factor(h100), 1.0);
+  GpuSpec capped = h100;
+  capped.power_limit_watts = 400.0;
+  EXPECT_NEAR(clock_factor(capped) * 989.4, 835.0, 0.01 * 835.0);
+  capped.power_limit_watts = 500.0;
+  const double f = clock_factor(capped);
+  EXPECT_NEAR(f, std::pow(500.0 / 700.0, kClockPowerExponent), 1e-12);
+  const ComputeModel full(h100, Calibration::h200()), slow(capped, Calibration::h200());
+  const double g_full = full.gemm_time(8192, 8192, 8192).seconds(), g_slow = slow.gemm_time(8192, 8192, 8192).seconds();
+  EXPECT_NEAR(g_slow / g_full, 1.0 / f, 0.01 / f);
+  const double a_full = full.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
+  const double a_slow = slow.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
+  EXPECT_NEAR(a_slow / a_full, 1.0 / f, 0.02 / f);
+  const auto bytes = ct::sim::Bytes{int64_t{1} << 30};
+  EXPECT_DOUBLE_EQ(slow.elementwise_time(bytes, MemoryOp::streaming).seconds(),
+                   full.elementwise_time(bytes, MemoryOp::streaming).seconds());
+  capped.power_limit_watts = 701.0;
+  EXPECT_THROW(validate(capped), std::invalid_argument);
 }
 
 TEST(ComputeModel, TinyGemmSitsOnTheLaunchFloor) {

@@ -2,6 +2,7 @@
 // default one is the 10,240-GPU cluster the project exists for.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "models/scenario/loader.h"
@@ -126,5 +127,76 @@ TEST(Scenarios, RolloutReportsScalingLinearity) {
   for (size_t i = 1; i < stages.size(); ++i) {
     EXPECT_LE(stages[i]["scaling_efficiency"].get<double>(), 1.0 + 1e-9);
     EXPECT_GT(stages[i]["doubling_gain"].get<double>(), 0.5);
+  }
+}
+
+// cluster.gpu_spec.power_limit acts where it has a meaning: a training step at 500 W on 700 W
+// parts is slower (compute-bound work at (500/700)^0.303), its busy GPUs draw less, the report
+// says what was assumed; a limit above the rated power or at the idle power is refused by key.
+TEST(Scenarios, PowerLimitSlowsTheStepAndLowersPower) {
+  const std::vector<std::string> base{"cluster.nodes=8", "training_job.parallelism.data_parallel=1",
+                                      "training_job.model.layers=16", "training_job.global_batch_size=16",
+                                      "network.mode=analytical", "recovery.hot_spares=0"};
+  auto report_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = base;
+    o.insert(o.end(), extra.begin(), extra.end());
+    Config c = to_config(read_document("scenarios/default.json", o));
+    check_config(c);
+    return run(c);
+  };
+  const auto full = report_with({});
+  const auto capped = report_with({"cluster.gpu_spec.power_limit=500W"});
+  const double ratio = capped["step_time_s"].get<double>() / full["step_time_s"].get<double>();
+  EXPECT_GT(ratio, 1.03);
+  EXPECT_LT(ratio, 1.0 / std::pow(500.0 / 700.0, 0.303) + 1e-9);
+  EXPECT_LT(capped["power"]["cluster_peak_w"].get<double>(), full["power"]["cluster_peak_w"].get<double>());
+  EXPECT_NE(capped["assumptions"].dump().find("power limit 500 W"), std::string::npos) << capped["assumptions"].dump();
+  for (const char* bad : {"cluster.gpu_spec.power_limit=800W", "cluster.gpu_spec.power_limit=50W"}) {
+    Config c = to_config(read_document("scenarios/default.json", {bad}));
+    try {
+      check_config(c);
+      FAIL() << "expected a ScenarioError for " << bad;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find("cluster.gpu_spec.power_limit: got"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// training_job.runtime.compile_loss: a compiled cross entropy keeps 4 bytes per logit at the
+// peak instead of eager torchtitan's 12 (memory.h, 4.); auto compiles it on torchtitan with
+// torch_compile (its loss.py since April 2025); compiled without torch_compile is refused.
+TEST(Scenarios, CompiledLossKeepsFourBytesPerLogit) {
+  const std::vector<std::string> base{"cluster.nodes=1", "training_job.parallelism.tensor_parallel=1",
+                                      "training_job.parallelism.pipeline_parallel=1",
+                                      "training_job.parallelism.data_parallel=8", "training_job.parallelism.zero_stage=3",
+                                      "training_job.parallelism.virtual_pipeline=1",
+                                      "training_job.parallelism.sequence_parallel=false",
+                                      "training_job.model.layers=4", "training_job.model.hidden=2048",
+                                      "training_job.model.heads=16", "training_job.model.vocab=128256",
+                                      "training_job.global_batch_size=8", "training_job.runtime.stack=torchtitan",
+                                      "training_job.runtime.torch_compile=true", "network.mode=analytical",
+                                      "recovery.hot_spares=0"};
+  auto loss_bytes = [&](const std::string& mode) {
+    std::vector<std::string> o = base;
+    o.push_back("training_job.runtime.compile_loss=" + mode);
+    Config c = to_config(read_document("scenarios/default.json", o));
+    check_config(c);
+    return run(c)["memory"]["logits_loss_bytes"].get<double>();
+  };
+  const double eager = loss_bytes("eager"), compiled = loss_bytes("compiled"), autod = loss_bytes("auto");
+  EXPECT_DOUBLE_EQ(autod, compiled);
+  const double logits = 2048.0 * 128256.0;  // one sequence of the default 2048 tokens per GPU
+  EXPECT_NEAR(eager - compiled, 8.0 * logits, 0.01 * 8.0 * logits);
+  std::vector<std::string> o = base;
+  o.back() = "recovery.hot_spares=0";
+  o.push_back("training_job.runtime.torch_compile=false");
+  o.push_back("training_job.runtime.compile_loss=compiled");
+  Config c = to_config(read_document("scenarios/default.json", o));
+  try {
+    check_config(c);
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("training_job.runtime.compile_loss: got \"compiled\""), std::string::npos)
+        << e.what();
   }
 }
