@@ -199,8 +199,15 @@ def test_torch_compile_fuses_eager_llama_ops_and_is_an_error_where_kernels_are_f
                                                     "training_job.parallelism.zero_stage": 3}).report
     gpt_c = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.stack": "torchtitan",
                                                       "training_job.parallelism.zero_stage": 3,
-                                                      "training_job.runtime.torch_compile": True}).report
+                                                      "training_job.runtime.torch_compile": True,
+                                                      "training_job.runtime.compile_loss": "eager"}).report
     assert gpt["step_time_s"] == gpt_c["step_time_s"]  # LayerNorm and GELU are single kernels either way
+    # torchtitan compiles its loss with the model (compile_loss auto): one fused cross entropy
+    gpt_l = ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.stack": "torchtitan",
+                                                      "training_job.parallelism.zero_stage": 3,
+                                                      "training_job.runtime.torch_compile": True}).report
+    assert gpt_l["step_time_s"] < gpt_c["step_time_s"]
+    assert gpt_l["memory"]["logits_loss_bytes"] < gpt_c["memory"]["logits_loss_bytes"]
     with pytest.raises(ct.ScenarioError, match="training_job.runtime.torch_compile"):
         ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.torch_compile": True})
 
