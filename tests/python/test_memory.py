@@ -207,7 +207,6 @@ def test_torch_compile_fuses_eager_llama_ops_and_is_an_error_where_kernels_are_f
                                                       "training_job.parallelism.zero_stage": 3,
                                                       "training_job.runtime.torch_compile": True}).report
     assert gpt_l["step_time_s"] < gpt_c["step_time_s"]
-    assert gpt_l["memory"]["logits_loss_bytes"] < gpt_c["memory"]["logits_loss_bytes"]
     with pytest.raises(ct.ScenarioError, match="training_job.runtime.torch_compile"):
         ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.torch_compile": True})
 
