@@ -263,9 +263,8 @@ int32_t join_all(replay::RankProgram& rank, std::vector<int32_t> deps) {
   return deps.empty() ? -1 : deps[0];
 }
 
-}  // namespace
-
-replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats) {
+// Phase 1: the trace files of the directory, sorted, within the trace_ranks limit.
+std::vector<std::string> rank_files(const std::string& directory) {
   std::vector<std::string> paths;
   std::error_code ec;
   fs::directory_iterator entry(directory, ec);
@@ -280,199 +279,228 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   if (ec) throw TraceError(std::string(kKey) + ": " + directory + ": " + ec.message());
   if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
   std::sort(paths.begin(), paths.end());
-  const auto n = static_cast<int64_t>(paths.size());
   try {
-    sim::check_input_limit("trace_ranks", std::string(kKey) + ": " + directory, n);
+    sim::check_input_limit("trace_ranks", std::string(kKey) + ": " + directory, static_cast<int64_t>(paths.size()));
   } catch (const sim::InputLimitError& e) {
     throw TraceError(e.what());
   }
-  KinetoRanksStats st;
-  st.ranks = static_cast<int>(n);
-  std::vector<RankFile> files(paths.size());
-  std::vector<bool> seen(paths.size(), false);
-  // Collective instances: the k-th collective of each process group on each member.
-  std::map<std::pair<std::string, int>, int> instance_index;
-  std::vector<Collective> instances;
+  return paths;
+}
+
+// Collective instances: the k-th collective of each process group on each member.
+struct Instances {
+  std::map<std::pair<std::string, int>, int> index;
+  std::vector<Collective> list;
   std::vector<std::vector<int>> members;           // per instance: ranks that issued it
   std::vector<std::pair<int, double>> first_seen;  // per instance: (rank, ts) of the first member, for errors
-  for (const std::string& p : paths) {
-    const kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
-    if (t.rank < 0 || t.world_size < 0) {
-      throw TraceError(std::string(kKey) + ": " + p + ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
+
+  // The instance the `k`-th collective `c` of its group on `rank` belongs to (k counted in `seq`).
+  int add(const Collective& c, int rank, double ts, std::map<std::string, int>& seq, const std::string& at) {
+    const std::pair<std::string, int> key{c.group_key, seq[c.group_key]++};
+    auto [it, fresh] = index.emplace(key, static_cast<int>(list.size()));
+    if (fresh) {
+      list.push_back(c);
+      members.emplace_back();
+      first_seen.emplace_back(rank, ts);
+    } else if (list[static_cast<size_t>(it->second)].kind != c.kind || list[static_cast<size_t>(it->second)].bytes != c.bytes) {
+      throw TraceError(at + ": collective #" + std::to_string(key.second) +
+                       " of its process group differs in kind or size from rank " +
+                       std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
     }
-    if (t.world_size != n) {
-      throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " + std::to_string(t.world_size) +
-                       " but " + directory + " holds " + std::to_string(n) + " traces");
-    }
-    if (t.rank >= n || seen[static_cast<size_t>(t.rank)]) {
-      throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +
-                       (t.rank >= n ? " is outside 0.." + std::to_string(n - 1) : " appears in two files"));
-    }
-    const auto r = static_cast<size_t>(t.rank);
-    seen[r] = true;
-    RankFile& file = files[r];
-    file.path = p;
-    const kineto::PhaseOf phase_of(t);
-    const CommOps comm_ops(t);
-    std::map<std::string, int> seq;
-    for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
-      const auto l = t.launches.find(e.correlation);
-      StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1, {}};
-      Collective c;
-      if (p2p_of(e, n, p, comm_ops, ev.p2p)) {
-        file.events.push_back(ev);
-        continue;
-      }
-      if (collective_of(e, n, p, comm_ops, c)) {
-        const std::string at = where(p, e);
-        if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
-          throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");
-        }
-        const std::pair<std::string, int> key{c.group_key, seq[c.group_key]++};
-        auto [it, fresh] = instance_index.emplace(key, static_cast<int>(instances.size()));
-        if (fresh) {
-          instances.push_back(c);
-          members.emplace_back();
-          first_seen.emplace_back(static_cast<int>(r), e.ts);
-        } else if (instances[static_cast<size_t>(it->second)].kind != c.kind ||
-                   instances[static_cast<size_t>(it->second)].bytes != c.bytes) {
-          throw TraceError(at + ": collective #" + std::to_string(key.second) +
-                           " of its process group differs in kind or size from rank " +
-                           std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
-        }
-        members[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
-        ev.instance = it->second;
-      }
-      file.events.push_back(ev);
-    }
+    members[static_cast<size_t>(it->second)].push_back(rank);
+    return it->second;
   }
-  replay::StepProgram program;
-  for (size_t k = 0; k < instances.size(); ++k) {
-    if (members[k].size() != instances[k].ranks.size()) {
-      const auto [r, ts] = first_seen[k];
+};
+
+// Phase 2: one rank's file parsed to the step's events, its collectives matched to instances.
+// Returns the rank; `seen` guards against two files of one rank.
+size_t read_rank(const std::string& p, const std::string& directory, int64_t n, std::vector<bool>& seen,
+                 std::vector<RankFile>& files, Instances& instances) {
+  const kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
+  if (t.rank < 0 || t.world_size < 0) {
+    throw TraceError(std::string(kKey) + ": " + p + ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
+  }
+  if (t.world_size != n) {
+    throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " + std::to_string(t.world_size) +
+                     " but " + directory + " holds " + std::to_string(n) + " traces");
+  }
+  if (t.rank >= n || seen[static_cast<size_t>(t.rank)]) {
+    throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +
+                     (t.rank >= n ? " is outside 0.." + std::to_string(n - 1) : " appears in two files"));
+  }
+  const auto r = static_cast<size_t>(t.rank);
+  seen[r] = true;
+  RankFile& file = files[r];
+  file.path = p;
+  const kineto::PhaseOf phase_of(t);
+  const CommOps comm_ops(t);
+  std::map<std::string, int> seq;
+  for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
+    const auto l = t.launches.find(e.correlation);
+    StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1, {}};
+    Collective c;
+    if (!p2p_of(e, n, p, comm_ops, ev.p2p) && collective_of(e, n, p, comm_ops, c)) {
+      const std::string at = where(p, e);
+      if (std::find(c.ranks.begin(), c.ranks.end(), static_cast<int>(r)) == c.ranks.end()) {
+        throw TraceError(at + ": rank " + std::to_string(r) + " is not in its process group");
+      }
+      ev.instance = instances.add(c, static_cast<int>(r), e.ts, seq, at);
+    }
+    file.events.push_back(ev);
+  }
+  return r;
+}
+
+// Phase 3: every instance has all its members; one program group per instance.
+void add_groups(const Instances& instances, const std::vector<RankFile>& files, replay::StepProgram& program) {
+  for (size_t k = 0; k < instances.list.size(); ++k) {
+    const Collective& c = instances.list[k];
+    if (instances.members[k].size() != c.ranks.size()) {
+      const auto [r, ts] = instances.first_seen[k];
       throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(r)].path + ": the collective at ts " +
-                       std::to_string(ts) + " has " + std::to_string(members[k].size()) + " of its " +
-                       std::to_string(instances[k].ranks.size()) + " ranks in the traces (the k-th of each group must match)");
+                       std::to_string(ts) + " has " + std::to_string(instances.members[k].size()) + " of its " +
+                       std::to_string(c.ranks.size()) + " ranks in the traces (the k-th of each group must match)");
     }
     replay::Group g;
-    g.gpus = instances[k].ranks;
-    g.simulated = instances[k].ranks;
+    g.gpus = c.ranks;
+    g.simulated = c.ranks;
     program.groups.push_back(std::move(g));
   }
-  st.collectives = static_cast<int>(instances.size());
-  // Each process group has its own in-order collective stream (NCCL gives every communicator
-  // its own CUDA stream), numbered in order of first appearance; past the streams the
-  // executor has, groups share them (replay::collective_stream wraps).
-  std::map<std::string, int> group_stream;
-  for (const Collective& c : instances) group_stream.emplace(c.group_key, static_cast<int>(group_stream.size()));
-  // Point-to-point operations by (source, destination): (instruction, bytes) in measured order.
-  std::map<std::pair<int, int>, std::vector<std::pair<int32_t, int64_t>>> sends, recvs;
+}
 
-  for (size_t r = 0; r < files.size(); ++r) {
-    const std::vector<StepEvent>& events = files[r].events;
-    replay::RankProgram rank;
-    rank.gpu = static_cast<int>(r);
-    // Latest entry at or before a time (equal times: the one added last), or -1.
-    const auto latest_by = [](const std::multimap<double, int32_t>& m, double at) {
-      const auto it = m.upper_bound(at);
-      return it == m.begin() ? std::pair<double, int32_t>{0.0, -1} : std::pair<double, int32_t>{*std::prev(it)};
-    };
-    std::multimap<double, int32_t> launched;  // compute events: launch ts -> instruction
-    std::multimap<double, int32_t> ended;     // collectives and receives: measured end -> instruction
-    std::map<Stream, int32_t> last_on_stream;  // the last collective of each collective stream
-    int32_t last_send = -1;
-    std::vector<int32_t> receives;
-    // Measured end of the compute stream's latest event (-inf before the first).
-    double frontier = -std::numeric_limits<double>::infinity();
-    const double t0 = events.front().ts;
-    double last_end = t0;
-    for (const StepEvent& e : events) {
-      last_end = std::max(last_end, e.ts + e.dur);
-      if (e.p2p.peer >= 0) {
-        Instr in;
-        in.kind = e.p2p.send ? InstrKind::send : InstrKind::recv;
-        in.stream = e.p2p.send ? Stream::p2p : Stream::none;
-        in.category = Category::pp;
-        in.peer = e.p2p.peer;
-        in.bytes = e.p2p.bytes;
-        const auto index = static_cast<int32_t>(rank.instrs.size());
-        if (e.p2p.send) {
-          in.after = latest_by(launched, e.launch).second;  // the compute event launched last before it
-          last_send = index;
-          sends[{static_cast<int>(r), e.p2p.peer}].push_back({index, e.p2p.bytes});
-        } else {
-          ended.emplace(e.ts + e.dur, index);  // a compute event after it may wait for the data
-          receives.push_back(index);
-          recvs[{e.p2p.peer, static_cast<int>(r)}].push_back({index, e.p2p.bytes});
-        }
-        rank.instrs.push_back(in);
-        ++st.point_to_point;
-        st.measured_p2p_s += e.dur * 1e-6;
-        continue;
-      }
-      if (e.instance >= 0) {
-        Instr in;
-        in.kind = InstrKind::collective;
-        in.category = Category::dp;
-        const Collective& c = instances[static_cast<size_t>(e.instance)];
-        in.stream = replay::collective_stream(group_stream.at(c.group_key));
-        in.collective = c.kind;
-        in.bytes = c.bytes;
-        in.group = e.instance;
-        in.after = latest_by(launched, e.launch).second;  // the compute event launched last before it
-        last_on_stream[in.stream] = static_cast<int32_t>(rank.instrs.size());
-        ended.emplace(e.ts + e.dur, static_cast<int32_t>(rank.instrs.size()));
-        rank.instrs.push_back(in);
-        ++st.nccl_kernels;
-        st.measured_nccl_s += e.dur * 1e-6;
-        continue;
-      }
-      // Compute stream: the collectives and receives it waited for (every one that ended while
-      // the stream was idle before it), then the idle rest of its gap.
-      std::vector<int32_t> waited;
-      double wait_end = frontier;
-      for (auto it = ended.upper_bound(frontier); it != ended.end() && it->first <= e.ts; ++it) {
-        waited.push_back(it->second);
-        wait_end = it->first;
-      }
-      int32_t wait = join_all(rank, std::move(waited));
-      if (e.ts < frontier) st.overlap_s += (std::min(frontier, e.ts + e.dur) - e.ts) * 1e-6;
-      if (wait >= 0) ++st.waits;
-      const double gap = std::isinf(wait_end) ? 0.0 : e.ts - std::max(frontier, wait_end);
-      if (gap > 0) {  // idle after the wait; the event follows it on the stream
-        Instr idle = compute_instr(gap * 1e-6, Category::step_end);
-        idle.after = wait;
-        rank.instrs.push_back(idle);
-        st.idle_s += gap * 1e-6;
-        wait = -1;
-      }
-      Instr in = compute_instr(std::max(0.0, e.ts + e.dur - std::max(frontier, e.ts)) * 1e-6, phase_category(e.phase));
-      in.after = wait;
-      if (e.nccl) {
-        in.tp_seconds = in.seconds;
-        ++st.nccl_measured;
-      }
-      launched.emplace(e.launch, static_cast<int32_t>(rank.instrs.size()));
-      rank.instrs.push_back(in);
-      ++st.kernels;
-      frontier = std::max(frontier, e.ts + e.dur);
-    }
-    if ((last_end - t0) * 1e-6 > kMaxStepSeconds) {
-      throw TraceError(std::string(kKey) + ": " + files[r].path + ": the GPU events span " +
-                       std::to_string((last_end - t0) * 1e-6) + " s, more than the hour a replayed step may");
-    }
-    st.measured_step_s = std::max(st.measured_step_s, (last_end - t0) * 1e-6);
-    // The step ends when the compute stream, the last collective, the last send and every
-    // receive are done (more than two through zero-second joins, trace_import.h).
-    std::vector<int32_t> sinks = receives;
-    for (const auto& [stream, last] : last_on_stream) sinks.push_back(last);
-    if (last_send >= 0) sinks.push_back(last_send);
-    Instr end = compute_instr(0, Category::step_end);
-    end.after = join_all(rank, std::move(sinks));
-    rank.instrs.push_back(end);
-    program.ranks.push_back(std::move(rank));
+// Point-to-point operations by (source, destination): (instruction, bytes) in measured order.
+using P2pLists = std::map<std::pair<int, int>, std::vector<std::pair<int32_t, int64_t>>>;
+
+// Phase 4: one rank's instructions from its events, with the dependencies of the measured
+// timeline (file comment).
+class RankBuilder {
+ public:
+  RankBuilder(int r, const Instances& instances, const std::map<std::string, int>& group_stream, P2pLists& sends,
+              P2pLists& recvs, KinetoRanksStats& st)
+      : r_(r), instances_(instances), group_stream_(group_stream), sends_(sends), recvs_(recvs), st_(st) {
+    rank_.gpu = r;
   }
-  // The k-th send from s to d is the k-th receive on d from s; sizes must agree.
+
+  void add(const StepEvent& e) {
+    if (e.p2p.peer >= 0) {
+      add_p2p(e);
+    } else if (e.instance >= 0) {
+      add_collective(e);
+    } else {
+      add_compute(e);
+    }
+  }
+
+  // The step ends when the compute stream, the last collective, the last send and every
+  // receive are done (more than two through zero-second joins, trace_import.h).
+  replay::RankProgram finish() {
+    std::vector<int32_t> sinks = receives_;
+    for (const auto& [stream, last] : last_on_stream_) sinks.push_back(last);
+    if (last_send_ >= 0) sinks.push_back(last_send_);
+    Instr end = compute_instr(0, Category::step_end);
+    end.after = join_all(rank_, std::move(sinks));
+    rank_.instrs.push_back(end);
+    return std::move(rank_);
+  }
+
+ private:
+  // Latest entry at or before a time (equal times: the one added last), or -1.
+  static int32_t latest_by(const std::multimap<double, int32_t>& m, double at) {
+    const auto it = m.upper_bound(at);
+    return it == m.begin() ? -1 : std::prev(it)->second;
+  }
+  [[nodiscard]] int32_t next() const { return static_cast<int32_t>(rank_.instrs.size()); }
+
+  void add_p2p(const StepEvent& e) {
+    Instr in;
+    in.kind = e.p2p.send ? InstrKind::send : InstrKind::recv;
+    in.stream = e.p2p.send ? Stream::p2p : Stream::none;
+    in.category = Category::pp;
+    in.peer = e.p2p.peer;
+    in.bytes = e.p2p.bytes;
+    const int32_t index = next();
+    if (e.p2p.send) {
+      in.after = latest_by(launched_, e.launch);  // the compute event launched last before it
+      last_send_ = index;
+      sends_[{r_, e.p2p.peer}].push_back({index, e.p2p.bytes});
+    } else {
+      ended_.emplace(e.ts + e.dur, index);  // a compute event after it may wait for the data
+      receives_.push_back(index);
+      recvs_[{e.p2p.peer, r_}].push_back({index, e.p2p.bytes});
+    }
+    rank_.instrs.push_back(in);
+    ++st_.point_to_point;
+    st_.measured_p2p_s += e.dur * 1e-6;
+  }
+
+  void add_collective(const StepEvent& e) {
+    Instr in;
+    in.kind = InstrKind::collective;
+    in.category = Category::dp;
+    const Collective& c = instances_.list[static_cast<size_t>(e.instance)];
+    in.stream = replay::collective_stream(group_stream_.at(c.group_key));
+    in.collective = c.kind;
+    in.bytes = c.bytes;
+    in.group = e.instance;
+    in.after = latest_by(launched_, e.launch);  // the compute event launched last before it
+    last_on_stream_[in.stream] = next();
+    ended_.emplace(e.ts + e.dur, next());
+    rank_.instrs.push_back(in);
+    ++st_.nccl_kernels;
+    st_.measured_nccl_s += e.dur * 1e-6;
+  }
+
+  // Compute stream: the collectives and receives it waited for (every one that ended while
+  // the stream was idle before it), then the idle rest of its gap.
+  void add_compute(const StepEvent& e) {
+    std::vector<int32_t> waited;
+    double wait_end = frontier_;
+    for (auto it = ended_.upper_bound(frontier_); it != ended_.end() && it->first <= e.ts; ++it) {
+      waited.push_back(it->second);
+      wait_end = it->first;
+    }
+    int32_t wait = join_all(rank_, std::move(waited));
+    if (e.ts < frontier_) st_.overlap_s += (std::min(frontier_, e.ts + e.dur) - e.ts) * 1e-6;
+    if (wait >= 0) ++st_.waits;
+    const double gap = std::isinf(wait_end) ? 0.0 : e.ts - std::max(frontier_, wait_end);
+    if (gap > 0) {  // idle after the wait; the event follows it on the stream
+      Instr idle = compute_instr(gap * 1e-6, Category::step_end);
+      idle.after = wait;
+      rank_.instrs.push_back(idle);
+      st_.idle_s += gap * 1e-6;
+      wait = -1;
+    }
+    Instr in = compute_instr(std::max(0.0, e.ts + e.dur - std::max(frontier_, e.ts)) * 1e-6, phase_category(e.phase));
+    in.after = wait;
+    if (e.nccl) {
+      in.tp_seconds = in.seconds;
+      ++st_.nccl_measured;
+    }
+    launched_.emplace(e.launch, next());
+    rank_.instrs.push_back(in);
+    ++st_.kernels;
+    frontier_ = std::max(frontier_, e.ts + e.dur);
+  }
+
+  int r_;
+  const Instances& instances_;
+  const std::map<std::string, int>& group_stream_;
+  P2pLists& sends_;
+  P2pLists& recvs_;
+  KinetoRanksStats& st_;
+  replay::RankProgram rank_;
+  std::multimap<double, int32_t> launched_;  // compute events: launch ts -> instruction
+  std::multimap<double, int32_t> ended_;     // collectives and receives: measured end -> instruction
+  std::map<Stream, int32_t> last_on_stream_;  // the last collective of each collective stream
+  int32_t last_send_ = -1;
+  std::vector<int32_t> receives_;
+  // Measured end of the compute stream's latest event (-inf before the first).
+  double frontier_ = -std::numeric_limits<double>::infinity();
+};
+
+// Phase 5: the k-th send from s to d is the k-th receive on d from s; sizes must agree.
+void pair_point_to_point(const P2pLists& sends, const P2pLists& recvs, const std::vector<RankFile>& files,
+                         replay::StepProgram& program) {
   for (const auto& [pair, list] : sends) {
     const auto it = recvs.find(pair);
     const size_t have = it == recvs.end() ? 0 : it->second.size();
@@ -498,6 +526,47 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
                        " without a matching send");
     }
   }
+}
+
+}  // namespace
+
+replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats) {
+  const std::vector<std::string> paths = rank_files(directory);
+  const auto n = static_cast<int64_t>(paths.size());
+  KinetoRanksStats st;
+  st.ranks = static_cast<int>(n);
+  std::vector<RankFile> files(paths.size());
+  std::vector<bool> seen(paths.size(), false);
+  Instances instances;
+  for (const std::string& p : paths) read_rank(p, directory, n, seen, files, instances);
+
+  replay::StepProgram program;
+  add_groups(instances, files, program);
+  st.collectives = static_cast<int>(instances.list.size());
+  // Each process group has its own in-order collective stream (NCCL gives every communicator
+  // its own CUDA stream), numbered in order of first appearance; past the streams the
+  // executor has, groups share them (replay::collective_stream wraps).
+  std::map<std::string, int> group_stream;
+  for (const Collective& c : instances.list) group_stream.emplace(c.group_key, static_cast<int>(group_stream.size()));
+
+  P2pLists sends, recvs;
+  for (size_t r = 0; r < files.size(); ++r) {
+    const std::vector<StepEvent>& events = files[r].events;
+    RankBuilder builder(static_cast<int>(r), instances, group_stream, sends, recvs, st);
+    const double t0 = events.front().ts;
+    double last_end = t0;
+    for (const StepEvent& e : events) {
+      last_end = std::max(last_end, e.ts + e.dur);
+      builder.add(e);
+    }
+    if ((last_end - t0) * 1e-6 > kMaxStepSeconds) {
+      throw TraceError(std::string(kKey) + ": " + files[r].path + ": the GPU events span " +
+                       std::to_string((last_end - t0) * 1e-6) + " s, more than the hour a replayed step may");
+    }
+    st.measured_step_s = std::max(st.measured_step_s, (last_end - t0) * 1e-6);
+    program.ranks.push_back(builder.finish());
+  }
+  pair_point_to_point(sends, recvs, files, program);
   st.point_to_point /= 2;  // pairs
   program.steps = 1;
   if (stats != nullptr) *stats = st;
