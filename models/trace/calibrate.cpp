@@ -75,9 +75,10 @@ std::string catalog_gpu_for(const std::string& device_name, double memory_bytes)
   return "";
 }
 
-CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const kineto::KinetoTrace kt = kineto::read_kineto(kineto_path, "trace.path");
+namespace {
+
+// The catalog GPU the fit starts from: --gpu, else the trace's device.
+std::string base_gpu(const kineto::KinetoTrace& kt, const CalibrateOptions& options) {
   double memory_bytes = 0;
   if (kt.doc.is_object() && kt.doc.contains("deviceProperties") && kt.doc["deviceProperties"].is_array() &&
       !kt.doc["deviceProperties"].empty() && kt.doc["deviceProperties"][0].is_object()) {
@@ -96,9 +97,41 @@ CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions
     for (const auto& n : hardware::gpu_names()) names += (names.empty() ? "" : ", ") + n;
     throw TraceError("--gpu: unknown GPU '" + base + "', expected one of " + names);
   }
-  const hardware::GpuSpec& gpu = hardware::gpu(base);
+  return base;
+}
 
-  // Operators' views: from the execution trace when given (matched by rf_id), else Kineto's.
+// One operator's GPU time filed under its family's shape, or under the reason it is skipped.
+void classify(const OpView& view, const std::string& op_name, const std::vector<const kineto::GpuEvent*>& events,
+              Collected& c) {
+  double seconds = 0;
+  for (const kineto::GpuEvent* e : events) seconds += e->dur * 1e-6;
+  const OpWork w = op_work(view);
+  if (w.kind == OpWork::Kind::none) {
+    ++c.skipped["not a GEMM, attention or memory-bound op (" + op_name + ")"];
+  } else if (!w.modelled) {
+    ++c.skipped[op_name + ": " + w.why];
+  } else if (w.kind == OpWork::Kind::gemm) {
+    c.gemm[{w.m, w.n, w.k, w.count}].push_back(seconds);
+    ++c.gemm_ops;
+  } else if (w.kind == OpWork::Kind::memory) {
+    if (events.size() != 1) {
+      ++c.skipped[op_name + ": launched " + std::to_string(events.size()) + " GPU events (one-kernel ops only)"];
+    } else {
+      c.memory[{w.memory_op, static_cast<int64_t>(w.bytes)}].push_back(seconds);
+      ++c.memory_ops;
+    }
+  } else if (!w.causal) {
+    ++c.skipped[op_name + ": not causal (the attention fit is causal-only)"];
+  } else {
+    auto& [fwd, bwd] = c.attention[{w.batch, w.heads, w.seq, w.head_dim}];
+    (w.kind == OpWork::Kind::attention_forward ? fwd : bwd).push_back(seconds);
+    ++c.attention_ops;
+  }
+}
+
+// Every operator with GPU events, seen through the execution trace when given (matched by
+// rf_id), else through Kineto's own shapes, classified.
+Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path, const CalibrateOptions& options) {
   std::unordered_map<int64_t, size_t> op_by_external;
   for (size_t i = 0; i < kt.ops.size(); ++i) {
     if (kt.ops[i].external_id >= 0) op_by_external.emplace(kt.ops[i].external_id, i);
@@ -122,53 +155,32 @@ CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions
   size_t matched = 0;
   for (const auto& [index, events] : events_of_op) {
     const kineto::CpuOp& op = kt.ops[index];
-    OpView view;
     const auto node = op.rf_id > 0 ? node_by_rf.find(op.rf_id) : node_by_rf.end();
-    if (node != node_by_rf.end()) {
-      const EtNode& n = et.nodes[node->second];
-      if (n.op.name != op.name) {
-        throw TraceError("trace.execution_trace: " + options.execution_trace + ": node id " + std::to_string(n.id) +
-                         " '" + n.op.name + "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
-                         " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
-                         "': the traces are not of the same run");
-      }
-      view = n.op;
-      ++matched;
-    } else {
-      view = kineto_op_view(op);
+    if (node == node_by_rf.end()) {
+      classify(kineto_op_view(op), op.name, events, c);
+      continue;
     }
-    double seconds = 0;
-    for (const kineto::GpuEvent* e : events) seconds += e->dur * 1e-6;
-    const OpWork w = op_work(view);
-    if (w.kind == OpWork::Kind::none) {
-      ++c.skipped["not a GEMM, attention or memory-bound op (" + op.name + ")"];
-    } else if (!w.modelled) {
-      ++c.skipped[op.name + ": " + w.why];
-    } else if (w.kind == OpWork::Kind::gemm) {
-      c.gemm[{w.m, w.n, w.k, w.count}].push_back(seconds);
-      ++c.gemm_ops;
-    } else if (w.kind == OpWork::Kind::memory) {
-      if (events.size() != 1) {
-        ++c.skipped[op.name + ": launched " + std::to_string(events.size()) + " GPU events (one-kernel ops only)"];
-      } else {
-        c.memory[{w.memory_op, static_cast<int64_t>(w.bytes)}].push_back(seconds);
-        ++c.memory_ops;
-      }
-    } else if (!w.causal) {
-      ++c.skipped[op.name + ": not causal (the attention fit is causal-only)"];
-    } else {
-      auto& [fwd, bwd] = c.attention[{w.batch, w.heads, w.seq, w.head_dim}];
-      (w.kind == OpWork::Kind::attention_forward ? fwd : bwd).push_back(seconds);
-      ++c.attention_ops;
+    const EtNode& n = et.nodes[node->second];
+    if (n.op.name != op.name) {
+      throw TraceError("trace.execution_trace: " + options.execution_trace + ": node id " + std::to_string(n.id) +
+                       " '" + n.op.name + "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
+                       " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
+                       "': the traces are not of the same run");
     }
+    ++matched;
+    classify(n.op, op.name, events, c);
   }
   if (!options.execution_trace.empty() && matched == 0) {
     throw TraceError("trace.execution_trace: " + options.execution_trace + ": no node's rf_id matches a Record function id of " +
                      kineto_path + ": the traces are not of the same run");
   }
+  return c;
+}
 
-  CalibrateResult out;
-  hardware::KernelMeasurements& data = out.samples;
+// The fit's samples: the median time of each shape (attention only with both passes).
+hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace& kt, const std::string& kineto_path,
+                                        const CalibrateOptions& options) {
+  hardware::KernelMeasurements data;
   data.device = kt.device_name;
   data.sm_count = kt.sm_count;
   for (const auto& [key, times] : c.gemm) {
@@ -196,38 +208,56 @@ CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions
     throw TraceError("trace.path: " + kineto_path + ": no GEMM, attention or element-wise kernel with usable shapes" +
                      (options.execution_trace.empty() ? " (record_shapes off? give the execution trace)" : ""));
   }
+  return data;
+}
 
-  const hardware::Calibration start = hardware::Calibration::h200();
-  GpuFile& file = out.file;
-  file.base_gpu = base;
-  file.calibration = hardware::fit_calibration_from(data, gpu, start);
-  const hardware::ComputeModel model(gpu, file.calibration);
+// The GPU file's "fit" section: per family, samples, operators, errors and objectives; what
+// the samples cover; the skipped operators by reason.
+json fit_json(const hardware::KernelMeasurements& data, const Collected& c, const hardware::ComputeModel& model) {
   const hardware::ErrorTable errors = hardware::evaluate_errors(model, data);
   const hardware::FitObjectives objectives = hardware::fit_objectives(model, data);
   json skipped = json::object();
   for (const auto& [why, n] : c.skipped) skipped[why] = n;
-  file.fit = {{"gemm", family_json(!data.gemm.empty(), data.gemm.size(), c.gemm_ops, errors.gemm, objectives.gemm)},
-              {"attention_fwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
-                                            errors.attention_fwd, objectives.attention)},
-              {"attention_fwdbwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
-                                               errors.attention_fwdbwd, objectives.attention)},
-              {"elementwise", family_json(!data.elementwise.empty(), data.elementwise.size(), c.memory_ops,
-                                          errors.elementwise, objectives.elementwise)},
-              {"holdout_rule", "entry i of each family held out when (i + i/4) % 4 == 3 (compute_fit.h)"},
-              {"covered",
-               {{"gemm", covered(data.gemm, "flops",
-                                 [](const hardware::GemmSample& g) {
-                                   return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                                          static_cast<double>(g.k) * static_cast<double>(g.count);
-                                 },
-                                 &hardware::GemmSample::seconds)},
-                {"attention", covered(data.attention, "seq",
-                                      [](const hardware::AttentionSample& a) { return static_cast<double>(a.seq); },
-                                      &hardware::AttentionSample::fwd_seconds)},
-                {"elementwise", covered(data.elementwise, "bytes",
-                                        [](const hardware::ElementwiseSample& x) { return static_cast<double>(x.bytes_moved); },
-                                        &hardware::ElementwiseSample::seconds)}}},
-              {"skipped_operators", skipped}};
+  return {{"gemm", family_json(!data.gemm.empty(), data.gemm.size(), c.gemm_ops, errors.gemm, objectives.gemm)},
+          {"attention_fwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
+                                        errors.attention_fwd, objectives.attention)},
+          {"attention_fwdbwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
+                                           errors.attention_fwdbwd, objectives.attention)},
+          {"elementwise", family_json(!data.elementwise.empty(), data.elementwise.size(), c.memory_ops,
+                                      errors.elementwise, objectives.elementwise)},
+          {"holdout_rule", "entry i of each family held out when (i + i/4) % 4 == 3 (compute_fit.h)"},
+          {"covered",
+           {{"gemm", covered(data.gemm, "flops",
+                             [](const hardware::GemmSample& g) {
+                               return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                                      static_cast<double>(g.k) * static_cast<double>(g.count);
+                             },
+                             &hardware::GemmSample::seconds)},
+            {"attention", covered(data.attention, "seq",
+                                  [](const hardware::AttentionSample& a) { return static_cast<double>(a.seq); },
+                                  &hardware::AttentionSample::fwd_seconds)},
+            {"elementwise", covered(data.elementwise, "bytes",
+                                    [](const hardware::ElementwiseSample& x) { return static_cast<double>(x.bytes_moved); },
+                                    &hardware::ElementwiseSample::seconds)}}},
+          {"skipped_operators", skipped}};
+}
+
+}  // namespace
+
+CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const kineto::KinetoTrace kt = kineto::read_kineto(kineto_path, "trace.path");
+  const std::string base = base_gpu(kt, options);
+  const hardware::GpuSpec& gpu = hardware::gpu(base);
+  Collected c = collect(kt, kineto_path, options);
+
+  CalibrateResult out;
+  out.samples = samples_of(c, kt, kineto_path, options);
+  const hardware::KernelMeasurements& data = out.samples;
+  GpuFile& file = out.file;
+  file.base_gpu = base;
+  file.calibration = hardware::fit_calibration_from(data, gpu, hardware::Calibration::h200());
+  file.fit = fit_json(data, c, hardware::ComputeModel(gpu, file.calibration));
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   file.provenance = {{"created_by", "clustertwin calibrate"},
                      {"trace", kineto_path},
