@@ -461,58 +461,75 @@ std::vector<std::string> trace_key_problems(const Config& c) {
   return problems;
 }
 
-uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
+// A trace imported into a step program, with what its importer measured.
+struct ImportedTrace {
   replay::StepProgram program;
-  json graph;  // Kineto + execution trace: the step graph's statistics
+  json graph;                  // Kineto + execution trace: the step graph's statistics
   double recorded_step_s = 0;  // what-if: the same step on the recorded GPU
-  std::error_code is_dir_error;
-  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
-  if (auto key_problems = trace_key_problems(c); !key_problems.empty()) throw ScenarioError(std::move(key_problems));
+  bool kineto_ranks = false;   // a directory of per-rank Kineto files
   trace::KinetoRanksStats ranks_stats;
   trace::ChakraStats chakra_stats;
+};
+
+// Kineto + PyTorch execution trace, on the cluster's GPU; with trace.recorded_gpu or
+// trace.batch_scale also as recorded, for the what-if comparison.
+void import_et_step(const Config& c, ImportedTrace& out) {
+  const hardware::NodeSpec node = node_spec(c);
+  trace::EtImportOptions et;
+  et.gpu = node.gpu;
+  et.calibration = node.compute_calibration;
+  et.profiler_op_overhead_us = profiler_op_overhead_us(c);
+  const bool other_gpu = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
+  if (other_gpu || c.trace.batch_scale != 1.0) {
+    // The trace's GPU with the built-in calibration; the cluster's GPU is the target.
+    if (other_gpu) {
+      et.what_if = true;
+      et.target_gpu = node.gpu;
+      et.target_calibration = node.compute_calibration;
+      et.gpu = keyed_gpu(c.trace.recorded_gpu);
+      et.calibration = hardware::Calibration::h200();
+    }
+    et.batch_scale = c.trace.batch_scale;
+    trace::EtImportOptions as_recorded = et;
+    as_recorded.what_if = false;
+    as_recorded.batch_scale = 1.0;
+    trace::EtImportStats recorded_stats;
+    trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, as_recorded, &recorded_stats);
+    out.recorded_step_s = recorded_stats.step_s;
+  }
+  trace::EtImportStats stats;
+  out.program = trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, et, &stats);
+  out.graph = trace::to_json(stats);
+  out.graph["compute_model"] = c.cluster.gpu_file.empty() ? "built-in calibration" : c.cluster.gpu_file;
+}
+
+ImportedTrace import_trace(const Config& c) {
+  ImportedTrace out;
+  std::error_code is_dir_error;
+  out.kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
+  if (auto key_problems = trace_key_problems(c); !key_problems.empty()) throw ScenarioError(std::move(key_problems));
   try {
     if (c.trace.format == "chakra") {
       trace::ChakraOptions chakra;
       chakra.memory_bytes_per_s = node_spec(c).pcie_rate.bps() / 8;
-      program = trace::import_chakra(c.trace.path, &chakra_stats, chakra);
+      out.program = trace::import_chakra(c.trace.path, &out.chakra_stats, chakra);
     } else if (!c.trace.execution_trace.empty()) {
-      const hardware::NodeSpec node = node_spec(c);
-      trace::EtImportOptions et;
-      et.gpu = node.gpu;
-      et.calibration = node.compute_calibration;
-      et.profiler_op_overhead_us = profiler_op_overhead_us(c);
-      const bool other_gpu = !c.trace.recorded_gpu.empty() && c.trace.recorded_gpu != c.cluster.gpu;
-      if (other_gpu || c.trace.batch_scale != 1.0) {
-        // The trace's GPU with the built-in calibration; the cluster's GPU is the target.
-        if (other_gpu) {
-          et.what_if = true;
-          et.target_gpu = node.gpu;
-          et.target_calibration = node.compute_calibration;
-          et.gpu = keyed_gpu(c.trace.recorded_gpu);
-          et.calibration = hardware::Calibration::h200();
-        }
-        et.batch_scale = c.trace.batch_scale;
-        trace::EtImportOptions as_recorded = et;
-        as_recorded.what_if = false;
-        as_recorded.batch_scale = 1.0;
-        trace::EtImportStats recorded_stats;
-        trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, as_recorded, &recorded_stats);
-        recorded_step_s = recorded_stats.step_s;
-      }
-      trace::EtImportStats stats;
-      program = trace::import_pytorch_et(c.trace.path, c.trace.execution_trace, et, &stats);
-      graph = trace::to_json(stats);
-      graph["compute_model"] = c.cluster.gpu_file.empty() ? "built-in calibration" : c.cluster.gpu_file;
-    } else if (kineto_ranks) {
-      program = trace::import_kineto_ranks(c.trace.path, &ranks_stats);
+      import_et_step(c, out);
+    } else if (out.kineto_ranks) {
+      out.program = trace::import_kineto_ranks(c.trace.path, &out.ranks_stats);
     } else {
-      program = trace::import_kineto(c.trace.path);
+      out.program = trace::import_kineto(c.trace.path);
     }
   } catch (const ScenarioError&) {
     throw;
   } catch (const std::exception& e) {
     throw ScenarioError({e.what()});
   }
+  return out;
+}
+
+// The program on the cluster, with the run's tables and Chrome trace when asked for.
+trace::TraceRunResult run_imported(const Config& c, const RunOptions& options, const replay::StepProgram& program) {
   trace::TraceRunOptions run_options;
   run_options.network = network_params(c);
   if (c.network.mode == "packet") run_options.packet = packet_params(c);
@@ -545,6 +562,51 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
     (*options.tables)["timeline"] = timeline_columns(std::move(timeline));
   }
+  return r;
+}
+
+// report["trace"]: what was imported, and per importer what it measured.
+json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceRunResult& r) {
+  json out = {{"format", c.trace.format}, {"ranks", in.program.ranks.size()}, {"instructions", in.program.instruction_count()}};
+  if (!in.graph.is_null()) out["execution_trace"] = in.graph;
+  if (c.trace.format == "chakra") {
+    const trace::ChakraStats& s = in.chakra_stats;
+    out["chakra"] = {{"nodes", s.nodes},           {"compute_nodes", s.computes},
+                     {"memory_nodes", s.memory},    {"collectives", s.collectives},
+                     {"point_to_point", s.point_to_point}, {"steps", s.steps}};
+  }
+  if (in.kineto_ranks) {
+    const trace::KinetoRanksStats& s = in.ranks_stats;
+    double simulated = 0;
+    for (const auto& rec : r.execution.collectives) simulated += (rec.end_s - rec.start_s) * rec.group_size;
+    const double n = std::max(1, s.ranks);
+    out["kineto_ranks"] = {{"collectives", s.collectives},
+                           {"nccl_kernels", s.nccl_kernels},
+                           {"nccl_kept_measured", s.nccl_measured},
+                           {"point_to_point", s.point_to_point},
+                           {"measured_p2p_s_per_rank", s.measured_p2p_s / n},
+                           {"kernels", s.kernels},
+                           {"compute_waits_on_collectives", s.waits},
+                           {"measured_step_s", s.measured_step_s},
+                           {"measured_nccl_s_per_rank", s.measured_nccl_s / n},
+                           {"simulated_collective_s_per_rank", simulated / n},
+                           {"idle_kept_s_per_rank", s.idle_s / n},
+                           {"stream_overlap_s", s.overlap_s}};
+  }
+  if (in.recorded_step_s > 0) {
+    out["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},
+                      {"replay_gpu", c.cluster.gpu},
+                      {"batch_scale", c.trace.batch_scale},
+                      {"step_time_recorded_gpu_s", in.recorded_step_s},
+                      {"step_time_replay_gpu_s", r.step_time_s},
+                      {"speedup", in.recorded_step_s / r.step_time_s}};
+  }
+  return out;
+}
+
+uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
+  const ImportedTrace in = import_trace(c);
+  const trace::TraceRunResult r = run_imported(c, options, in.program);
   report["step_time_s"] = r.step_time_s;
   std::vector<double> ends;
   json rank_rows = json::array();
@@ -568,39 +630,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     if (net.is_null()) net = json::object();
     net.update(packet_report(*r.packet));
   }
-  report["trace"] = {{"format", c.trace.format}, {"ranks", program.ranks.size()},
-                     {"instructions", program.instruction_count()}};
-  if (!graph.is_null()) report["trace"]["execution_trace"] = graph;
-  if (c.trace.format == "chakra") {
-    report["trace"]["chakra"] = {{"nodes", chakra_stats.nodes},           {"compute_nodes", chakra_stats.computes},
-                                 {"memory_nodes", chakra_stats.memory},    {"collectives", chakra_stats.collectives},
-                                 {"point_to_point", chakra_stats.point_to_point}, {"steps", chakra_stats.steps}};
-  }
-  if (kineto_ranks) {
-    double simulated = 0;
-    for (const auto& rec : r.execution.collectives) simulated += (rec.end_s - rec.start_s) * rec.group_size;
-    const double n = std::max(1, ranks_stats.ranks);
-    report["trace"]["kineto_ranks"] = {{"collectives", ranks_stats.collectives},
-                                       {"nccl_kernels", ranks_stats.nccl_kernels},
-                                       {"nccl_kept_measured", ranks_stats.nccl_measured},
-                                       {"point_to_point", ranks_stats.point_to_point},
-                                       {"measured_p2p_s_per_rank", ranks_stats.measured_p2p_s / n},
-                                       {"kernels", ranks_stats.kernels},
-                                       {"compute_waits_on_collectives", ranks_stats.waits},
-                                       {"measured_step_s", ranks_stats.measured_step_s},
-                                       {"measured_nccl_s_per_rank", ranks_stats.measured_nccl_s / n},
-                                       {"simulated_collective_s_per_rank", simulated / n},
-                                       {"idle_kept_s_per_rank", ranks_stats.idle_s / n},
-                                       {"stream_overlap_s", ranks_stats.overlap_s}};
-  }
-  if (recorded_step_s > 0) {
-    report["trace"]["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},
-                                  {"replay_gpu", c.cluster.gpu},
-                                  {"batch_scale", c.trace.batch_scale},
-                                  {"step_time_recorded_gpu_s", recorded_step_s},
-                                  {"step_time_replay_gpu_s", r.step_time_s},
-                                  {"speedup", recorded_step_s / r.step_time_s}};
-  }
+  report["trace"] = trace_section(c, in, r);
   report["tables"] = {{"ranks", rank_rows}};
   return r.execution.events;
 }
