@@ -115,13 +115,13 @@ int64_t layers_per_chunk(const JobSpec& job) {
   return (job.model.layers + V - 1) / V;
 }
 
-void validate(const JobSpec& job, int64_t gpus_in_cluster) {
-  const ModelSpec& m = job.model;
-  const ParallelSpec& p = job.parallelism;
-  const std::string M = kModel;
-  const std::string P = kPar;
-  Errors err;
+namespace {
 
+// The model's own fields.
+void check_model(Errors& err, const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  const std::string M = kModel;
+  const std::string E = M + "moe.";
   positive(err, M + "layers", m.layers);
   positive(err, M + "hidden", m.hidden);
   positive(err, M + "heads", m.heads);
@@ -135,7 +135,6 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
   divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
   if (m.kv_heads > 0) divides(err, M + "kv_heads", m.kv_heads, M + "heads", m.heads);
 
-  const std::string E = M + "moe.";
   if (m.moe.experts < 0) err.add() << E << "experts = " << m.moe.experts << " must be >= 0";
   if (m.moe.experts > 0) {
     if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts) {
@@ -153,6 +152,12 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
     }
   }
 
+}
+
+// Each parallelism, batch and runtime field on its own.
+void check_fields(Errors& err, const JobSpec& job) {
+  const ParallelSpec& p = job.parallelism;
+  const std::string P = kPar;
   positive(err, P + "tensor_parallel", p.tensor_parallel);
   positive(err, P + "pipeline_parallel", p.pipeline_parallel);
   positive(err, P + "data_parallel", p.data_parallel);
@@ -194,6 +199,16 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
               << job.recompute_granularity << "\")";
   }
 
+}
+
+// How the layout splits the model and the batch: TP over heads and widths, pipeline stages
+// over layers, DP over the batch, EP over experts, CP over the sequence.
+void check_splits(Errors& err, const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallelism;
+  const std::string M = kModel;
+  const std::string P = kPar;
+  const std::string E = M + "moe.";
   // Tensor parallelism splits heads, kv heads (query groups) and the MLP width.
   divides(err, P + "tensor_parallel", p.tensor_parallel, M + "heads", m.heads);
   if (m.heads > 0) {
@@ -254,6 +269,18 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
               << " must divide " << M << "seq_length = " << m.seq_length
               << " (load-balanced causal context parallelism)";
   }
+
+}
+
+}  // namespace
+
+void validate(const JobSpec& job, int64_t gpus_in_cluster) {
+  const ParallelSpec& p = job.parallelism;
+  const std::string P = kPar;
+  Errors err;
+  check_model(err, job);
+  check_fields(err, job);
+  check_splits(err, job);
 
   // GPUs.
   if (p.tensor_parallel >= 1 && p.pipeline_parallel >= 1 && p.data_parallel >= 1 &&
