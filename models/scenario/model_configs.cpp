@@ -181,6 +181,70 @@ workload::JobSpec job_spec(const Config& c) {
   return j;
 }
 
+namespace {
+
+// faults[i]: its kind acts where it is accepted (issue 19), its keys are in range and used.
+void fault_problems(const Config& c, size_t i, std::vector<std::string>& problems) {
+  const FaultSpec& f = c.faults[i];
+  const std::string at = "faults[" + std::to_string(i) + "]";
+  if (f.rank >= c.cluster_gpus()) {
+    problems.push_back(at + ".rank: got " + std::to_string(f.rank) + ", expected below " + std::to_string(c.cluster_gpus()) + " GPUs");
+  }
+  if (f.node >= c.cluster.nodes) {
+    problems.push_back(at + ".node: got " + std::to_string(f.node) + ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
+  }
+  if (f.nic >= c.cluster.nics_per_node) {
+    problems.push_back(at + ".nic: got " + std::to_string(f.nic) + ", expected below cluster.nics_per_node = " +
+                       std::to_string(c.cluster.nics_per_node));
+  }
+  const bool needs_rank = f.kind == "gpu_throttle";
+  const bool needs_node = f.kind == "node_kill" || f.kind == "pause_storm" || f.kind == "slow_receiver";
+  const bool needs_link = f.kind == "link_degrade" || f.kind == "link_down";
+  // Every fault kind acts where it is accepted (issue 19); elsewhere it is an error, never
+  // silently ignored. Keys a kind does not use are errors too.
+  const bool training = c.has("training_job"), traffic = !training && c.has("traffic");
+  if (f.kind == "node_kill") {
+    problems.push_back(at + ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
+                       "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
+                       "(packet traffic studies)");
+  }
+  if ((f.kind == "link_down" || f.kind == "switch_down") && !(training && c.network.mode == "flow")) {
+    problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow (rerouting of transfers in "
+                       "flight); got " + (training ? "network.mode " + c.network.mode : std::string(traffic ? "a traffic study" : "a trace replay")));
+  }
+  if (f.kind == "switch_down" && f.switch_name.empty()) {
+    problems.push_back(at + ".switch: missing; switch_down needs a switch name, e.g. 'spine0.pod0'");
+  }
+  if ((f.kind == "link_degrade" || f.kind == "slow_receiver") && !(training && c.network.mode != "analytical")) {
+    problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow or packet; got " +
+                       (training ? "network.mode analytical (closed-form collectives have no per-link state)"
+                                 : std::string(traffic ? "a traffic study" : "a trace replay")));
+  }
+  if (f.kind == "pause_storm" && !(traffic && c.network.mode == "packet")) {
+    problems.push_back(at + ".kind: pause_storm acts in traffic studies with network.mode packet only");
+  }
+  const auto unused = [&](bool given, const char* key) {
+    if (given) problems.push_back(at + "." + key + ": not used by kind " + f.kind);
+  };
+  const bool timed = f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "pause_storm" ||
+                     f.kind == "link_down" || f.kind == "switch_down";
+  unused(f.rank >= 0 && f.kind != "gpu_throttle", "rank");
+  unused(f.node >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "node");
+  unused(f.nic >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "nic");
+  unused(!f.link.empty() && f.kind != "link_degrade" && f.kind != "link_down", "link");
+  unused(!f.switch_name.empty() && f.kind != "switch_down", "switch");
+  unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down" || f.kind == "switch_down"), "factor");
+  unused(f.at > Duration::zero() && !timed, "at (gpu_throttle lasts the whole run)");
+  unused(f.duration > Duration::zero() &&
+             !(f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "link_down" || f.kind == "switch_down"),
+         f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)" : "duration (gpu_throttle lasts the whole run)");
+  if (needs_rank && f.rank < 0) problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
+  if (needs_node && f.node < 0) problems.push_back(at + ".node: missing; " + f.kind + " needs a node");
+  if (needs_link && f.link.empty()) problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
+}
+
+}  // namespace
+
 void check_config(Config& c) {
   std::vector<std::string> problems;
   auto guard = [&](const char* key, auto&& fn) {
@@ -277,64 +341,7 @@ void check_config(Config& c) {
     problems.push_back("training_job.scheduling.topology_aware: false acts in network.mode flow or packet (where links "
                        "are shared); analytical collectives see no link contention, so the placement would change nothing");
   }
-  for (size_t i = 0; i < c.faults.size(); ++i) {
-    const FaultSpec& f = c.faults[i];
-    const std::string at = "faults[" + std::to_string(i) + "]";
-    if (f.rank >= c.cluster_gpus()) {
-      problems.push_back(at + ".rank: got " + std::to_string(f.rank) + ", expected below " + std::to_string(c.cluster_gpus()) + " GPUs");
-    }
-    if (f.node >= c.cluster.nodes) {
-      problems.push_back(at + ".node: got " + std::to_string(f.node) + ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
-    }
-    if (f.nic >= c.cluster.nics_per_node) {
-      problems.push_back(at + ".nic: got " + std::to_string(f.nic) + ", expected below cluster.nics_per_node = " +
-                         std::to_string(c.cluster.nics_per_node));
-    }
-    const bool needs_rank = f.kind == "gpu_throttle";
-    const bool needs_node = f.kind == "node_kill" || f.kind == "pause_storm" || f.kind == "slow_receiver";
-    const bool needs_link = f.kind == "link_degrade" || f.kind == "link_down";
-    // Every fault kind acts where it is accepted (issue 19); elsewhere it is an error, never
-    // silently ignored. Keys a kind does not use are errors too.
-    const bool training = c.has("training_job"), traffic = !training && c.has("traffic");
-    if (f.kind == "node_kill") {
-      problems.push_back(at + ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
-                         "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
-                         "(packet traffic studies)");
-    }
-    if ((f.kind == "link_down" || f.kind == "switch_down") && !(training && c.network.mode == "flow")) {
-      problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow (rerouting of transfers in "
-                         "flight); got " + (training ? "network.mode " + c.network.mode : std::string(traffic ? "a traffic study" : "a trace replay")));
-    }
-    if (f.kind == "switch_down" && f.switch_name.empty()) {
-      problems.push_back(at + ".switch: missing; switch_down needs a switch name, e.g. 'spine0.pod0'");
-    }
-    if ((f.kind == "link_degrade" || f.kind == "slow_receiver") && !(training && c.network.mode != "analytical")) {
-      problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow or packet; got " +
-                         (training ? "network.mode analytical (closed-form collectives have no per-link state)"
-                                   : std::string(traffic ? "a traffic study" : "a trace replay")));
-    }
-    if (f.kind == "pause_storm" && !(traffic && c.network.mode == "packet")) {
-      problems.push_back(at + ".kind: pause_storm acts in traffic studies with network.mode packet only");
-    }
-    const auto unused = [&](bool given, const char* key) {
-      if (given) problems.push_back(at + "." + key + ": not used by kind " + f.kind);
-    };
-    const bool timed = f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "pause_storm" ||
-                       f.kind == "link_down" || f.kind == "switch_down";
-    unused(f.rank >= 0 && f.kind != "gpu_throttle", "rank");
-    unused(f.node >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "node");
-    unused(f.nic >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "nic");
-    unused(!f.link.empty() && f.kind != "link_degrade" && f.kind != "link_down", "link");
-    unused(!f.switch_name.empty() && f.kind != "switch_down", "switch");
-    unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down" || f.kind == "switch_down"), "factor");
-    unused(f.at > Duration::zero() && !timed, "at (gpu_throttle lasts the whole run)");
-    unused(f.duration > Duration::zero() &&
-               !(f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "link_down" || f.kind == "switch_down"),
-           f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)" : "duration (gpu_throttle lasts the whole run)");
-    if (needs_rank && f.rank < 0) problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
-    if (needs_node && f.node < 0) problems.push_back(at + ".node: missing; " + f.kind + " needs a node");
-    if (needs_link && f.link.empty()) problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
-  }
+  for (size_t i = 0; i < c.faults.size(); ++i) fault_problems(c, i, problems);
   if (!problems.empty()) throw ScenarioError(std::move(problems));
 }
 
