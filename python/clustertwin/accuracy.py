@@ -145,10 +145,11 @@ def _torchtitan_memory(mode: str) -> Iterable[_Case]:
             label += " compile"
         yield _Case(label, "reserved GiB", row["measured_peak_gib"], [sc],
                    lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=row["source"])
-    for case in _torchtitan_h200(mode):  # the same runs' peak memory (max reserved), H200
-        row = next(r for r in _load("torchtitan-h200.json")["rows"] if case.published == r["tokens_per_sec_per_gpu"])
-        yield _Case(case.label.replace(" float8 compile", " s8192 float8 compile"), "reserved GiB", row["peak_memory_gib"],
-                    case.scenarios, lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=row["source"])
+    for row in _load("torchtitan-h200.json")["rows"]:  # the H200 runs' peak memory (max reserved)
+        gpus, sc = _torchtitan_h200_scenario(row, mode)
+        yield _Case(f"{row['model']} {gpus}xH200 s{row['seq_length']} float8 compile", "reserved GiB",
+                    row["peak_memory_gib"], [sc], lambda report, sc: report["memory"]["reserved_bytes"] / GIB,
+                    source=row["source"])
 
 
 def _h200_step(mode: str) -> Iterable[_Case]:
@@ -334,19 +335,25 @@ def _foundry(mode: str) -> Iterable[_Case]:
                     lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
 
+def _torchtitan_h200_scenario(row: dict, mode: str) -> tuple[int, dict]:
+    """(GPUs, scenario) of a torchtitan-h200.json row: Llama 3.1 8B on H200 nodes (Trainy, June
+    2025), FSDP2 over every GPU, torch.compile, torchao float8 tensorwise linears (fp8-cs),
+    op-level selective checkpointing."""
+    gpus = row["nodes"] * row["gpus_per_node"]
+    model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": row["kv_heads"],
+             "ffn_hidden": row["ffn_hidden"], "activation": "swiglu", "vocab": row["vocab"],
+             "tied_embeddings": False, "seq_length": row["seq_length"]}
+    par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": gpus, "zero_stage": 3}
+    runtime = {"stack": "torchtitan", "recompute_granularity": "selective", "precision": "fp8-cs",
+               "torch_compile": row["compile"]}
+    return gpus, _scenario(_cluster(row["gpu"], gpus, row["nic"]), model, par, row["local_batch"],
+                           row["local_batch"] * gpus, runtime, mode)
+
+
 def _torchtitan_h200(mode: str) -> Iterable[_Case]:
-    """torchtitan Llama 3.1 8B on H200 nodes (Trainy, June 2025): FSDP2 over every GPU,
-    torch.compile, torchao float8 tensorwise linears (fp8-cs), op-level selective checkpointing."""
+    """torchtitan-h200.json: tokens/s per GPU."""
     for row in _load("torchtitan-h200.json")["rows"]:
-        gpus = row["nodes"] * row["gpus_per_node"]
-        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": row["kv_heads"],
-                 "ffn_hidden": row["ffn_hidden"], "activation": "swiglu", "vocab": row["vocab"],
-                 "tied_embeddings": False, "seq_length": row["seq_length"]}
-        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": gpus, "zero_stage": 3}
-        runtime = {"stack": "torchtitan", "recompute_granularity": "selective", "precision": "fp8-cs",
-                   "torch_compile": row["compile"]}
-        sc = _scenario(_cluster(row["gpu"], gpus, row["nic"]), model, par, row["local_batch"],
-                       row["local_batch"] * gpus, runtime, mode)
+        gpus, sc = _torchtitan_h200_scenario(row, mode)
         yield _Case(f"{row['model']} {gpus}xH200 float8 compile", "tokens/s per GPU", row["tokens_per_sec_per_gpu"],
                     [sc], lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
