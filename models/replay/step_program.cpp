@@ -96,198 +96,250 @@ struct Builder {
     for (size_t g = dp_groups; g < replica_base; ++g) out.groups[g] = out.groups[g - dp_groups];
   }
 
+  // What one rank's program build carries from pass to pass.
+  struct RankState {
+    int32_t self = 0;
+    Placement at;
+    RankProgram* r = nullptr;
+    const StageCosts* sc = nullptr;
+    int gid = 0;  // its sharding group
+    int64_t activation_bytes = 0, grad_bytes = 0, param_bytes = 0;
+    bool units = false;  // per-unit ZeRO-3 / FSDP gathers and reductions (per_unit())
+    workload::Zero3Plan zplan;
+    std::vector<workload::PipelinePass> order;         // the pipeline schedule of one step
+    std::vector<size_t> last_backward, first_forward;  // per chunk: its index in `order`
+    std::vector<int32_t> gather_prev;  // per chunk: the parameter gather its first forward waits for
+    int32_t prev_opt = -1;             // the previous step's optimizer
+    // Within step k:
+    int k = 0;
+    int32_t last_compute = -1, last_dp = -1;
+    int16_t step() const { return static_cast<int16_t>(k); }
+  };
+
+  int peer_gpu(Placement at, int stage) const {
+    at.pp = stage;
+    return phys(global_rank(job.parallelism, at, options.placement));
+  }
+
   void build_rank(int32_t self, const Placement& at) {
     const auto& par = job.parallelism;
     const int p = par.pipeline_parallel, v = par.virtual_pipeline;
-    const int64_t m = workload::microbatches(job);
-    RankProgram& r = out.ranks[static_cast<size_t>(self)];
-    const StageCosts& sc = costs[static_cast<size_t>(at.pp)];
-    const int gid = shard(at);
-    const bool zero = par.zero_stage >= 1;
-    const int64_t activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
-                                     job.model.hidden * 2 / par.tensor_parallel;
+    RankState rs;
+    rs.self = self;
+    rs.at = at;
+    rs.r = &out.ranks[static_cast<size_t>(self)];
+    rs.sc = &costs[static_cast<size_t>(at.pp)];
+    rs.gid = shard(at);
+    rs.activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel * job.model.hidden * 2 /
+                          par.tensor_parallel;
     const workload::StackMemory st = workload::stack_memory(job);
-    const auto grad_bytes = static_cast<int64_t>(sc.params_per_chunk * st.grad_bytes);
-    const auto param_bytes = static_cast<int64_t>(sc.params_per_chunk * 2.0);
-    const bool units = per_unit();
-    const workload::Zero3Plan zplan = units ? workload::zero3_plan(job) : workload::Zero3Plan{};
-    auto peer_gpu = [&](int stage) {
-      Placement q = at;
-      q.pp = stage;
-      return phys(global_rank(par, q, options.placement));
-    };
-    const auto order = workload::pipeline_schedule(at.pp, p, v, m);
-    std::vector<size_t> last_backward(static_cast<size_t>(v), 0);
-    std::vector<size_t> first_forward(static_cast<size_t>(v), order.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      const auto c = static_cast<size_t>(order[i].chunk);
-      if (!order[i].forward) last_backward[c] = i;
-      if (order[i].forward && first_forward[c] == order.size()) first_forward[c] = i;
+    rs.grad_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * st.grad_bytes);
+    rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * 2.0);
+    rs.units = per_unit();
+    if (rs.units) rs.zplan = workload::zero3_plan(job);
+    rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job));
+    rs.last_backward.assign(static_cast<size_t>(v), 0);
+    rs.first_forward.assign(static_cast<size_t>(v), rs.order.size());
+    for (size_t i = 0; i < rs.order.size(); ++i) {
+      const auto c = static_cast<size_t>(rs.order[i].chunk);
+      if (!rs.order[i].forward) rs.last_backward[c] = i;
+      if (rs.order[i].forward && rs.first_forward[c] == rs.order.size()) rs.first_forward[c] = i;
     }
-    std::vector<int32_t> gather_prev(static_cast<size_t>(v), -1);
-    int32_t prev_opt = -1;
+    rs.gather_prev.assign(static_cast<size_t>(v), -1);
     for (int k = 0; k < options.steps; ++k) {
-      const auto step = static_cast<int16_t>(k);
-      int32_t last_compute = -1, last_dp = -1;
-      for (size_t i = 0; i < order.size(); ++i) {
-        const auto& pass = order[i];
-        const int vs = pass.chunk * p + at.pp;
-        const bool first_vs = vs == 0, last_vs = vs == p * v - 1;
-        const auto chunk = static_cast<size_t>(pass.chunk);
-        Instr recv;
-        recv.kind = InstrKind::recv;
-        recv.stream = Stream::none;
-        recv.category = Category::pp;
-        recv.step = step;
-        recv.chunk = static_cast<int16_t>(pass.chunk);
-        recv.microbatch = pass.microbatch;
-        int32_t recv_at = -1;
-        const bool needs_input = pass.forward ? !first_vs : !last_vs;
-        if (needs_input) {
-          const int from_stage = pass.forward ? (at.pp - 1 + p) % p : (at.pp + 1) % p;
-          recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(from_stage))];
-          recv_at = add(r, recv);
-          recv_index[static_cast<size_t>(self)][message_key(k, vs, pass.microbatch, pass.forward)] = recv_at;
-        }
-        Instr run;
-        run.kind = InstrKind::compute;
-        run.category = pass.forward ? Category::forward : Category::backward;
-        run.step = step;
-        run.chunk = static_cast<int16_t>(pass.chunk);
-        run.microbatch = pass.microbatch;
-        const BlockCost& cost = pass.forward ? sc.forward[chunk] : sc.backward[chunk];
-        run.seconds = cost.total_s();
-        run.tp_seconds = cost.tp_comm_s;
-        run.after = recv_at;
-        if (pass.forward && i == first_forward[chunk]) run.after2 = gather_prev[chunk];
-        int32_t run_at = -1;
-        if (units) {
-          // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the
-          // module's gathers on the dp stream, then its share of the layer's compute; in
-          // backward its gradients reduce-scatter on a second stream and communicator.
-          // Without device sync a gather is issued when the compute `prefetch` modules before
-          // its own has started (i.e. the one before that is done); with device sync it waits
-          // for every earlier compute piece and reduction (DeepSpeed 2021).
-          const int64_t n_layers = std::max<int64_t>(1, workload::layers_in_chunk(job, at.pp, pass.chunk));
-          const double layer_params = sc.params_per_chunk / static_cast<double>(n_layers);
-          std::vector<int32_t> piece_at;
-          double waiting_grads = 0.0;
-          auto reduce = [&](double params, int32_t after) {
-            Instr rs = reduction(step, pass.chunk, reduce_group(gid),
-                                 static_cast<int64_t>(params * zplan.reduce_bytes), after);
-            rs.stream = collective_stream(1);
-            rs.collective = CollectiveKind::reduce_scatter;
-            last_dp = reduce_grads(r, rs, at);
-          };
-          for (int64_t j = 0; j < n_layers; ++j) {
-            for (const auto& module : zplan.modules) {
-              int32_t gather_at = -1;
-              const auto pieces = static_cast<int64_t>(piece_at.size());
-              for (const double share : module.gather_fractions) {
-                Instr g = param_gather(step, run.chunk, gid, static_cast<int64_t>(layer_params * share * 2.0));
-                g.microbatch = pass.microbatch;
-                if (zplan.device_sync) {
-                  g.after = pieces > 0 ? piece_at.back() : (last_compute >= 0 ? last_compute : prev_opt);
-                  g.after2 = last_dp;
-                } else {
-                  // The first gathers of a step wait for the previous step's optimizer (new weights).
-                  const int64_t behind = pieces - 1 - zplan.prefetch;
-                  g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? prev_opt : -1);
-                }
-                gather_at = add(r, g);
-              }
-              Instr piece = run;
-              const double share = module.compute_fraction / static_cast<double>(n_layers);
-              piece.seconds = run.seconds * share;
-              piece.tp_seconds = run.tp_seconds * share;
-              piece.after = piece_at.empty() ? recv_at : -1;
-              piece.after2 = gather_at;
-              run_at = add(r, piece);
-              piece_at.push_back(run_at);
-              if (pass.forward) continue;
-              double module_params = 0.0;
-              for (const double g : module.gather_fractions) {
-                if (zplan.reduce_per_gather) {
-                  reduce(layer_params * g, run_at);
-                } else {
-                  module_params += layer_params * g;
-                }
-              }
-              waiting_grads += module_params;
-              const bool layer_done = &module == &zplan.modules.back();
-              const bool flush = zplan.reduce_bucket_params > 0 ? waiting_grads >= zplan.reduce_bucket_params : layer_done;
-              if (waiting_grads > 0 && (flush || (layer_done && j == n_layers - 1))) {
-                reduce(waiting_grads, run_at);
-                waiting_grads = 0.0;
-              }
-            }
-          }
-        } else {
-          // The last backward of a chunk produces its gradients bucket by bucket (last layers
-          // first): split it so that each bucket's reduction starts when the bucket is ready.
-          // Without the full gradient kept (ZeRO-2) every backward pass reduces its buckets.
-          const bool reduces = !pass.forward && (i == last_backward[chunk] || reduce_every_microbatch());
-          const bool bucketed = reduces && options.overlap_grad_reduce;
-          const int64_t buckets = bucketed ? bucket_count(sc.params_per_chunk) : 1;
-          for (int64_t j = 0; j < buckets; ++j) {
-            Instr piece = run;
-            piece.seconds = run.seconds / static_cast<double>(buckets);
-            piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
-            if (j > 0) piece.after = piece.after2 = -1;
-            run_at = add(r, piece);
-            if (bucketed) {
-              const int64_t bytes = grad_bytes / buckets + (j < grad_bytes % buckets ? 1 : 0);
-              last_dp = reduce_grads(r, reduction(step, pass.chunk, gid, bytes, run_at), at);
-            }
-          }
-          if (reduces && !bucketed && reduce_every_microbatch()) {
-            last_dp = reduce_grads(r, reduction(step, pass.chunk, gid, grad_bytes, run_at), at);
-          }
-        }
-        last_compute = run_at;
-        const bool has_output = pass.forward ? !last_vs : !first_vs;
-        if (has_output) {
-          Instr send;
-          send.kind = InstrKind::send;
-          send.stream = options.overlap_p2p ? Stream::p2p : Stream::compute;
-          send.category = Category::pp;
-          send.step = step;
-          send.chunk = run.chunk;
-          send.microbatch = pass.microbatch;
-          send.bytes = activation_bytes;
-          send.after = run_at;
-          const int to_stage = pass.forward ? (at.pp + 1) % p : (at.pp - 1 + p) % p;
-          send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(to_stage))];
-          const int32_t send_at = add(r, send);
-          sends.push_back({self, send_at, message_key(k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
-        }
-      }
-      if (!options.overlap_grad_reduce && !units && !reduce_every_microbatch()) {
-        for (int c = 0; c < v; ++c) last_dp = reduce_grads(r, reduction(step, c, gid, grad_bytes, last_compute), at);
-      }
-      Instr opt;
-      opt.kind = InstrKind::compute;
-      opt.category = Category::optimizer;
-      opt.step = step;
-      opt.seconds = sc.optimizer_s;
-      opt.after = last_dp >= 0 ? last_dp : last_compute;
-      const int32_t opt_at = add(r, opt);
-      prev_opt = opt_at;
-      int32_t last_gather = -1;
-      for (int c = 0; c < v && zero && !units; ++c) {
-        Instr g = param_gather(step, static_cast<int16_t>(c), gid, param_bytes);
-        g.after = opt_at;
-        last_gather = add(r, g);
-        gather_prev[static_cast<size_t>(c)] = options.overlap_param_gather ? last_gather : -1;
-      }
-      Instr end;
-      end.kind = InstrKind::compute;
-      end.category = Category::step_end;
-      end.step = step;
-      end.after = opt_at;
-      if (!options.overlap_param_gather) end.after2 = last_gather;
-      add(r, end);
+      rs.k = k;
+      rs.last_compute = rs.last_dp = -1;
+      for (size_t i = 0; i < rs.order.size(); ++i) add_pass(rs, i);
+      add_step_end(rs);
     }
+  }
+
+  // One forward or backward pass of the schedule: its receive, its compute (with the
+  // gradient reductions and ZeRO-3 gathers it drives), its send.
+  void add_pass(RankState& rs, size_t i) {
+    const int p = job.parallelism.pipeline_parallel, v = job.parallelism.virtual_pipeline;
+    const workload::PipelinePass& pass = rs.order[i];
+    const int vs = pass.chunk * p + rs.at.pp;
+    const bool first_vs = vs == 0, last_vs = vs == p * v - 1;
+    const auto chunk = static_cast<size_t>(pass.chunk);
+    const bool needs_input = pass.forward ? !first_vs : !last_vs;
+    const int32_t recv_at = needs_input ? add_recv(rs, pass, vs) : -1;
+    Instr run;
+    run.kind = InstrKind::compute;
+    run.category = pass.forward ? Category::forward : Category::backward;
+    run.step = rs.step();
+    run.chunk = static_cast<int16_t>(pass.chunk);
+    run.microbatch = pass.microbatch;
+    const BlockCost& cost = pass.forward ? rs.sc->forward[chunk] : rs.sc->backward[chunk];
+    run.seconds = cost.total_s();
+    run.tp_seconds = cost.tp_comm_s;
+    run.after = recv_at;
+    if (pass.forward && i == rs.first_forward[chunk]) run.after2 = rs.gather_prev[chunk];
+    const int32_t run_at = rs.units ? add_unit_pass(rs, pass, run, recv_at) : add_bucketed_pass(rs, i, run);
+    rs.last_compute = run_at;
+    const bool has_output = pass.forward ? !last_vs : !first_vs;
+    if (has_output) add_send(rs, pass, vs, run_at);
+  }
+
+  int32_t add_recv(RankState& rs, const workload::PipelinePass& pass, int vs) {
+    const int p = job.parallelism.pipeline_parallel;
+    Instr recv;
+    recv.kind = InstrKind::recv;
+    recv.stream = Stream::none;
+    recv.category = Category::pp;
+    recv.step = rs.step();
+    recv.chunk = static_cast<int16_t>(pass.chunk);
+    recv.microbatch = pass.microbatch;
+    const int from_stage = pass.forward ? (rs.at.pp - 1 + p) % p : (rs.at.pp + 1) % p;
+    recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, from_stage))];
+    const int32_t recv_at = add(*rs.r, recv);
+    recv_index[static_cast<size_t>(rs.self)][message_key(rs.k, vs, pass.microbatch, pass.forward)] = recv_at;
+    return recv_at;
+  }
+
+  void add_send(RankState& rs, const workload::PipelinePass& pass, int vs, int32_t run_at) {
+    const int p = job.parallelism.pipeline_parallel;
+    Instr send;
+    send.kind = InstrKind::send;
+    send.stream = options.overlap_p2p ? Stream::p2p : Stream::compute;
+    send.category = Category::pp;
+    send.step = rs.step();
+    send.chunk = static_cast<int16_t>(pass.chunk);
+    send.microbatch = pass.microbatch;
+    send.bytes = rs.activation_bytes;
+    send.after = run_at;
+    const int to_stage = pass.forward ? (rs.at.pp + 1) % p : (rs.at.pp - 1 + p) % p;
+    send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, to_stage))];
+    const int32_t send_at = add(*rs.r, send);
+    sends.push_back({rs.self, send_at, message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
+  }
+
+  // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the module's
+  // gathers on the dp stream, then its share of the layer's compute; in backward its
+  // gradients reduce-scatter on a second stream and communicator. Without device sync a
+  // gather is issued when the compute `prefetch` modules before its own has started (i.e.
+  // the one before that is done); with device sync it waits for every earlier compute piece
+  // and reduction (DeepSpeed 2021). Returns the pass's last compute piece.
+  int32_t add_unit_pass(RankState& rs, const workload::PipelinePass& pass, const Instr& run, int32_t recv_at) {
+    const workload::Zero3Plan& zplan = rs.zplan;
+    const int64_t n_layers = std::max<int64_t>(1, workload::layers_in_chunk(job, rs.at.pp, pass.chunk));
+    const double layer_params = rs.sc->params_per_chunk / static_cast<double>(n_layers);
+    std::vector<int32_t> piece_at;
+    int32_t run_at = -1;
+    double waiting_grads = 0.0;
+    auto reduce = [&](double params, int32_t after) {
+      Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid), static_cast<int64_t>(params * zplan.reduce_bytes),
+                            after);
+      red.stream = collective_stream(1);
+      red.collective = CollectiveKind::reduce_scatter;
+      rs.last_dp = reduce_grads(*rs.r, red, rs.at);
+    };
+    for (int64_t j = 0; j < n_layers; ++j) {
+      for (const auto& module : zplan.modules) {
+        int32_t gather_at = -1;
+        const auto pieces = static_cast<int64_t>(piece_at.size());
+        for (const double share : module.gather_fractions) {
+          Instr g = param_gather(rs.step(), run.chunk, rs.gid, static_cast<int64_t>(layer_params * share * 2.0));
+          g.microbatch = pass.microbatch;
+          if (zplan.device_sync) {
+            g.after = pieces > 0 ? piece_at.back() : (rs.last_compute >= 0 ? rs.last_compute : rs.prev_opt);
+            g.after2 = rs.last_dp;
+          } else {
+            // The first gathers of a step wait for the previous step's optimizer (new weights).
+            const int64_t behind = pieces - 1 - zplan.prefetch;
+            g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? rs.prev_opt : -1);
+          }
+          gather_at = add(*rs.r, g);
+        }
+        Instr piece = run;
+        const double share = module.compute_fraction / static_cast<double>(n_layers);
+        piece.seconds = run.seconds * share;
+        piece.tp_seconds = run.tp_seconds * share;
+        piece.after = piece_at.empty() ? recv_at : -1;
+        piece.after2 = gather_at;
+        run_at = add(*rs.r, piece);
+        piece_at.push_back(run_at);
+        if (pass.forward) continue;
+        double module_params = 0.0;
+        for (const double g : module.gather_fractions) {
+          if (zplan.reduce_per_gather) {
+            reduce(layer_params * g, run_at);
+          } else {
+            module_params += layer_params * g;
+          }
+        }
+        waiting_grads += module_params;
+        const bool layer_done = &module == &zplan.modules.back();
+        const bool flush = zplan.reduce_bucket_params > 0 ? waiting_grads >= zplan.reduce_bucket_params : layer_done;
+        if (waiting_grads > 0 && (flush || (layer_done && j == n_layers - 1))) {
+          reduce(waiting_grads, run_at);
+          waiting_grads = 0.0;
+        }
+      }
+    }
+    return run_at;
+  }
+
+  // The last backward of a chunk produces its gradients bucket by bucket (last layers
+  // first): split it so that each bucket's reduction starts when the bucket is ready.
+  // Without the full gradient kept (ZeRO-2) every backward pass reduces its buckets.
+  // Returns the pass's last compute piece.
+  int32_t add_bucketed_pass(RankState& rs, size_t i, const Instr& run) {
+    const workload::PipelinePass& pass = rs.order[i];
+    const auto chunk = static_cast<size_t>(pass.chunk);
+    const bool reduces = !pass.forward && (i == rs.last_backward[chunk] || reduce_every_microbatch());
+    const bool bucketed = reduces && options.overlap_grad_reduce;
+    const int64_t buckets = bucketed ? bucket_count(rs.sc->params_per_chunk) : 1;
+    int32_t run_at = -1;
+    for (int64_t j = 0; j < buckets; ++j) {
+      Instr piece = run;
+      piece.seconds = run.seconds / static_cast<double>(buckets);
+      piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
+      if (j > 0) piece.after = piece.after2 = -1;
+      run_at = add(*rs.r, piece);
+      if (bucketed) {
+        const int64_t bytes = rs.grad_bytes / buckets + (j < rs.grad_bytes % buckets ? 1 : 0);
+        rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, bytes, run_at), rs.at);
+      }
+    }
+    if (reduces && !bucketed && reduce_every_microbatch()) {
+      rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, rs.grad_bytes, run_at), rs.at);
+    }
+    return run_at;
+  }
+
+  // The end of a step: gradient reductions left for it, the optimizer, the ZeRO parameter
+  // gathers of the new weights, and the step's end marker.
+  void add_step_end(RankState& rs) {
+    const int v = job.parallelism.virtual_pipeline;
+    const bool zero = job.parallelism.zero_stage >= 1;
+    if (!options.overlap_grad_reduce && !rs.units && !reduce_every_microbatch()) {
+      for (int c = 0; c < v; ++c) {
+        rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), c, rs.gid, rs.grad_bytes, rs.last_compute), rs.at);
+      }
+    }
+    Instr opt;
+    opt.kind = InstrKind::compute;
+    opt.category = Category::optimizer;
+    opt.step = rs.step();
+    opt.seconds = rs.sc->optimizer_s;
+    opt.after = rs.last_dp >= 0 ? rs.last_dp : rs.last_compute;
+    const int32_t opt_at = add(*rs.r, opt);
+    rs.prev_opt = opt_at;
+    int32_t last_gather = -1;
+    for (int c = 0; c < v && zero && !rs.units; ++c) {
+      Instr g = param_gather(rs.step(), static_cast<int16_t>(c), rs.gid, rs.param_bytes);
+      g.after = opt_at;
+      last_gather = add(*rs.r, g);
+      rs.gather_prev[static_cast<size_t>(c)] = options.overlap_param_gather ? last_gather : -1;
+    }
+    Instr end;
+    end.kind = InstrKind::compute;
+    end.category = Category::step_end;
+    end.step = rs.step();
+    end.after = opt_at;
+    if (!options.overlap_param_gather) end.after2 = last_gather;
+    add(*rs.r, end);
   }
 
   // Megatron's DDP buckets: max(40M, 1M x DP) parameters each, unless given.

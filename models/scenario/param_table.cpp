@@ -41,12 +41,8 @@ ParamSpec<Target> make(std::string path, Kind kind, std::string fallback, std::s
 #define F(field, kind, fallback, doc) \
   make<FaultSpec>("faults[]." #field, Kind::kind, fallback, doc, [](FaultSpec& f, const Value& v) { put(f.field, v); })
 
-std::vector<Param> build_table() {
-  std::vector<Param> t;
-  t.push_back(P(name, text, "\"unnamed\"", "Scenario name, copied into the report."));
-  t.push_back(P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
-
-  // cluster
+// Cluster: GPUs, nodes, fabric, storage, variability, power.
+void cluster_params(std::vector<Param>& t) {
   t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200, B300, GB200, GB300)."));
   t.push_back(P(cluster.gpu_file, text, "\"\"", "GPU file written by 'clustertwin calibrate': its fitted compute-model parameters replace the built-in calibration (its base GPU must be cluster.gpu)."));
   t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0", "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).").at_least(0));
@@ -93,7 +89,10 @@ std::vector<Param> build_table() {
   t.push_back(P(cluster.power.nodes_per_rack, count, "4", "Nodes per rack.").at_least(1).at_most(1024));
   t.push_back(P(cluster.power.rack_limit, power, "\"40kW\"", "Power a rack may draw (its feed and cooling)."));
 
-  // network
+}
+
+// Network: fidelity, ECN/PFC, DCQCN, collectives.
+void network_params(std::vector<Param>& t) {
   t.push_back(P(network.mode, text, "\"flow\"", "Network fidelity.").one_of({"analytical", "flow", "packet"}));
   t.push_back(P(network.mtu, bytes, "\"4KiB\"", "RoCE MTU."));
   t.push_back(P(network.ecn.kmin, bytes, "\"0B\"", "ECN marking starts at this egress queue depth (0 = scaled with each port's speed, 4 KB per Gb/s: 400 KB at 100 Gb/s, HPCC's map; docs/dcqcn.md)."));
@@ -131,7 +130,10 @@ std::vector<Param> build_table() {
                 "Flow mode, link_down faults: how long a transfer whose packets died on the failed link stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x 2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
   t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
 
-  // training_job
+}
+
+// Training job: model, batch, parallelism, runtime, checkpoints, scheduling.
+void job_params(std::vector<Param>& t) {
   t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1).at_most(1e5));
   t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1).at_most(1e5));
@@ -181,6 +183,10 @@ std::vector<Param> build_table() {
   t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "true: ranks in layout order on consecutive nodes (TP inside a node, PP/DP neighbours under the same leaves, on rails); false: the job's nodes in a seeded random order, as a scheduler blind to the fabric places them (flow and packet modes)."));
 
+}
+
+// Traffic studies and trace replays.
+void study_params(std::vector<Param>& t) {
   // traffic
   t.push_back(P(traffic.pattern, text, "", "Traffic pattern: incast, permutation, all_to_all, collective; websearch / hadoop = Poisson arrivals with a published flow-size distribution (DCTCP paper's web search, Facebook Hadoop; models/scenario/traffic_flows.h); file = the flows of traffic.flows_file.").one_of({"incast", "permutation", "all_to_all", "collective", "websearch", "hadoop", "file"}));
   t.push_back(P(traffic.load, fraction, "0.3", "websearch / hadoop: load each GPU offers, as a share of its NIC bandwidth.").at_least(0.001));
@@ -201,7 +207,10 @@ std::vector<Param> build_table() {
   t.push_back(P(trace.profiler_overhead, text, "\"auto\"", "Profiler CPU cost per recorded operator removed from the launch timeline (Kineto + execution trace): auto (estimated from the trace), none, or a duration such as 5us."));
   t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
 
-  // reliability
+}
+
+// Reliability: failure rates, recovery, campaign.
+void reliability_params(std::vector<Param>& t) {
   t.push_back(P(failures.profile, text, "\"custom\"", "Failure rates: custom (the *_rate_per_day keys) or llama3 (Llama 3 405B's 54-day table, see models/reliability/failure_model.h).").one_of({"custom", "llama3"}));
   t.push_back(P(failures.rate_scale, real, "1.0", "Multiplies every failure rate (profile what-ifs).").at_least(0).at_most(1e6));
   t.push_back(P(failures.node_failure_rate_per_day, real, "0", "Host failures per node per day (CPU, memory, PSU, SSD, board, host maintenance).").at_least(0));
@@ -226,6 +235,18 @@ std::vector<Param> build_table() {
   t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1).at_most(1e6));
   t.push_back(P(campaign.threads, count, "0", "Threads running the replicas (0 = all cores); the result does not depend on it.").at_most(4096));
   t.push_back(P(campaign.train_tokens, real, "0", "Tokens to train, for the time to train (0 = not reported).").at_least(0).at_most(1e18));
+}
+
+std::vector<Param> build_table() {
+  std::vector<Param> t;
+  t.push_back(P(name, text, "\"unnamed\"", "Scenario name, copied into the report."));
+  t.push_back(P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
+
+  cluster_params(t);
+  network_params(t);
+  job_params(t);
+  study_params(t);
+  reliability_params(t);
   return t;
 }
 

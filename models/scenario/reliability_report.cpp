@@ -154,6 +154,58 @@ reliability::FailureModel failure_model(const Config& c) {
   return m;
 }
 
+namespace {
+
+// report["storage"]: the checkpoint's size and timing, its flush's cost, and the data loader.
+nlohmann::json storage_section(const Config& c, const storage::CheckpointSize& size,
+                               const storage::CheckpointTiming& timing, const storage::DataLoading& loading,
+                               const FlushContention& flush, double step_time_s) {
+  const StorageSection& sc = c.cluster.storage;
+  return {{"checkpoint_bytes", size.total_bytes},
+          {"checkpoint_bytes_per_gpu", size.per_gpu_bytes},
+          {"checkpoint_save_s", timing.blocking.seconds()},
+          {"checkpoint_flush_s", timing.flush.seconds()},
+          {"checkpoint_restore_s", timing.restore.seconds()},
+          {"checkpoint_retained_bytes", size.total_bytes_as_double() * c.training_job.checkpoint.keep_last_n},
+          {"write_bytes_per_s", timing.write_bytes_per_s},
+          {"read_bytes_per_s", timing.read_bytes_per_s},
+          {"network", sc.network},
+          {"flush_nic_share", flush.nic_share},
+          {"step_time_during_flush_s", step_time_s + flush.step_slowdown_s},
+          {"flush_cost_s", flush.cost_s},
+          {"data_bytes_per_step", loading.bytes_per_step},
+          {"loader_stall_s", loading.stall_per_step.seconds()},
+          {"loader_keeps_up", loading.keeps_up}};
+}
+
+// The campaign of this job: its footprint and failure rates, the recovery path, and the
+// checkpoint policy.
+reliability::CampaignSpec campaign_spec(const Config& c, const reliability::JobFootprint& footprint,
+                                        const reliability::FailureModel& failures,
+                                        const storage::CheckpointTiming& timing, int job_nodes, double interval,
+                                        double save) {
+  reliability::CampaignSpec spec;
+  spec.duration_s = c.campaign.duration;
+  spec.repeats = c.campaign.repeats;
+  spec.seed = static_cast<uint64_t>(c.seed);
+  spec.threads = c.campaign.threads;
+  spec.job = footprint;
+  spec.failures = failures;
+  // The spare pool is every node the job does not use.
+  spec.recovery.detection_s = c.recovery.detection.seconds();
+  spec.recovery.restart_s = c.recovery.restart.seconds();
+  spec.recovery.restore_s = timing.restore.seconds();
+  spec.recovery.hot_spares = c.cluster.nodes - job_nodes;
+  spec.recovery.repair_s = c.recovery.repair.seconds();
+  spec.recovery.hang_detection_s = c.training_job.runtime.collective_timeout.seconds();
+  spec.recovery.health_check_s = c.recovery.health_check.seconds();
+  spec.recovery.health_check_coverage = c.recovery.health_check_coverage;
+  spec.checkpoint = {interval, save, timing.flush.seconds()};
+  return spec;
+}
+
+}  // namespace
+
 void reliability_report(const Config& c, const StepFigures& step, nlohmann::json& report) {
   const double step_time_s = step.step_time_s;
   const workload::JobSpec job = job_spec(c);
@@ -169,21 +221,7 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
       storage::data_loading(job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
                             size.nodes, st, sim::Duration::from_seconds(step_time_s));
   const FlushContention flush = flush_contention(c, size, timing, step);
-  report["storage"] = {{"checkpoint_bytes", size.total_bytes},
-                       {"checkpoint_bytes_per_gpu", size.per_gpu_bytes},
-                       {"checkpoint_save_s", timing.blocking.seconds()},
-                       {"checkpoint_flush_s", timing.flush.seconds()},
-                       {"checkpoint_restore_s", timing.restore.seconds()},
-                       {"checkpoint_retained_bytes", size.total_bytes_as_double() * c.training_job.checkpoint.keep_last_n},
-                       {"write_bytes_per_s", timing.write_bytes_per_s},
-                       {"read_bytes_per_s", timing.read_bytes_per_s},
-                       {"network", sc.network},
-                       {"flush_nic_share", flush.nic_share},
-                       {"step_time_during_flush_s", step_time_s + flush.step_slowdown_s},
-                       {"flush_cost_s", flush.cost_s},
-                       {"data_bytes_per_step", loading.bytes_per_step},
-                       {"loader_stall_s", loading.stall_per_step.seconds()},
-                       {"loader_keeps_up", loading.keeps_up}};
+  report["storage"] = storage_section(c, size, timing, loading, flush, step_time_s);
 
   const reliability::FailureModel failures = failure_model(c);
   const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node, size.nodes * c.cluster.nics_per_node,
@@ -210,23 +248,7 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
     report["reliability"] = r;
     return;
   }
-  reliability::CampaignSpec spec;
-  spec.duration_s = c.campaign.duration;
-  spec.repeats = c.campaign.repeats;
-  spec.seed = static_cast<uint64_t>(c.seed);
-  spec.threads = c.campaign.threads;
-  spec.job = footprint;
-  spec.failures = failures;
-  // The spare pool is every node the job does not use.
-  spec.recovery.detection_s = c.recovery.detection.seconds();
-  spec.recovery.restart_s = c.recovery.restart.seconds();
-  spec.recovery.restore_s = timing.restore.seconds();
-  spec.recovery.hot_spares = c.cluster.nodes - size.nodes;
-  spec.recovery.repair_s = c.recovery.repair.seconds();
-  spec.recovery.hang_detection_s = c.training_job.runtime.collective_timeout.seconds();
-  spec.recovery.health_check_s = c.recovery.health_check.seconds();
-  spec.recovery.health_check_coverage = c.recovery.health_check_coverage;
-  spec.checkpoint = {interval, save, timing.flush.seconds()};
+  const reliability::CampaignSpec spec = campaign_spec(c, footprint, failures, timing, size.nodes, interval, save);
   const reliability::CampaignResult campaign = keyed([&] { return reliability::run_campaign(spec); });
   const double half_width = 1.96 * campaign.goodput_stddev / std::sqrt(static_cast<double>(spec.repeats));
   const double gpus = static_cast<double>(size.nodes) * c.cluster.gpus_per_node;

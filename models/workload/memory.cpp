@@ -246,75 +246,38 @@ ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& par
   return s;
 }
 
-MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOptions& o) {
+namespace {
+
+// fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
+// step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
+int64_t fp8_weight_cache(const JobSpec& job, const StackMemory& st, int stage) {
+  if (!is_fp8(job)) return 0;
+  const ParallelSpec& par = job.parallelism;
+  const int64_t t = par.tensor_parallel;
+  const LayerParameters L = layer_parameters(job.model);
+  const double matmul = d((L.attention + L.dense_mlp) / t) +
+                        d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
+  // With ZeRO-3 / FSDP the FP8 copies are sharded like the weights (Megatron FSDP's
+  // fp8_param_gather gathers FP8 shards per unit): the gathered unit is in `temporary`.
+  const double shard = par.zero_stage >= 3 ? d(zero_shard_degree(par)) : 1.0;
+  return to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)) / shard);
+}
+
+// Buffers live only part of the step: TP all-gather outputs, ZeRO-3 / FSDP gathered
+// parameters and reduce buffers, and the DP gradient buckets.
+int64_t temporary_bytes(const JobSpec& job, const StackMemory& st, int stage, int64_t parameters) {
   const ModelSpec& m = job.model;
   const ParallelSpec& par = job.parallelism;
-  const StackMemory st = stack_memory(job);
-  const Recompute rc = parse_recompute(job.recompute_granularity);
   const int64_t t = par.tensor_parallel;
-  const bool sp = par.sequence_parallel && t > 1;
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(par.context_parallel);
   const bool last = stage == par.pipeline_parallel - 1;
-
-  MemoryBreakdown b;
-  b.stage = stage;
-  const StageParameters sp_params = stage_parameters(job, stage);
-  b.parameters = sp_params.dense + sp_params.expert;
-
-  const ModelStateBytes states = model_state_bytes(job, sp_params);
-  // Autocast's bf16 weight copies live one forward; under ZeRO-3 / FSDP only the gathered
-  // unit has them (counted with the unit in `temporary`).
-  const int64_t autocast = par.zero_stage >= 3 ? 0 : to_bytes(d(b.parameters) * st.autocast_weight_copy);
-  // fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
-  // step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
-  int64_t fp8_weights = 0;
-  if (is_fp8(job)) {
-    const LayerParameters L = layer_parameters(m);
-    const double matmul = d((L.attention + L.dense_mlp) / t) +
-                          d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
-    // With ZeRO-3 / FSDP the FP8 copies are sharded like the weights (Megatron FSDP's
-    // fp8_param_gather gathers FP8 shards per unit): the gathered unit is in `temporary`.
-    const double shard = par.zero_stage >= 3 ? d(zero_shard_degree(par)) : 1.0;
-    fp8_weights = to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)) / shard);
-  }
-  b.weights = states.weights + autocast + fp8_weights;
-  const int64_t grads = states.gradients;
-  b.optimizer = states.optimizer;
-
-  b.in_flight_microbatches = in_flight_microbatches(job, stage);
-  const int64_t layers = layers_in_stage(job, stage);
-  const double layer_microbatches = b.in_flight_microbatches * d(layers);
-  const int64_t full_layer = activation_bytes(job, Recompute::none, st);
-  int64_t per_layer = activation_bytes(job, rc, st);
-  if (rc == Recompute::full && layers > 0) {
-    // Block recompute: the stage's first recompute_layers layers per chunk keep their input,
-    // the others everything.
-    const int64_t recomputed = recomputed_layers_in_stage(job, stage);
-    per_layer = to_bytes((d(recomputed) * d(per_layer) + d(layers - recomputed) * d(full_layer)) / d(layers));
-  }
-  const int64_t working = rc == Recompute::none ? 0 : std::max<int64_t>(0, full_layer - per_layer);
-  b.activations = to_bytes(layer_microbatches * d(per_layer)) + working;
-
-  if (stage == 0) {
-    const double micro_in_flight = std::ceil(b.in_flight_microbatches);
-    const double mask = has_dropout(m) ? tokens * d(m.hidden) / (sp ? d(t) : 1.0) : 0.0;
-    b.embedding_buffers = to_bytes(micro_in_flight * (8.0 * tokens + mask));
-  }
-  if (last) {
-    // The loss runs on the last micro-batch in flight: logits over the vocabulary shard, and
-    // the final norm's input.
-    const double logits = tokens * d(m.vocab) / d(t);
-    b.logits_buffers = to_bytes(st.loss_bytes_per_logit * logits +
-                                st.residual_bytes * tokens * d(m.hidden) / (sp ? d(t) : 1.0));
-  }
-
   int64_t temporary = 0;
   if (t > 1) temporary += to_bytes(2.0 * 2.0 * tokens * d(m.hidden));
   if (par.zero_stage >= 3 && st.unsharded_with_pp && par.pipeline_parallel > 1) {
     // torchtitan keeps a pipelined stage's parameters gathered (reshard_after_forward = not
     // pp_enabled, parallelize_llama.py) and the pipeline schedule accumulates unsharded
     // gradients in the reduce dtype until the last micro-batch.
-    temporary += to_bytes(d(b.parameters) * (2.0 + st.reduce_bytes));
+    temporary += to_bytes(d(parameters) * (2.0 + st.reduce_bytes));
   } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
     const double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router +
@@ -350,10 +313,66 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   }
   const int64_t dp = int64_t{par.data_parallel} * par.context_parallel;
   if (dp > 1 && par.zero_stage <= 2) {
-    temporary += to_bytes(st.dp_bucket_copy * d(b.parameters));
+    temporary += to_bytes(st.dp_bucket_copy * d(parameters));
     temporary += 2 * st.dp_bucket_elements;
   }
-  b.temporary = temporary;
+  return temporary;
+}
+
+}  // namespace
+
+MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOptions& o) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& par = job.parallelism;
+  const StackMemory st = stack_memory(job);
+  const Recompute rc = parse_recompute(job.recompute_granularity);
+  const int64_t t = par.tensor_parallel;
+  const bool sp = par.sequence_parallel && t > 1;
+  const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(par.context_parallel);
+  const bool last = stage == par.pipeline_parallel - 1;
+
+  MemoryBreakdown b;
+  b.stage = stage;
+  const StageParameters sp_params = stage_parameters(job, stage);
+  b.parameters = sp_params.dense + sp_params.expert;
+
+  const ModelStateBytes states = model_state_bytes(job, sp_params);
+  // Autocast's bf16 weight copies live one forward; under ZeRO-3 / FSDP only the gathered
+  // unit has them (counted with the unit in `temporary`).
+  const int64_t autocast = par.zero_stage >= 3 ? 0 : to_bytes(d(b.parameters) * st.autocast_weight_copy);
+  const int64_t fp8_weights = fp8_weight_cache(job, st, stage);
+  b.weights = states.weights + autocast + fp8_weights;
+  const int64_t grads = states.gradients;
+  b.optimizer = states.optimizer;
+
+  b.in_flight_microbatches = in_flight_microbatches(job, stage);
+  const int64_t layers = layers_in_stage(job, stage);
+  const double layer_microbatches = b.in_flight_microbatches * d(layers);
+  const int64_t full_layer = activation_bytes(job, Recompute::none, st);
+  int64_t per_layer = activation_bytes(job, rc, st);
+  if (rc == Recompute::full && layers > 0) {
+    // Block recompute: the stage's first recompute_layers layers per chunk keep their input,
+    // the others everything.
+    const int64_t recomputed = recomputed_layers_in_stage(job, stage);
+    per_layer = to_bytes((d(recomputed) * d(per_layer) + d(layers - recomputed) * d(full_layer)) / d(layers));
+  }
+  const int64_t working = rc == Recompute::none ? 0 : std::max<int64_t>(0, full_layer - per_layer);
+  b.activations = to_bytes(layer_microbatches * d(per_layer)) + working;
+
+  if (stage == 0) {
+    const double micro_in_flight = std::ceil(b.in_flight_microbatches);
+    const double mask = has_dropout(m) ? tokens * d(m.hidden) / (sp ? d(t) : 1.0) : 0.0;
+    b.embedding_buffers = to_bytes(micro_in_flight * (8.0 * tokens + mask));
+  }
+  if (last) {
+    // The loss runs on the last micro-batch in flight: logits over the vocabulary shard, and
+    // the final norm's input.
+    const double logits = tokens * d(m.vocab) / d(t);
+    b.logits_buffers = to_bytes(st.loss_bytes_per_logit * logits +
+                                st.residual_bytes * tokens * d(m.hidden) / (sp ? d(t) : 1.0));
+  }
+
+  b.temporary = temporary_bytes(job, st, stage, b.parameters);
 
   // Peak of live tensors: at the forward/backward boundary (all in-flight activations and the
   // loss; gradients only where the stack keeps a persistent buffer), or at the end of the

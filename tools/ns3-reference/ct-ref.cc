@@ -190,34 +190,24 @@ void routes_from(uint32_t host) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char* argv[]) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: ct-ref <config> <topology> <flows> <out_prefix>\n");
-    return 2;
-  }
-  {
-    std::ifstream in(argv[1]);
-    std::string k, v;
-    while (in >> k >> v) g_cfg[k] = v;
-  }
+// Simulator-wide settings from the key/value configuration.
+void configure_globals() {
   RngSeedManager::SetRun(static_cast<uint64_t>(cfgd("RNG_RUN", 1)));
-  const uint32_t cc_mode = static_cast<uint32_t>(cfgd("CC_MODE", 1));
   g_payload = static_cast<uint32_t>(cfgd("PACKET_PAYLOAD_SIZE", 1000));
-  const double kmin_kb = cfgd("KMIN_KB", 100), kmax_kb = cfgd("KMAX_KB", 400), pmax = cfgd("PMAX", 0.2);
-  const uint32_t buffer_mb = static_cast<uint32_t>(cfgd("BUFFER_MB", 32));
   const bool ecn = cfgd("ENABLE_QCN", 1) != 0;
   const bool pfc_dyn = cfgd("USE_DYNAMIC_PFC_THRESHOLD", 1) != 0;
   g_sample_us = cfgd("QLEN_SAMPLE_US", 1.0);
-
   Config::SetDefault("ns3::QbbNetDevice::PauseTime", UintegerValue(static_cast<uint32_t>(cfgd("PAUSE_TIME", 5))));
   Config::SetDefault("ns3::QbbNetDevice::QcnEnabled", BooleanValue(ecn));
   Config::SetDefault("ns3::QbbNetDevice::DynamicThreshold", BooleanValue(pfc_dyn));
   IntHeader::mode = IntHeader::NONE;
   RdmaEgressQueue::ack_q_idx = cfgd("ACK_HIGH_PRIO", 1) != 0 ? 0 : 3;
+}
 
-  std::ifstream topo(argv[2]);
+// Nodes, switches and links from the topology file; returns the node count.
+uint32_t build_topology(const char* path) {
+  const bool ecn = cfgd("ENABLE_QCN", 1) != 0;
+  std::ifstream topo(path);
   uint32_t n_nodes = 0, n_switches = 0, n_links = 0;
   topo >> n_nodes >> n_switches >> n_links;
   g_is_switch.assign(n_nodes, false);
@@ -265,7 +255,15 @@ int main(int argc, char* argv[]) {
     ipv4.SetBase(base, "255.255.255.0");
     ipv4.Assign(d);
   }
+  return n_nodes;
+}
 
+// Switch buffers: ECN thresholds scaled with each port's rate, PFC headroom and dynamic
+// threshold shift, buffer size and congestion-control mode.
+void configure_switches(uint32_t n_nodes) {
+  const uint32_t cc_mode = static_cast<uint32_t>(cfgd("CC_MODE", 1));
+  const double kmin_kb = cfgd("KMIN_KB", 100), kmax_kb = cfgd("KMAX_KB", 400), pmax = cfgd("PMAX", 0.2);
+  const uint32_t buffer_mb = static_cast<uint32_t>(cfgd("BUFFER_MB", 32));
   uint64_t nic_rate = 0;
   for (uint32_t i = 0; i < n_nodes; ++i)
     if (!g_is_switch[i]) {
@@ -298,8 +296,11 @@ int main(int argc, char* argv[]) {
     // third.cc sets it from ACK_HIGH_PRIO.
     sw->SetAttribute("AckHighPrio", UintegerValue(cfgd("ACK_HIGH_PRIO", 1) != 0 ? 1 : 0));
   }
+}
 
-  g_fct = std::fopen((std::string(argv[4]) + ".fct").c_str(), "w");
+// One RDMA NIC (DCQCN parameters from the configuration) per host.
+std::vector<Ptr<RdmaDriver>> install_rdma(uint32_t n_nodes) {
+  const uint32_t cc_mode = static_cast<uint32_t>(cfgd("CC_MODE", 1));
   std::vector<Ptr<RdmaDriver>> drivers(n_nodes);
   for (uint32_t i = 0; i < n_nodes; ++i) {
     if (g_is_switch[i]) continue;
@@ -330,7 +331,11 @@ int main(int argc, char* argv[]) {
     drv->TraceConnectWithoutContext("QpComplete", MakeBoundCallback(&on_qp_complete, drv));
     drivers[i] = drv;
   }
+  return drivers;
+}
 
+// Shortest-path ECMP routes to every host, on switches and NICs.
+void install_routes(uint32_t n_nodes, const std::vector<Ptr<RdmaDriver>>& drivers) {
   for (uint32_t i = 0; i < n_nodes; ++i)
     if (!g_is_switch[i]) routes_from(i);
   for (auto& [node, table] : g_next) {
@@ -344,8 +349,12 @@ int main(int argc, char* argv[]) {
       }
     }
   }
+}
 
-  std::ifstream flows(argv[3]);
+// The flow list; flows without a predecessor start at their time, the others when it lands.
+// Returns the flow count.
+uint32_t start_flows(const char* path, uint32_t n_nodes) {
+  std::ifstream flows(path);
   uint32_t n_flows = 0;
   flows >> n_flows;
   g_expected_flows = n_flows;
@@ -376,7 +385,41 @@ int main(int argc, char* argv[]) {
       node->GetDevice(d)->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&on_host_rx, i));
     }
   }
+  return n_flows;
+}
 
+void write_summary(const std::string& prefix, uint32_t n_flows, double end_s) {
+  FILE* sum = std::fopen((prefix + ".summary").c_str(), "w");
+  std::fprintf(sum, "flows_done %lu\nflows %lu\nend_s %.9f\ncnp_acks %lu\npause_frames %lu\nresume_frames %lu\npaused_s %.9f\n",
+               (unsigned long)g_flows_done, (unsigned long)n_flows, end_s, (unsigned long)g_cnp_acks,
+               (unsigned long)g_pause_frames, (unsigned long)g_resume_frames, g_paused_s);
+  for (auto& [k, s] : g_q) {
+    if (s.max_bytes == 0) continue;
+    std::fprintf(sum, "queue %u %u max_bytes %lu mean_bytes %.1f\n", k.first, k.second,
+                 (unsigned long)s.max_bytes, s.samples ? s.sum_bytes / s.samples : 0.0);
+  }
+  std::fclose(sum);
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: ct-ref <config> <topology> <flows> <out_prefix>\n");
+    return 2;
+  }
+  {
+    std::ifstream in(argv[1]);
+    std::string k, v;
+    while (in >> k >> v) g_cfg[k] = v;
+  }
+  configure_globals();
+  const uint32_t n_nodes = build_topology(argv[2]);
+  configure_switches(n_nodes);
+  g_fct = std::fopen((std::string(argv[4]) + ".fct").c_str(), "w");
+  const std::vector<Ptr<RdmaDriver>> drivers = install_rdma(n_nodes);
+  install_routes(n_nodes, drivers);
+  const uint32_t n_flows = start_flows(argv[3], n_nodes);
   Simulator::Schedule(MicroSeconds(g_sample_us), &sample_queues);
   Simulator::Schedule(MicroSeconds(10), &check_done);
   Simulator::Stop(Seconds(cfgd("STOP_S", 1.0)));
@@ -393,16 +436,7 @@ int main(int argc, char* argv[]) {
   for (auto& [k, t] : g_pause_start) g_paused_s += (Simulator::Now().GetPicoSeconds() - t) * 1e-12;
   std::fclose(g_fct);
 
-  FILE* sum = std::fopen((std::string(argv[4]) + ".summary").c_str(), "w");
-  std::fprintf(sum, "flows_done %lu\nflows %lu\nend_s %.9f\ncnp_acks %lu\npause_frames %lu\nresume_frames %lu\npaused_s %.9f\n",
-               (unsigned long)g_flows_done, (unsigned long)n_flows, end_s, (unsigned long)g_cnp_acks,
-               (unsigned long)g_pause_frames, (unsigned long)g_resume_frames, g_paused_s);
-  for (auto& [k, s] : g_q) {
-    if (s.max_bytes == 0) continue;
-    std::fprintf(sum, "queue %u %u max_bytes %lu mean_bytes %.1f\n", k.first, k.second,
-                 (unsigned long)s.max_bytes, s.samples ? s.sum_bytes / s.samples : 0.0);
-  }
-  std::fclose(sum);
+  write_summary(argv[4], n_flows, end_s);
   Simulator::Destroy();
   return 0;
 }
