@@ -23,37 +23,35 @@ nlohmann::json rollout(const Config& base) {
     if (dp >= 1 && dp < par.data_parallel) dps.insert(dp);
   }
   nlohmann::json stages = nlohmann::json::array();
-  double first_per_gpu = 0, prev_tokens = 0;
+  double first_per_gpu = 0, prev_tokens = 0, worst = 1.0;
   int64_t prev_gpus = 0;
   for (const int64_t dp : dps) {
     Config c = base;
     c.training_job.parallelism.data_parallel = static_cast<int>(dp);
     c.training_job.global_batch_size = per_replica_batch * dp;
     c.faults.clear();
-    const nlohmann::json r = run(c);
     nlohmann::json row = {{"data_parallel", dp}, {"gpus", dp * replica_gpus}, {"nodes", (dp * replica_gpus + gpn - 1) / gpn}};
-    if (!r.contains("step_time_s")) {
-      row["error"] = r.value("not_computed", nlohmann::json::object()).dump();
+    if (std::string why = step_not_computed(c); !why.empty()) {
+      row["error"] = why;
       stages.push_back(row);
       continue;
     }
-    const double tokens = r["tokens_per_s"], per_gpu = r["tokens_per_s_per_gpu"];
+    const replay::StepResult r = simulate_training_step(c);
+    const double tokens = r.tokens_per_s, per_gpu = r.tokens_per_s_per_gpu;
     if (first_per_gpu == 0) first_per_gpu = per_gpu;
-    row["step_time_s"] = r["step_time_s"];
-    row["mfu"] = r["mfu"];
+    row["step_time_s"] = r.step_time_s;
+    row["mfu"] = r.mfu;
     row["tokens_per_s"] = tokens;
     row["scaling_efficiency"] = per_gpu / first_per_gpu;
     if (prev_gpus > 0) {
       const double doublings = std::log2(static_cast<double>(dp * replica_gpus) / static_cast<double>(prev_gpus));
-      row["doubling_gain"] = std::pow(2.0, std::log2(tokens / prev_tokens) / doublings) - 1.0;
+      const double gain = std::pow(2.0, std::log2(tokens / prev_tokens) / doublings) - 1.0;
+      row["doubling_gain"] = gain;
+      worst = std::min(worst, gain);
     }
     prev_tokens = tokens;
     prev_gpus = dp * replica_gpus;
     stages.push_back(row);
-  }
-  double worst = 1.0;
-  for (const auto& s : stages) {
-    if (s.contains("doubling_gain")) worst = std::min(worst, s["doubling_gain"].get<double>());
   }
   return {{"stages", stages}, {"worst_doubling_gain", worst}, {"linear_enough", worst >= 0.85}};
 }

@@ -651,6 +651,22 @@ std::vector<std::string> pre_run_problems(const Config& c) {
   return problems;
 }
 
+std::string step_not_computed(const Config& c) {
+  const int64_t gpus = workload::gpus_used(job_spec(c).parallelism);
+  if (c.network.mode == "packet" && gpus > kPacketStepGpus) {
+    return "network.mode=packet replays training steps of slices up to " + std::to_string(kPacketStepGpus) +
+           " GPUs; use flow or analytical for " + std::to_string(gpus);
+  }
+  return "";
+}
+
+replay::StepResult simulate_training_step(const Config& c) {
+  if (std::string why = step_not_computed(c); !why.empty()) throw ScenarioError({why});
+  const replay::StepInput in = step_input(c);
+  if (auto problem = step_memory_problem(in); !problem.empty()) throw ScenarioError({problem});
+  return replay::simulate_step(in);
+}
+
 json run(const Config& c, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   json report;
@@ -668,10 +684,8 @@ json run(const Config& c, const RunOptions& options) {
                        {"hardware_flops_per_iteration", workload::hardware_flops_per_iteration(job)}};
     report["memory"] = memory_report(workload::memory_per_stage(job, memory_options(c)), job.stack);
     report["assumptions"] = assumptions(c, job);
-    if (c.network.mode == "packet" && workload::gpus_used(job.parallelism) > kPacketStepGpus) {
-      not_computed["step_time_s"] = "network.mode=packet replays training steps of slices up to " +
-                                    std::to_string(kPacketStepGpus) + " GPUs; use flow or analytical for " +
-                                    std::to_string(workload::gpus_used(job.parallelism));
+    if (std::string why = step_not_computed(c); !why.empty()) {
+      not_computed["step_time_s"] = std::move(why);
     } else {
       const auto [figures, step_events] = step_report(c, options, report, not_computed);
       events = step_events;

@@ -41,6 +41,15 @@ std::vector<std::string> pre_run_problems(const Config& config);
 // export the step program).
 replay::StepInput step_input(const Config& config);
 
+// Why the scenario's training step is not simulated in its network mode (packet mode beyond
+// the slice it replays), or "" when it is.
+std::string step_not_computed(const Config& config);
+
+// The scenario's training step as the report's step figures come from it, typed (studies such
+// as rollout that need only the figures). Throws ScenarioError when it is not computed
+// (step_not_computed) or does not fit in memory.
+replay::StepResult simulate_training_step(const Config& config);
+
 // The scenario's link_degrade and slow_receiver faults for the network layer (training steps
 // and traffic studies).
 std::vector<network::LinkFaultSpec> link_fault_specs(const Config& config);
