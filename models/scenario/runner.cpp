@@ -341,12 +341,13 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     top.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
     link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
   }
-  report["network"] = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
+  json network = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
   if (r.packet) {
-    report["network"].update(packet_report(*r.packet));
+    network.update(packet_report(*r.packet));
   } else {
     not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet";
   }
+  report["network"] = std::move(network);
   const double median = sim::nearest_rank_quantile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();
@@ -625,11 +626,7 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
                            {"time_s", rec.end_s - rec.start_s}});
   }
   report["collectives"] = collectives;
-  if (r.packet) {
-    json& net = report["network"];
-    if (net.is_null()) net = json::object();
-    net.update(packet_report(*r.packet));
-  }
+  if (r.packet) report["network"] = packet_report(*r.packet);
   report["trace"] = trace_section(c, in, r);
   report["tables"] = {{"ranks", rank_rows}};
   return r.execution.events;

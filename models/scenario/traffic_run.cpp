@@ -223,6 +223,13 @@ nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver
   return tr;
 }
 
+// report["network"] of a traffic study: the busiest link, and ECN/PFC/drops in packet mode.
+nlohmann::json network_section(const network::Network& net, const network::PacketNetwork* packet) {
+  nlohmann::json out = {{"max_link_utilization", net.max_link_utilization()}};
+  if (packet != nullptr) out.update(packet_report(packet->packet_stats()));
+  return out;
+}
+
 }  // namespace
 
 uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLinkTable* fabric_links) {
@@ -282,8 +289,7 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
                          {"goodput_gbps", algbw * 8e-9},
                          {"algbw_GBps", algbw * 1e-9},
                          {"busbw_GBps", algbw * collective::bus_factor(op, n) * 1e-9}};
-    report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
-    if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+    report["network"] = network_section(*net, packet);
     if (sampler) report["tables"] = {{"queues", sampler->table()}};
     if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
     return sim.events_executed();
@@ -292,10 +298,8 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
   if (sampler) sampler->start(flows.size());
   driver.start();
   sim.run();
-  report["traffic"] = flow_figures(flows, driver, *net);
-  nlohmann::json& tr = report["traffic"];
-  report["network"] = {{"max_link_utilization", net->max_link_utilization()}};
-  if (packet != nullptr) report["network"].update(packet_report(packet->packet_stats()));
+  nlohmann::json traffic = flow_figures(flows, driver, *net);
+  report["network"] = network_section(*net, packet);
   nlohmann::json tables = nlohmann::json::object();
   if (sampler) tables["queues"] = sampler->table();
   nlohmann::json rows = nlohmann::json::array();
@@ -311,7 +315,8 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
     rows.push_back(std::move(row));
   }
   tables["flows"] = std::move(rows);
-  tr["flows_listed"] = std::min(flows.size(), kMaxListedFlows);
+  traffic["flows_listed"] = std::min(flows.size(), kMaxListedFlows);
+  report["traffic"] = std::move(traffic);
   report["tables"] = std::move(tables);
   if (fabric_links != nullptr) *fabric_links = network::fabric_link_table(cluster, *net);
   return sim.events_executed();
