@@ -11,7 +11,8 @@ namespace ct::python {
 void bind_calibrate(py::module_& m) {
   m.def(
       "calibrate",
-      [](const std::string& trace, const std::string& out, const std::string& gpu, const std::string& execution_trace) {
+      [](const std::string& trace, const std::string& out, const std::string& gpu,
+         const std::string& execution_trace) {
         trace::CalibrateOptions options;
         options.gpu = gpu;
         options.execution_trace = execution_trace;

@@ -20,8 +20,9 @@ void bind_export(py::module_& m) {
       [](const std::string& document_json, const std::string& overrides_json, const std::string& out_dir) {
         const scenario::Config c = checked_config(document_json, overrides_json);
         if (!c.has("training_job")) {
-          throw scenario::ScenarioError({"export: the scenario has no training_job; only generated training steps "
-                                         "are exported (a trace is already a trace)"});
+          throw scenario::ScenarioError(
+              {"export: the scenario has no training_job; only generated training steps "
+               "are exported (a trace is already a trace)"});
         }
         replay::StepInput in = scenario::step_input(c);
         in.program.fold = false;

@@ -73,7 +73,8 @@ void bind_run(py::module_& m) {
         d["category"] = names(replay::kCategoryNames);
         return d;
       },
-      "Names of the timeline table's codes: {'stream': [...], 'kind': [...], 'category': [...]} in code order.");
+      "Names of the timeline table's codes: {'stream': [...], 'kind': [...], 'category': [...]} in code "
+      "order.");
   m.def(
       "nccl_tests",
       [](const std::string& document_json, const std::string& overrides_json, const std::string& op,
@@ -106,7 +107,8 @@ void bind_run(py::module_& m) {
         py::gil_scoped_release release;
         return scenario::plan(r).dump();
       },
-      py::arg("params"), py::arg("tokens"), py::arg("days"), py::arg("gpu") = "H100-SXM", py::arg("seq") = 2048,
+      py::arg("params"), py::arg("tokens"), py::arg("days"), py::arg("gpu") = "H100-SXM",
+      py::arg("seq") = 2048,
       "Cluster size at optimistic/base/conservative MFU and the best layout; JSON text.");
 }
 

@@ -23,7 +23,8 @@ nlohmann::json overridden_document(const std::string& document_json, const std::
 }
 }  // namespace
 
-scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json, bool pre_run) {
+scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json,
+                                bool pre_run) {
   const nlohmann::json doc = overridden_document(document_json, overrides_json);
   // Every problem in one pass: the table walk's, then the cross-field checks on what it read
   // (a key the walk already named is not named again by a rule about it).
@@ -46,7 +47,8 @@ scenario::Config checked_config(const std::string& document_json, const std::str
   }
   scenario::check_config(c);
   if (pre_run) {
-    if (auto more = scenario::pre_run_problems(c); !more.empty()) throw scenario::ScenarioError(std::move(more));
+    if (auto more = scenario::pre_run_problems(c); !more.empty())
+      throw scenario::ScenarioError(std::move(more));
   }
   return c;
 }
@@ -72,24 +74,27 @@ void bind_scenario(py::module_& m) {
       "The input limits (sim/input_limits.h): name, default, current value, unit, what each bounds.");
   m.def("set_input_limit", &sim::set_input_limit, py::arg("name"), py::arg("value"),
         "Sets one input limit for this process (ValueError for an unknown name or a value < 1).");
-  m.def("schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
+  m.def(
+      "schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
   m.def("help_text", &scenario::help_text, "Every scenario key with its kind, default and doc.");
   m.def(
-      "read_document",
-      [](const std::string& path) { return scenario::read_document(path, {}).dump(); },
+      "read_document", [](const std::string& path) { return scenario::read_document(path, {}).dump(); },
       py::arg("path"), "Reads a JSON or YAML scenario file; returns JSON text.");
   m.def(
       "parse_document",
       [](const std::string& text, const std::string& format) {
-        const auto f = format == "yaml" ? scenario::Format::yaml
-                       : format == "json" ? scenario::Format::json : scenario::Format::automatic;
+        const auto f = format == "yaml"   ? scenario::Format::yaml
+                       : format == "json" ? scenario::Format::json
+                                          : scenario::Format::automatic;
         return scenario::parse_document(text, f).dump();
       },
       py::arg("text"), py::arg("format") = "auto");
   m.def(
-      "progress_start", [](double expected_events, double quiet_s) { sim::progress::start(expected_events, quiet_s); },
+      "progress_start",
+      [](double expected_events, double quiet_s) { sim::progress::start(expected_events, quiet_s); },
       py::arg("expected_events"), py::arg("quiet_s") = 5.0,
-      "Progress lines on stderr (events, events/s, time left) for the runs that follow, after quiet_s seconds.");
+      "Progress lines on stderr (events, events/s, time left) for the runs that follow, after quiet_s "
+      "seconds.");
   m.def("progress_stop", &sim::progress::stop, "Stops the progress lines.");
   m.def(
       "conversion_problems",

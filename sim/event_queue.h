@@ -48,7 +48,8 @@ class Timer {
   void set_tag(uint64_t tag) { tag_ = tag; }
 
  private:
-  template <int Arity> friend class BasicEventQueue;
+  template <int Arity>
+  friend class BasicEventQueue;
   static constexpr uint32_t kIdle = 0xffffffffU;
   EventHandler* handler_;
   uint64_t tag_;
@@ -63,8 +64,8 @@ struct CacheLineAllocator {
   CacheLineAllocator() = default;
   template <typename U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
   friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
 };
 
@@ -106,10 +107,13 @@ class BasicEventQueue {
       const Key key = make_key(time_ps, priority, true, slot_of(keys_[i]));
       const bool earlier = key < keys_[i];
       keys_[i] = key;
-      if (earlier) sift_up(i);
-      else sift_down(i);
+      if (earlier)
+        sift_up(i);
+      else
+        sift_down(i);
     } else {
-      keys_.push_back(make_key(time_ps, priority, true, new_slot(nullptr, reinterpret_cast<uint64_t>(&timer))));
+      keys_.push_back(
+          make_key(time_ps, priority, true, new_slot(nullptr, reinterpret_cast<uint64_t>(&timer))));
       sift_up(keys_.size() - 1);
     }
   }
@@ -124,8 +128,10 @@ class BasicEventQueue {
     if (i == keys_.size()) return;
     const bool earlier = last < keys_[i];
     place(i, last);
-    if (earlier) sift_up(i);
-    else sift_down(i);
+    if (earlier)
+      sift_up(i);
+    else
+      sift_down(i);
   }
 
   [[nodiscard]] int64_t next_time_ps() const {
@@ -188,7 +194,9 @@ class BasicEventQueue {
                          (timer ? uint64_t{1} << 23 : 0) | slot;
     return (static_cast<Key>(static_cast<uint64_t>(time_ps) ^ (uint64_t{1} << 63)) << 64) | low;
   }
-  static int64_t time_of(Key k) { return static_cast<int64_t>(static_cast<uint64_t>(k >> 64) ^ (uint64_t{1} << 63)); }
+  static int64_t time_of(Key k) {
+    return static_cast<int64_t>(static_cast<uint64_t>(k >> 64) ^ (uint64_t{1} << 63));
+  }
   static uint32_t slot_of(Key k) { return static_cast<uint32_t>(static_cast<uint64_t>(k) & kSlotMask); }
 
   uint32_t new_slot(EventHandler* handler, uint64_t tag) {
@@ -237,7 +245,8 @@ class BasicEventQueue {
 
   void place(size_t i, Key key) {
     keys_[i] = key;
-    if (key & kTimerBit) reinterpret_cast<Timer*>(slots_[slot_of(key)].tag)->index_ = static_cast<uint32_t>(i);
+    if (key & kTimerBit)
+      reinterpret_cast<Timer*>(slots_[slot_of(key)].tag)->index_ = static_cast<uint32_t>(i);
   }
 
   // Branch-free selection of the smallest of up to Arity siblings (random keys make the

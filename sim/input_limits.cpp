@@ -52,7 +52,8 @@ size_t index_of(std::string_view name) {
 std::vector<InputLimitInfo> input_limits() {
   std::vector<InputLimitInfo> out;
   for (size_t i = 0; i < kTable.size(); ++i) {
-    out.push_back({kTable[i].name, kTable[i].default_value, values()[i].load(), kTable[i].unit, kTable[i].what});
+    out.push_back(
+        {kTable[i].name, kTable[i].default_value, values()[i].load(), kTable[i].unit, kTable[i].what});
   }
   return out;
 }
@@ -76,8 +77,8 @@ void input_limit_exceeded(std::string_view name, std::string_view subject, int64
   const size_t i = index_of(name);
   throw InputLimitError(std::string(subject) + ": " + std::to_string(seen) + " " + kTable[i].unit +
                         (at_least ? " or more" : "") + ", above the " + kTable[i].name + " limit of " +
-                        std::to_string(values()[i].load()) + " (" + kTable[i].what + "); raise it with --limit " +
-                        kTable[i].name + "=N");
+                        std::to_string(values()[i].load()) + " (" + kTable[i].what +
+                        "); raise it with --limit " + kTable[i].name + "=N");
 }
 
 void check_input_limit(std::string_view name, std::string_view subject, int64_t seen) {
@@ -98,7 +99,8 @@ std::string read_bounded(const std::string& path, std::string_view limit_name, s
   // A regular file's size is known: refuse before reading, and read it in one allocation.
   if (std::filesystem::is_regular_file(path, ec)) {
     const auto size = std::filesystem::file_size(path, ec);
-    if (!ec && static_cast<int64_t>(size) > limit) input_limit_exceeded(limit_name, subject, static_cast<int64_t>(size));
+    if (!ec && static_cast<int64_t>(size) > limit)
+      input_limit_exceeded(limit_name, subject, static_cast<int64_t>(size));
     if (!ec) out.reserve(size);
   }
   constexpr size_t kChunk = size_t{1} << 20;

@@ -173,7 +173,8 @@ void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   for (const int32_t id : comp_variables_) {
-    if (std::isfinite(variables_[id].effective_bound)) bounded_.emplace_back(variables_[id].effective_bound, id);
+    if (std::isfinite(variables_[id].effective_bound))
+      bounded_.emplace_back(variables_[id].effective_bound, id);
   }
   std::sort(bounded_.begin(), bounded_.end());
   size_t next_bound = 0;

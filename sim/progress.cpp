@@ -33,8 +33,8 @@ void print_line(State& s, bool last) {
   if (last) {
     std::fprintf(stderr, "progress: done, %.3g events in %.0f s (%.3g events/s)\n", done, elapsed, rate);
   } else if (s.expected > 0 && done < s.expected && rate > 0) {
-    std::fprintf(stderr, "progress: %.3g of about %.3g events (%.0f%%), %.3g events/s, about %.0f s left\n", done,
-                 s.expected, 100.0 * done / s.expected, rate, (s.expected - done) / rate);
+    std::fprintf(stderr, "progress: %.3g of about %.3g events (%.0f%%), %.3g events/s, about %.0f s left\n",
+                 done, s.expected, 100.0 * done / s.expected, rate, (s.expected - done) / rate);
   } else {
     std::fprintf(stderr, "progress: %.3g events in %.0f s, %.3g events/s\n", done, elapsed, rate);
   }
@@ -51,7 +51,8 @@ void detail::tick() {
   if (Clock::now() < s.next) return;
   print_line(s, false);
   s.printed = true;
-  s.next = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s.every_s));
+  s.next =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s.every_s));
 }
 
 void start(double expected_events, double quiet_s, double every_s) {

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cmath>
 #include <cstdint>
 #include <vector>

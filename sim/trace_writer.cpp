@@ -9,9 +9,15 @@ void write_escaped(std::ostream& out, std::string_view s) {
   out << '"';
   for (const char c : s) {
     switch (c) {
-      case '"': out << "\\\""; break;
-      case '\\': out << "\\\\"; break;
-      case '\n': out << "\\n"; break;
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -57,8 +63,8 @@ void TraceWriter::thread_name(int pid, int tid, std::string_view name) {
   out_ << "}}";
 }
 
-void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view category,
-                           Time start, Duration duration) {
+void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view category, Time start,
+                           Duration duration) {
   begin_event();
   out_ << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"name\":";
   write_escaped(out_, name);

@@ -14,29 +14,43 @@ struct UnitScale {
 };
 
 constexpr std::array kDurationUnits{
-    UnitScale{"ps", 1.0},          UnitScale{"ns", 1e3},          UnitScale{"us", 1e6},
-    UnitScale{"ms", 1e9},          UnitScale{"s", 1e12},          UnitScale{"min", 60e12},
-    UnitScale{"h", 3600e12},       UnitScale{"d", 86400e12},
+    UnitScale{"ps", 1.0}, UnitScale{"ns", 1e3},    UnitScale{"us", 1e6},    UnitScale{"ms", 1e9},
+    UnitScale{"s", 1e12}, UnitScale{"min", 60e12}, UnitScale{"h", 3600e12}, UnitScale{"d", 86400e12},
 };
 
 constexpr std::array kByteUnits{
-    UnitScale{"B", 1.0},           UnitScale{"KB", 1e3},          UnitScale{"MB", 1e6},
-    UnitScale{"GB", 1e9},          UnitScale{"TB", 1e12},         UnitScale{"KiB", 1024.0},
-    UnitScale{"MiB", 1048576.0},   UnitScale{"GiB", 1073741824.0}, UnitScale{"TiB", 1099511627776.0},
+    UnitScale{"B", 1.0},         UnitScale{"KB", 1e3},           UnitScale{"MB", 1e6},
+    UnitScale{"GB", 1e9},        UnitScale{"TB", 1e12},          UnitScale{"KiB", 1024.0},
+    UnitScale{"MiB", 1048576.0}, UnitScale{"GiB", 1073741824.0}, UnitScale{"TiB", 1099511627776.0},
 };
 
 constexpr std::array kRateUnits{
-    UnitScale{"bps", 1.0},         UnitScale{"Kbps", 1e3},        UnitScale{"Mbps", 1e6},
-    UnitScale{"Gbps", 1e9},        UnitScale{"Tbps", 1e12},       UnitScale{"b/s", 1.0},
-    UnitScale{"Kb/s", 1e3},        UnitScale{"Mb/s", 1e6},        UnitScale{"Gb/s", 1e9},
-    UnitScale{"Tb/s", 1e12},       UnitScale{"B/s", 8.0},         UnitScale{"KB/s", 8e3},
-    UnitScale{"MB/s", 8e6},        UnitScale{"GB/s", 8e9},        UnitScale{"TB/s", 8e12},
-    UnitScale{"KiB/s", 8.0 * 1024}, UnitScale{"MiB/s", 8.0 * 1048576},
-    UnitScale{"GiB/s", 8.0 * 1073741824}, UnitScale{"GBps", 8e9},  UnitScale{"MBps", 8e6},
+    UnitScale{"bps", 1.0},
+    UnitScale{"Kbps", 1e3},
+    UnitScale{"Mbps", 1e6},
+    UnitScale{"Gbps", 1e9},
+    UnitScale{"Tbps", 1e12},
+    UnitScale{"b/s", 1.0},
+    UnitScale{"Kb/s", 1e3},
+    UnitScale{"Mb/s", 1e6},
+    UnitScale{"Gb/s", 1e9},
+    UnitScale{"Tb/s", 1e12},
+    UnitScale{"B/s", 8.0},
+    UnitScale{"KB/s", 8e3},
+    UnitScale{"MB/s", 8e6},
+    UnitScale{"GB/s", 8e9},
+    UnitScale{"TB/s", 8e12},
+    UnitScale{"KiB/s", 8.0 * 1024},
+    UnitScale{"MiB/s", 8.0 * 1048576},
+    UnitScale{"GiB/s", 8.0 * 1073741824},
+    UnitScale{"GBps", 8e9},
+    UnitScale{"MBps", 8e6},
 };
 
 constexpr std::array kPowerUnits{
-    UnitScale{"W", 1.0}, UnitScale{"kW", 1e3}, UnitScale{"MW", 1e6},
+    UnitScale{"W", 1.0},
+    UnitScale{"kW", 1e3},
+    UnitScale{"MW", 1e6},
 };
 
 std::string_view trim(std::string_view s) {
@@ -46,8 +60,8 @@ std::string_view trim(std::string_view s) {
 }
 
 template <size_t N>
-double parse_scaled(std::string_view text, const std::array<UnitScale, N>& units,
-                    const char* what, const char* example) {
+double parse_scaled(std::string_view text, const std::array<UnitScale, N>& units, const char* what,
+                    const char* example) {
   const std::string_view s = trim(text);
   double value = 0.0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -91,7 +105,8 @@ Duration Bandwidth::transfer_time(Bytes b) const {
 }
 
 Duration parse_duration(std::string_view text) {
-  return Duration::ps(to_int64_checked(parse_scaled(text, kDurationUnits, "duration", "1.5us"), text, "duration"));
+  return Duration::ps(
+      to_int64_checked(parse_scaled(text, kDurationUnits, "duration", "1.5us"), text, "duration"));
 }
 
 double parse_duration_seconds(std::string_view text) {
@@ -106,27 +121,33 @@ Bandwidth parse_rate(std::string_view text) {
   return Bandwidth::bits_per_s(parse_scaled(text, kRateUnits, "rate", "400Gbps"));
 }
 
-Power parse_power(std::string_view text) {
-  return Power{parse_scaled(text, kPowerUnits, "power", "700W")};
-}
+Power parse_power(std::string_view text) { return Power{parse_scaled(text, kPowerUnits, "power", "700W")}; }
 
 std::string format_duration(Duration d) {
   char buf[64];
   const double s = d.seconds();
-  if (s >= 1.0) std::snprintf(buf, sizeof buf, "%.6gs", s);
-  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.6gms", s * 1e3);
-  else if (s >= 1e-6) std::snprintf(buf, sizeof buf, "%.6gus", s * 1e6);
-  else std::snprintf(buf, sizeof buf, "%.6gns", s * 1e9);
+  if (s >= 1.0)
+    std::snprintf(buf, sizeof buf, "%.6gs", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.6gms", s * 1e3);
+  else if (s >= 1e-6)
+    std::snprintf(buf, sizeof buf, "%.6gus", s * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.6gns", s * 1e9);
   return buf;
 }
 
 std::string format_bytes(Bytes b) {
   char buf[64];
   const double v = b.as_double();
-  if (v >= 1073741824.0) std::snprintf(buf, sizeof buf, "%.6gGiB", v / 1073741824.0);
-  else if (v >= 1048576.0) std::snprintf(buf, sizeof buf, "%.6gMiB", v / 1048576.0);
-  else if (v >= 1024.0) std::snprintf(buf, sizeof buf, "%.6gKiB", v / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lldB", static_cast<long long>(b.n));
+  if (v >= 1073741824.0)
+    std::snprintf(buf, sizeof buf, "%.6gGiB", v / 1073741824.0);
+  else if (v >= 1048576.0)
+    std::snprintf(buf, sizeof buf, "%.6gMiB", v / 1048576.0);
+  else if (v >= 1024.0)
+    std::snprintf(buf, sizeof buf, "%.6gKiB", v / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%lldB", static_cast<long long>(b.n));
   return buf;
 }
 

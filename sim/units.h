@@ -40,8 +40,14 @@ class Duration {
   constexpr Duration operator-(Duration o) const { return Duration(ps_ - o.ps_); }
   constexpr Duration operator*(int64_t k) const { return Duration(ps_ * k); }
   constexpr Duration operator/(int64_t k) const { return Duration(ps_ / k); }
-  constexpr Duration& operator+=(Duration o) { ps_ += o.ps_; return *this; }
-  constexpr Duration& operator-=(Duration o) { ps_ -= o.ps_; return *this; }
+  constexpr Duration& operator+=(Duration o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Duration& operator-=(Duration o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   constexpr auto operator<=>(const Duration&) const = default;
 
  private:
@@ -62,7 +68,10 @@ class Time {
   constexpr Time operator+(Duration d) const { return Time(ps_ + d.count_ps()); }
   constexpr Time operator-(Duration d) const { return Time(ps_ - d.count_ps()); }
   constexpr Duration operator-(Time o) const { return Duration::ps(ps_ - o.ps_); }
-  constexpr Time& operator+=(Duration d) { ps_ += d.count_ps(); return *this; }
+  constexpr Time& operator+=(Duration d) {
+    ps_ += d.count_ps();
+    return *this;
+  }
   constexpr auto operator<=>(const Time&) const = default;
 
  private:

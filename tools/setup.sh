@@ -8,7 +8,7 @@ quiet=0
 [[ "${1:-}" == "--quiet" ]] && quiet=1
 say() { [[ $quiet == 1 ]] || echo "setup: $*" >&2; }
 
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev python3-dev pybind11-dev zlib1g-dev
+packages=(cmake ninja-build g++ clang clang-format libclang-rt-14-dev python3-dev pybind11-dev zlib1g-dev
           libboost-graph-dev libtbb-dev nlohmann-json3-dev libyaml-cpp-dev libprotobuf-dev protobuf-compiler
           libgtest-dev libgmock-dev libbenchmark-dev
           python3-numpy python3-pandas python3-pytest python3-yaml

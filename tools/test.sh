@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: C++ unit and validation tests (CTest), Python tests (pytest, which also
+# Runs every test: the C++ formatting check (clang-format, .clang-format), C++ unit and
+# validation tests (CTest), Python tests (pytest, which also
 # executes the notebooks), then the unit tests again under ASan+UBSan and the scenario
 # fuzzer for 60 s under ASan. `--quick` stops after the Release tests.
 #   tools/test.sh [--quick]
@@ -8,6 +9,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 "$root/tools/setup.sh"
 jobs=$(nproc)
+
+echo "== C++ formatting (clang-format --dry-run -Werror; fix with clang-format -i FILE)"
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$root" ls-files -z '*.cpp' '*.h' '*.cc' | xargs -0 clang-format --dry-run -Werror
+else
+  find models sim python tools -name '*.cpp' -o -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run -Werror
+fi
 
 echo "== C++ tests (Release)"
 ctest --test-dir build --output-on-failure -j"$jobs"

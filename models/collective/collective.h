@@ -44,7 +44,7 @@ std::string_view algorithm_name(Algorithm a);
 double bus_factor(Op op, int ranks);
 
 struct CollectiveParams {
-  int channels = 0;  // 0 = nics_per_node (NCCL uses one ring per NIC)
+  int channels = 0;                                   // 0 = nics_per_node (NCCL uses one ring per NIC)
   sim::Duration step_latency = sim::Duration::us(3);  // per algorithm step: launch/sync/proxy
   Algorithm algorithm = Algorithm::automatic;
   sim::Bytes tree_chunk{128 << 10};  // tree pipeline chunk: fill = steps x chunk time

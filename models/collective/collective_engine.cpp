@@ -27,21 +27,29 @@ sim::Bytes ceil_bytes(double b) { return sim::Bytes{static_cast<int64_t>(std::ce
 // The engine's algorithms and NCCL's (automatic maps to ring, the fallback NCCL also uses).
 NcclAlgo to_nccl(Algorithm a) {
   switch (a) {
-    case Algorithm::tree: return NcclAlgo::tree;
-    case Algorithm::nvls: return NcclAlgo::nvls;
-    case Algorithm::nvls_tree: return NcclAlgo::nvls_tree;
+    case Algorithm::tree:
+      return NcclAlgo::tree;
+    case Algorithm::nvls:
+      return NcclAlgo::nvls;
+    case Algorithm::nvls_tree:
+      return NcclAlgo::nvls_tree;
     case Algorithm::automatic:
-    case Algorithm::ring: break;
+    case Algorithm::ring:
+      break;
   }
   return NcclAlgo::ring;
 }
 
 Algorithm from_nccl(NcclAlgo a) {
   switch (a) {
-    case NcclAlgo::tree: return Algorithm::tree;
-    case NcclAlgo::nvls: return Algorithm::nvls;
-    case NcclAlgo::nvls_tree: return Algorithm::nvls_tree;
-    case NcclAlgo::ring: break;
+    case NcclAlgo::tree:
+      return Algorithm::tree;
+    case NcclAlgo::nvls:
+      return Algorithm::nvls;
+    case NcclAlgo::nvls_tree:
+      return Algorithm::nvls_tree;
+    case NcclAlgo::ring:
+      break;
   }
   return Algorithm::ring;
 }
@@ -54,9 +62,13 @@ sim::Duration nccl_latency(const TuningInput& in, NcclAlgo algo, double bytes) {
 
 CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
                                    const network::Cluster& cluster, CollectiveParams params)
-    : sim_(sim), net_(net), cluster_(cluster), params_(params),
+    : sim_(sim),
+      net_(net),
+      cluster_(cluster),
+      params_(params),
       channels_(params.channels > 0 ? params.channels : cluster.nics_per_domain()),
-      uses_(cluster), capacity_(network::resource_capacities(cluster)) {
+      uses_(cluster),
+      capacity_(network::resource_capacities(cluster)) {
   if (params.channels < 0) {
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
                                 ", expected >= 0 (0 = nics_per_node)");
@@ -66,8 +78,8 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
   }
 }
 
-void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes,
-                             Algorithm algorithm, Plan& out) {
+void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm,
+                             Plan& out) {
   const Layout layout = make_layout(cluster_, group, seen_);
   const int n = layout.size();
   const double s = bytes.as_double();
@@ -115,7 +127,8 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
           // Pipeline fill: `steps` chunks at the chain's uncontended rate.
           uses_.clear();
           for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
-          const double chunk = std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
+          const double chunk =
+              std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
           const double rate = uses_.bottleneck_bps(capacity_) * net_.params().protocol_efficiency;
           const sim::Duration fill = network::serialization(8.0 * chunk, rate);
           out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
@@ -127,8 +140,9 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         // NVLink SHARP: the switch reduces (multimem load-reduce) and multicasts the result, so
         // every GPU's port sends and receives the buffer once: one leg per member, S each.
         out.algorithm = Algorithm::nvls;
-        for (int i = 0; i < n; ++i) out.legs.push_back(network::Leg{layout.ranks[static_cast<size_t>(i)],
-                                                                    layout.ranks[static_cast<size_t>((i + 1) % n)]});
+        for (int i = 0; i < n; ++i)
+          out.legs.push_back(network::Leg{layout.ranks[static_cast<size_t>(i)],
+                                          layout.ranks[static_cast<size_t>((i + 1) % n)]});
         out.bytes_per_leg = bytes;
         const TuningInput in = tuning_input(op, layout);
         out.fixed_latency = nccl_latency(in, NcclAlgo::nvls, s);
@@ -195,13 +209,14 @@ TuningInput CollectiveEngine::tuning_input(Op op, const Layout& layout) const {
   in.ranks = layout.size();
   in.nodes = layout.node_slots();
   in.ppn = 1;
-  for (int i = 0; i < layout.node_slots(); ++i) in.ppn = std::max(in.ppn, static_cast<int>(layout.members(i).size()));
+  for (int i = 0; i < layout.node_slots(); ++i)
+    in.ppn = std::max(in.ppn, static_cast<int>(layout.members(i).size()));
   // One search channel per NIC the group's members reach (their own rails).
   const double nics_per_gpu = static_cast<double>(node.nics_per_node) / node.gpus_per_node;
   in.channels = std::clamp(static_cast<int>(std::lround(in.ppn * nics_per_gpu)), 1, 16);
   in.sm_arch = node.gpu.sm_arch;
-  in.bw_inter = ladder_inter(std::min(node.nic_rate.bytes_per_second(), node.pcie_rate.bytes_per_second()) / 1e9,
-                             in.sm_arch);
+  in.bw_inter = ladder_inter(
+      std::min(node.nic_rate.bytes_per_second(), node.pcie_rate.bytes_per_second()) / 1e9, in.sm_arch);
   in.nvlink = nccl_nvlink_total(node.nvlink_rate.bytes_per_second());
   return in;
 }
@@ -218,15 +233,16 @@ Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes
   if (op == Op::all_to_all || op == Op::send_recv || op == Op::broadcast) return Algorithm::ring;
   const NcclAlgo forced = to_nccl(params_.algorithm);
   const bool automatic = params_.algorithm == Algorithm::automatic;
-  return from_nccl(nccl_choose(tuning_input(op, layout), bytes.as_double(), automatic ? nullptr : &forced).algo);
+  return from_nccl(
+      nccl_choose(tuning_input(op, layout), bytes.as_double(), automatic ? nullptr : &forced).algo);
 }
 
 uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {
   return pending_.acquire(Pending{&h, tag});
 }
 
-void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes,
-                             CompletionHandler& h, uint64_t tag) {
+void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h,
+                             uint64_t tag) {
   if (bytes.n < 0) throw std::invalid_argument("collective: negative byte count");
   if (group.size() <= 1 || bytes.n == 0) {
     make_layout(cluster_, group, seen_);  // still reject bad ranks
@@ -242,8 +258,8 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
   if (scratch_.point_to_point) {
     net_.send(scratch_.legs[0].src_gpu, scratch_.legs[0].dst_gpu, bytes, handler, net_tag);
   } else {
-    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency, scratch_.leg_rate_cap_bps,
-                        handler, net_tag);
+    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency,
+                        scratch_.leg_rate_cap_bps, handler, net_tag);
   }
 }
 

@@ -6,8 +6,7 @@
 
 namespace ct::collective {
 
-Layout make_layout(const network::Cluster& cluster, std::span<const int> group,
-                   std::vector<uint8_t>& seen) {
+Layout make_layout(const network::Cluster& cluster, std::span<const int> group, std::vector<uint8_t>& seen) {
   if (group.empty()) throw std::invalid_argument("collective: the group is empty");
   seen.resize(static_cast<size_t>(cluster.gpu_count()), 0);
   Layout out;

@@ -1,5 +1,5 @@
-// A collective group laid out by NVLink domain (the node, or an NVL72 rack: Cluster::domain_of): ranks sorted by (node, local) = by global rank, with
-// the slice of each node. Validation names the offending rank.
+// A collective group laid out by NVLink domain (the node, or an NVL72 rack: Cluster::domain_of): ranks sorted
+// by (node, local) = by global rank, with the slice of each node. Validation names the offending rank.
 #pragma once
 
 #include <span>
@@ -29,7 +29,6 @@ struct Layout {
 
 // Throws std::invalid_argument: empty group, rank out of [0, gpu_count) or repeated (naming
 // the rank). `seen` is scratch of gpu_count bytes, left all zero.
-Layout make_layout(const network::Cluster& cluster, std::span<const int> group,
-                   std::vector<uint8_t>& seen);
+Layout make_layout(const network::Cluster& cluster, std::span<const int> group, std::vector<uint8_t>& seen);
 
 }  // namespace ct::collective

@@ -25,8 +25,8 @@ std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const 
                                 std::to_string(cluster.nodes()));
   }
   if (o.min_bytes <= 0 || o.max_bytes < o.min_bytes) {
-    throw std::invalid_argument("nccl-tests min_bytes/max_bytes: got " + std::to_string(o.min_bytes) +
-                                " / " + std::to_string(o.max_bytes) + ", expected 0 < min <= max");
+    throw std::invalid_argument("nccl-tests min_bytes/max_bytes: got " + std::to_string(o.min_bytes) + " / " +
+                                std::to_string(o.max_bytes) + ", expected 0 < min <= max");
   }
   std::vector<int> group(static_cast<size_t>(o.nodes * cluster.gpus_per_node()));
   std::iota(group.begin(), group.end(), 0);
@@ -63,16 +63,22 @@ std::string format_nccl_tests(std::span<const NcclTestsRow> rows, const NcclTest
   std::string out;
   char buf[512];
   auto emit = [&](const char* text) { out += text; };
-  std::snprintf(buf, sizeof buf, "# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n",
+  std::snprintf(buf, sizeof buf,
+                "# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: 2(factor) warmup iters: 0 iters: 1 "
+                "agg iters: 1 validation: 0 graph: 0\n#\n",
                 static_cast<long long>(o.min_bytes), static_cast<long long>(o.max_bytes));
   emit(buf);
   std::snprintf(buf, sizeof buf, "# ClusterTwin %s, network %s, %d ranks on %d nodes\n#\n",
                 std::string(op_name(o.op)).c_str(), o.network_mode.c_str(), ranks, o.nodes);
   emit(buf);
-  std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "");
+  std::snprintf(
+      buf, sizeof buf,
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
+      "", "", "");
   emit(buf);
-  std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
-                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+                "busbw", "#wrong");
   emit(buf);
   std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)",
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
@@ -80,10 +86,14 @@ std::string format_nccl_tests(std::span<const NcclTestsRow> rows, const NcclTest
   double sum = 0.0;
   for (const NcclTestsRow& r : rows) {
     char time[32];
-    if (r.time_us >= 10000.0) std::snprintf(time, sizeof time, "%7.0f", r.time_us);
-    else if (r.time_us >= 100.0) std::snprintf(time, sizeof time, "%7.1f", r.time_us);
-    else std::snprintf(time, sizeof time, "%7.2f", r.time_us);
-    std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s\n",
+    if (r.time_us >= 10000.0)
+      std::snprintf(time, sizeof time, "%7.0f", r.time_us);
+    else if (r.time_us >= 100.0)
+      std::snprintf(time, sizeof time, "%7.1f", r.time_us);
+    else
+      std::snprintf(time, sizeof time, "%7.2f", r.time_us);
+    std::snprintf(buf, sizeof buf,
+                  "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s\n",
                   static_cast<long long>(r.size_bytes), static_cast<long long>(r.count), r.type.c_str(),
                   r.redop.c_str(), r.root, time, r.algbw_GBps, r.busbw_GBps, "0", time, r.algbw_GBps,
                   r.busbw_GBps, "0");

@@ -42,7 +42,6 @@ std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const 
 
 // The table as nccl-tests prints it (out-of-place and in-place columns carry the same
 // simulated figures), ending with "# Avg bus bandwidth    : X".
-std::string format_nccl_tests(std::span<const NcclTestsRow> rows, const NcclTestsOptions& options,
-                              int ranks);
+std::string format_nccl_tests(std::span<const NcclTestsRow> rows, const NcclTestsOptions& options, int ranks);
 
 }  // namespace ct::collective

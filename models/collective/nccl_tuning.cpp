@@ -78,9 +78,12 @@ int log2i(int n) {
 
 std::string_view protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::ll: return "LL";
-    case Protocol::ll128: return "LL128";
-    case Protocol::simple: return "Simple";
+    case Protocol::ll:
+      return "LL";
+    case Protocol::ll128:
+      return "LL128";
+    case Protocol::simple:
+      return "Simple";
   }
   return "?";
 }
@@ -139,7 +142,8 @@ AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double 
       if (proto == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
       if (proto == Protocol::ll128) bus = std::min(bus * 120.0 / 128.0, c * kPerChMaxTreeLL128Bw[a][col]);
       out.enabled = true;
-      out.latency_us = kBaseLatTree[p] + 2.0 * ((in.ppn - 1) * kNvlinkLatTree[p] + log2i(in.nodes) * kNetLatTree[p]);
+      out.latency_us =
+          kBaseLatTree[p] + 2.0 * ((in.ppn - 1) * kNvlinkLatTree[p] + log2i(in.nodes) * kNetLatTree[p]);
       out.algbw = 0.5 * bus;
       break;
     }

@@ -11,12 +11,18 @@ constexpr Op kOps[] = {Op::all_reduce, Op::all_gather, Op::reduce_scatter,
 
 std::string_view op_name(Op op) {
   switch (op) {
-    case Op::all_reduce: return "all_reduce";
-    case Op::all_gather: return "all_gather";
-    case Op::reduce_scatter: return "reduce_scatter";
-    case Op::all_to_all: return "all_to_all";
-    case Op::broadcast: return "broadcast";
-    case Op::send_recv: return "send_recv";
+    case Op::all_reduce:
+      return "all_reduce";
+    case Op::all_gather:
+      return "all_gather";
+    case Op::reduce_scatter:
+      return "reduce_scatter";
+    case Op::all_to_all:
+      return "all_to_all";
+    case Op::broadcast:
+      return "broadcast";
+    case Op::send_recv:
+      return "send_recv";
   }
   return "?";
 }
@@ -32,11 +38,16 @@ Op parse_op(std::string_view name) {
 
 std::string_view algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::automatic: return "automatic";
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::nvls: return "nvls";
-    case Algorithm::nvls_tree: return "nvls_tree";
+    case Algorithm::automatic:
+      return "automatic";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::nvls:
+      return "nvls";
+    case Algorithm::nvls_tree:
+      return "nvls_tree";
   }
   return "?";
 }
@@ -44,12 +55,15 @@ std::string_view algorithm_name(Algorithm a) {
 double bus_factor(Op op, int ranks) {
   const double n = ranks;
   switch (op) {
-    case Op::all_reduce: return ranks > 1 ? 2.0 * (n - 1) / n : 0.0;
+    case Op::all_reduce:
+      return ranks > 1 ? 2.0 * (n - 1) / n : 0.0;
     case Op::all_gather:
     case Op::reduce_scatter:
-    case Op::all_to_all: return ranks > 1 ? (n - 1) / n : 0.0;
+    case Op::all_to_all:
+      return ranks > 1 ? (n - 1) / n : 0.0;
     case Op::broadcast:
-    case Op::send_recv: return 1.0;
+    case Op::send_recv:
+      return 1.0;
   }
   return 1.0;
 }

@@ -61,7 +61,7 @@ TreeShape tree_legs(const network::Network& net, const Layout& layout, int chann
           add(layout.visit(i, c, t), layout.visit(i, c, t + 1));
         }
         const int parent = dtree_parent(nodes, i, tree);
-        if (parent < 0) continue;  // root
+        if (parent < 0) continue;                                // root
         add(layout.visit(i, c, 0), layout.visit(parent, c, 0));  // reduce up
         add(layout.visit(parent, c, 0), layout.visit(i, c, 0));  // broadcast down
       }

@@ -53,13 +53,12 @@ double attention_objective(const ComputeModel& model, const KernelMeasurements& 
     if (is_held_out(i)) continue;
     const AttentionSample& a = data.attention[i];
     const double rf = log_ratio(
-        model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward)
-            .seconds(),
+        model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward).seconds(),
         a.fwd_seconds);
-    const double rb = log_ratio(model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true,
-                                                     AttentionPass::forward_backward)
-                                    .seconds(),
-                                a.fwdbwd_seconds);
+    const double rb = log_ratio(
+        model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward_backward)
+            .seconds(),
+        a.fwdbwd_seconds);
     sum += rf * rf + rb * rb;
     n += 2;
   }
@@ -72,8 +71,8 @@ double elementwise_objective(const ComputeModel& model, const KernelMeasurements
   for (std::size_t i = 0; i < data.elementwise.size(); ++i) {
     if (is_held_out(i)) continue;
     const ElementwiseSample& e = data.elementwise[i];
-    const double r = log_ratio(
-        model.elementwise_time(ct::sim::Bytes{e.bytes_moved}, e.op_class).seconds(), e.seconds);
+    const double r =
+        log_ratio(model.elementwise_time(ct::sim::Bytes{e.bytes_moved}, e.op_class).seconds(), e.seconds);
     sum += r * r;
     ++n;
   }
@@ -116,12 +115,15 @@ void fit_gemm(Calibration& cal, const KernelMeasurements& data, const GpuSpec& g
     return c;
   };
   const Calibration::Gemm& g = cal.gemm;
-  const std::vector<double> x0 = {std::log(g.launch_s),      std::log(g.overlap_p - 1.0),
-                                  logit(g.eff_max / 0.999),  std::log(g.k_half),
-                                  logit(g.wave_gamma / 0.999), std::log(g.throttle_flops),
-                                  logit(g.throttle_delta / 0.999), logit(g.mem_eff / 0.999)};
-  constexpr std::array<std::pair<int, int>, 4> tiles{
-      {{128, 256}, {256, 128}, {128, 128}, {64, 256}}};
+  const std::vector<double> x0 = {std::log(g.launch_s),
+                                  std::log(g.overlap_p - 1.0),
+                                  logit(g.eff_max / 0.999),
+                                  std::log(g.k_half),
+                                  logit(g.wave_gamma / 0.999),
+                                  std::log(g.throttle_flops),
+                                  logit(g.throttle_delta / 0.999),
+                                  logit(g.mem_eff / 0.999)};
+  constexpr std::array<std::pair<int, int>, 4> tiles{{{128, 256}, {256, 128}, {128, 128}, {64, 256}}};
   double best_value = INFINITY;
   Calibration best = cal;
   for (const auto& [tm, tn] : tiles) {
@@ -149,9 +151,9 @@ void fit_attention(Calibration& cal, const KernelMeasurements& data, const GpuSp
     return c;
   };
   const Calibration::Attention& a = cal.attention;
-  const std::vector<double> x0 = {std::log(a.launch_s),          std::log(a.overlap_p - 1.0),
-                                  logit(a.fwd_eff_max / 0.999),  std::log(a.fwd_seq_half),
-                                  logit(a.bwd_eff_max / 0.999),  std::log(a.bwd_seq_half)};
+  const std::vector<double> x0 = {std::log(a.launch_s),         std::log(a.overlap_p - 1.0),
+                                  logit(a.fwd_eff_max / 0.999), std::log(a.fwd_seq_half),
+                                  logit(a.bwd_eff_max / 0.999), std::log(a.bwd_seq_half)};
   const auto f = [&](const std::vector<double>& x) {
     return score(gpu, apply(cal, x), attention_objective, data);
   };
@@ -167,11 +169,10 @@ void fit_elementwise(Calibration& cal, const KernelMeasurements& data, const Gpu
     return c;
   };
   const Calibration::Elementwise& e = cal.elementwise;
-  const std::vector<double> x0 = {
-      std::log(e.overlap_p - 1.0),        std::log(e.streaming.launch_s),
-      logit(e.streaming.eff / 0.999),     std::log(e.normalization.launch_s),
-      logit(e.normalization.eff / 0.999), std::log(e.softmax.launch_s),
-      logit(e.softmax.eff / 0.999)};
+  const std::vector<double> x0 = {std::log(e.overlap_p - 1.0),        std::log(e.streaming.launch_s),
+                                  logit(e.streaming.eff / 0.999),     std::log(e.normalization.launch_s),
+                                  logit(e.normalization.eff / 0.999), std::log(e.softmax.launch_s),
+                                  logit(e.softmax.eff / 0.999)};
   const auto f = [&](const std::vector<double>& x) {
     return score(gpu, apply(cal, x), elementwise_objective, data);
   };
@@ -223,8 +224,7 @@ Calibration fit_calibration_from(const KernelMeasurements& data, const GpuSpec& 
 }
 
 FitObjectives fit_objectives(const ComputeModel& model, const KernelMeasurements& data) {
-  return {gemm_objective(model, data), attention_objective(model, data),
-          elementwise_objective(model, data)};
+  return {gemm_objective(model, data), attention_objective(model, data), elementwise_objective(model, data)};
 }
 
 ErrorTable evaluate_errors(const ComputeModel& model, const KernelMeasurements& data) {
@@ -240,23 +240,20 @@ ErrorTable evaluate_errors(const ComputeModel& model, const KernelMeasurements& 
   for (std::size_t i = 0; i < data.attention.size(); ++i) {
     const AttentionSample& a = data.attention[i];
     fwd.add(i,
-            model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward)
-                .seconds(),
+            model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward).seconds(),
             a.fwd_seconds);
-    fwdbwd.add(i,
-               model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true,
-                                    AttentionPass::forward_backward)
-                   .seconds(),
-               a.fwdbwd_seconds);
+    fwdbwd.add(
+        i,
+        model.attention_time(a.batch, a.heads, a.seq, a.head_dim, true, AttentionPass::forward_backward)
+            .seconds(),
+        a.fwdbwd_seconds);
   }
   for (std::size_t i = 0; i < data.elementwise.size(); ++i) {
     const ElementwiseSample& e = data.elementwise[i];
-    elementwise.add(
-        i, model.elementwise_time(ct::sim::Bytes{e.bytes_moved}, e.op_class).seconds(),
-        e.seconds);
+    elementwise.add(i, model.elementwise_time(ct::sim::Bytes{e.bytes_moved}, e.op_class).seconds(),
+                    e.seconds);
   }
-  return {gemm.result(), gemm_large.result(), fwd.result(), fwdbwd.result(),
-          elementwise.result()};
+  return {gemm.result(), gemm_large.result(), fwd.result(), fwdbwd.result(), elementwise.result()};
 }
 
 std::string format_error_table(const ErrorTable& table) {
@@ -273,8 +270,8 @@ std::string format_error_table(const ErrorTable& table) {
   char line[160];
   for (const auto& [name, fam] : rows) {
     for (const auto& [set, s] : {std::pair{"fit", &fam->fit}, std::pair{"hold-out", &fam->holdout}}) {
-      std::snprintf(line, sizeof line, "| %s | %s | %zu | %.1f%% | %.1f%% | %.1f%% |\n", name, set,
-                    s->count, 100.0 * s->mean, 100.0 * s->median, 100.0 * s->max);
+      std::snprintf(line, sizeof line, "| %s | %s | %zu | %.1f%% | %.1f%% | %.1f%% |\n", name, set, s->count,
+                    100.0 * s->mean, 100.0 * s->median, 100.0 * s->max);
       out += line;
     }
   }
@@ -300,10 +297,10 @@ std::string format_calibration(const Calibration& cal) {
                 "  c.elementwise.normalization = {%.17g, %.17g};\n"
                 "  c.elementwise.softmax = {%.17g, %.17g};\n",
                 g.launch_s, g.overlap_p, g.eff_max, g.k_half, g.wave_gamma, g.throttle_flops,
-                g.throttle_delta, g.mem_eff, g.tile_m, g.tile_n, a.launch_s, a.overlap_p,
-                a.fwd_eff_max, a.fwd_seq_half, a.bwd_eff_max, a.bwd_seq_half, e.overlap_p,
-                e.streaming.launch_s, e.streaming.eff, e.normalization.launch_s,
-                e.normalization.eff, e.softmax.launch_s, e.softmax.eff);
+                g.throttle_delta, g.mem_eff, g.tile_m, g.tile_n, a.launch_s, a.overlap_p, a.fwd_eff_max,
+                a.fwd_seq_half, a.bwd_eff_max, a.bwd_seq_half, e.overlap_p, e.streaming.launch_s,
+                e.streaming.eff, e.normalization.launch_s, e.normalization.eff, e.softmax.launch_s,
+                e.softmax.eff);
   return buf;
 }
 

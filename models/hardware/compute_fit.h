@@ -43,15 +43,15 @@ struct FamilyErrors {
   ErrorStats fit, holdout;
 };
 struct ErrorTable {
-  FamilyErrors gemm;            // all GEMMs
-  FamilyErrors gemm_large;      // GEMMs with 2MNK >= 1e11 FLOP (>= ~0.15 ms on H200)
+  FamilyErrors gemm;        // all GEMMs
+  FamilyErrors gemm_large;  // GEMMs with 2MNK >= 1e11 FLOP (>= ~0.15 ms on H200)
   FamilyErrors attention_fwd;
   FamilyErrors attention_fwdbwd;
   FamilyErrors elementwise;
 };
 ErrorTable evaluate_errors(const ComputeModel& model, const KernelMeasurements& data);
 
-std::string format_error_table(const ErrorTable& table);   // Markdown
-std::string format_calibration(const Calibration& cal);    // C++ initialisers, full precision
+std::string format_error_table(const ErrorTable& table);  // Markdown
+std::string format_calibration(const Calibration& cal);   // C++ initialisers, full precision
 
 }  // namespace ct::hardware

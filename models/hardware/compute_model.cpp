@@ -23,8 +23,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void require_positive(int64_t value, const char* what) {
   if (value <= 0) {
-    throw std::invalid_argument(std::string(what) + " must be positive, got " +
-                                std::to_string(value));
+    throw std::invalid_argument(std::string(what) + " must be positive, got " + std::to_string(value));
   }
 }
 
@@ -38,9 +37,12 @@ bool exponent(double v) { return std::isfinite(v) && v >= 1.0; }
 
 const Calibration::MemoryClass& memory_class(const Calibration::Elementwise& e, MemoryOp op) {
   switch (op) {
-    case MemoryOp::normalization: return e.normalization;
-    case MemoryOp::softmax: return e.softmax;
-    case MemoryOp::streaming: break;
+    case MemoryOp::normalization:
+      return e.normalization;
+    case MemoryOp::softmax:
+      return e.softmax;
+    case MemoryOp::streaming:
+      break;
   }
   return e.streaming;
 }
@@ -56,9 +58,8 @@ void validate(const Calibration& cal) {
   require_param(std::isfinite(g.wave_gamma) && g.wave_gamma >= 0.0 && g.wave_gamma <= 1.0,
                 "gemm.wave_gamma [0, 1]");
   require_param(positive(g.throttle_flops), "gemm.throttle_flops");
-  require_param(
-      std::isfinite(g.throttle_delta) && g.throttle_delta >= 0.0 && g.throttle_delta < 1.0,
-      "gemm.throttle_delta [0, 1)");
+  require_param(std::isfinite(g.throttle_delta) && g.throttle_delta >= 0.0 && g.throttle_delta < 1.0,
+                "gemm.throttle_delta [0, 1)");
   require_param(fraction(g.mem_eff), "gemm.mem_eff (0, 1]");
   require_param(g.tile_m > 0 && g.tile_n > 0, "gemm.tile_m/tile_n");
   const auto& a = cal.attention;
@@ -76,8 +77,7 @@ void validate(const Calibration& cal) {
   }
 }
 
-ComputeModel::ComputeModel(GpuSpec gpu, Calibration cal)
-    : gpu_(std::move(gpu)), cal_(std::move(cal)) {
+ComputeModel::ComputeModel(GpuSpec gpu, Calibration cal) : gpu_(std::move(gpu)), cal_(std::move(cal)) {
   ct::hardware::validate(gpu_);
   ct::hardware::validate(cal_);
 }
@@ -102,13 +102,14 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t co
          (1.0 - g.throttle_delta * flops / (flops + g.throttle_flops));
 }
 
-ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k,
-                                          int64_t count, bool fp8, bool mx) const {
+ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64_t count, bool fp8,
+                                          bool mx) const {
   if (fp8 && !(gpu_.fp8_gemm_ratio > 0.0)) {
     throw std::invalid_argument("FP8 GEMM on " + gpu_.name + ", which has no FP8 tensor cores");
   }
   if (mx && gpu_.sm_arch < 100) {
-    throw std::invalid_argument("MXFP8 GEMM on " + gpu_.name + ", which has no block-scaled FP8 (Blackwell and later)");
+    throw std::invalid_argument("MXFP8 GEMM on " + gpu_.name +
+                                ", which has no block-scaled FP8 (Blackwell and later)");
   }
   const double eff = gemm_efficiency(m, n, k, count);
   const auto& g = cal_.gemm;
@@ -124,9 +125,8 @@ ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k,
   return ct::sim::Duration::from_seconds(soft_max(g.overlap_p, g.launch_s, t_compute, t_memory));
 }
 
-ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int64_t seq,
-                                               int64_t head_dim, bool causal,
-                                               AttentionPass pass, int64_t seq_kv) const {
+ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim,
+                                               bool causal, AttentionPass pass, int64_t seq_kv) const {
   require_positive(batch, "attention batch");
   require_positive(heads, "attention heads");
   require_positive(seq, "attention seq");
@@ -134,8 +134,8 @@ ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int
   const auto& a = cal_.attention;
   const double s = static_cast<double>(seq);
   const double kv = seq_kv > 0 ? static_cast<double>(seq_kv) : s;
-  const double full = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * kv *
-                      static_cast<double>(head_dim);
+  const double full =
+      4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * kv * static_cast<double>(head_dim);
   const double f_fwd = causal ? full / 2.0 : full;
   const double s_eff = causal ? s : 2.0 * s;
   const double eff_fwd = a.fwd_eff_max * s_eff / (s_eff + a.fwd_seq_half);
@@ -155,8 +155,7 @@ ct::sim::Duration ComputeModel::elementwise_time(ct::sim::Bytes bytes_moved, Mem
   }
   const auto& c = memory_class(cal_.elementwise, op);
   const double t_memory = bytes_moved.as_double() / (gpu_.hbm_bytes_per_s * c.eff);
-  return ct::sim::Duration::from_seconds(
-      soft_max(cal_.elementwise.overlap_p, c.launch_s, t_memory));
+  return ct::sim::Duration::from_seconds(soft_max(cal_.elementwise.overlap_p, c.launch_s, t_memory));
 }
 
 }  // namespace ct::hardware

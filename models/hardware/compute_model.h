@@ -66,10 +66,10 @@ struct Calibration {
   struct Attention {
     double launch_s = 0.0;
     double overlap_p = 1.0;
-    double fwd_eff_max = 1.0;  // e_fwd
-    double fwd_seq_half = 0.0; // S_fwd
-    double bwd_eff_max = 1.0;  // e_bwd
-    double bwd_seq_half = 0.0; // S_bwd
+    double fwd_eff_max = 1.0;   // e_fwd
+    double fwd_seq_half = 0.0;  // S_fwd
+    double bwd_eff_max = 1.0;   // e_bwd
+    double bwd_seq_half = 0.0;  // S_bwd
   } attention;
   struct MemoryClass {
     double launch_s = 0.0;  // L_k
@@ -102,15 +102,14 @@ class ComputeModel {
   // measured). Throws std::invalid_argument for a GPU without FP8 tensor cores.
   // mx: MXFP8 block-scaled FP8 (Blackwell, sm_arch >= 100): kMxfp8KernelRatio of the
   // per-tensor FP8 rate.
-  [[nodiscard]] ct::sim::Duration gemm_time(int64_t m, int64_t n, int64_t k,
-                                            int64_t count = 1, bool fp8 = false, bool mx = false) const;
+  [[nodiscard]] ct::sim::Duration gemm_time(int64_t m, int64_t n, int64_t k, int64_t count = 1,
+                                            bool fp8 = false, bool mx = false) const;
   // bf16 scaled dot-product attention; backward alone = forward_backward - forward.
   // seq_kv: keys per query when they differ from seq (context parallelism: a rank's seq / cp
   // queries against all seq keys); 0 = seq. F = 4 b h seq seq_kv d, halved when causal (with
   // load-balanced causal CP every rank does 1/cp of the causal work).
-  [[nodiscard]] ct::sim::Duration attention_time(int64_t batch, int64_t heads, int64_t seq,
-                                                 int64_t head_dim, bool causal,
-                                                 AttentionPass pass, int64_t seq_kv = 0) const;
+  [[nodiscard]] ct::sim::Duration attention_time(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim,
+                                                 bool causal, AttentionPass pass, int64_t seq_kv = 0) const;
   // A memory-bound kernel moving bytes_moved (reads + writes).
   [[nodiscard]] ct::sim::Duration elementwise_time(ct::sim::Bytes bytes_moved,
                                                    MemoryOp op = MemoryOp::streaming) const;

@@ -57,23 +57,32 @@ const std::vector<GpuSpec>& catalog() {
   auto spec = [](std::string name, double bf16, double fp8, double hbm_gib, double hbm_bw, double nvlink,
                  double tdp, int sms, double clock, double fp8_ratio, bool fp8_carried, double eff_scale,
                  std::string eff_basis, int nvlink_domain, int arch) {
-    return GpuSpec{std::move(name), bf16, fp8, hbm_gib * kGiB, hbm_bw, nvlink, tdp, sms, clock, fp8_ratio,
-                   fp8_carried, eff_scale, std::move(eff_basis), nvlink_domain, arch};
+    return GpuSpec{
+        std::move(name), bf16,        fp8,       hbm_gib * kGiB,       hbm_bw,        nvlink, tdp, sms, clock,
+        fp8_ratio,       fp8_carried, eff_scale, std::move(eff_basis), nvlink_domain, arch};
   };
   const std::string a100 =
-      "the Hopper curve kept: A100's best-shape 86.9% (MAMF, 2025 software) over-predicts its published 2021-22 runs";
+      "the Hopper curve kept: A100's best-shape 86.9% (MAMF, 2025 software) over-predicts its published "
+      "2021-22 runs";
   const std::string b200 = "B200 SXM best-shape matmul 77.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string b300 = "B300 SXM best-shape matmul 78.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string gb200 = "GB200 best-shape matmul 72.9% of peak vs H100 SXM 80.3% (MAMF table)";
   static const std::vector<GpuSpec> specs = {
-      spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0, 80),
-      spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0, 80),
-      spec("H100-SXM", 989.4e12, 1979e12, 80, 3.35e12, 450e9, 700.0, 132, 1.98e9, 0.882, false, 1.0, "", 0, 90),
+      spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
+           80),
+      spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
+           80),
+      spec("H100-SXM", 989.4e12, 1979e12, 80, 3.35e12, 450e9, 700.0, 132, 1.98e9, 0.882, false, 1.0, "", 0,
+           90),
       spec("H800", 989.4e12, 1979e12, 80, 3.35e12, 200e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0, 90),
-      spec("H200-SXM", 989.4e12, 1979e12, 141, 4.8e12, 450e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0, 90),
-      spec("B200", 2.25e15, 4.5e15, 180, 7.7e12, 900e9, 1000.0, 148, 1.98e9, 0.983, false, 77.6 / 80.3, b200, 0, 100),
-      spec("B300", 2.25e15, 4.5e15, 270, 7.7e12, 900e9, 1100.0, 148, 1.98e9, 0.948, false, 78.6 / 80.3, b300, 0, 100),
-      spec("GB200", 2.5e15, 5e15, 186, 8e12, 900e9, 1200.0, 152, 1.98e9, 0.992, false, 72.9 / 80.3, gb200, 72, 100),
+      spec("H200-SXM", 989.4e12, 1979e12, 141, 4.8e12, 450e9, 700.0, 132, 1.98e9, 0.882, true, 1.0, "", 0,
+           90),
+      spec("B200", 2.25e15, 4.5e15, 180, 7.7e12, 900e9, 1000.0, 148, 1.98e9, 0.983, false, 77.6 / 80.3, b200,
+           0, 100),
+      spec("B300", 2.25e15, 4.5e15, 270, 7.7e12, 900e9, 1100.0, 148, 1.98e9, 0.948, false, 78.6 / 80.3, b300,
+           0, 100),
+      spec("GB200", 2.5e15, 5e15, 186, 8e12, 900e9, 1200.0, 152, 1.98e9, 0.992, false, 72.9 / 80.3, gb200, 72,
+           100),
       spec("GB300", 2.5e15, 5e15, 279, 8e12, 900e9, 1400.0, 152, 1.98e9, 0.948, true, 78.6 / 80.3,
            b300 + ", carried over to GB300 (same die)", 72, 100),
   };
@@ -83,8 +92,7 @@ const std::vector<GpuSpec>& catalog() {
 void require_positive(double value, const char* field, const std::string& gpu_name) {
   if (!std::isfinite(value) || value <= 0.0) {
     throw std::invalid_argument("GpuSpec '" + gpu_name + "': " + field +
-                                " must be a finite positive number, got " +
-                                std::to_string(value));
+                                " must be a finite positive number, got " + std::to_string(value));
   }
 }
 
@@ -106,9 +114,9 @@ void validate(const GpuSpec& spec) {
   require_positive(spec.gemm_eff_scale, "gemm_eff_scale", spec.name);
   if (spec.power_limit_watts < 0.0 || !std::isfinite(spec.power_limit_watts) ||
       spec.power_limit_watts > spec.tdp_watts) {
-    throw std::invalid_argument("GpuSpec '" + spec.name + "': power_limit_watts must be between 0 (the rated " +
-                                std::to_string(spec.tdp_watts) + " W) and tdp_watts, got " +
-                                std::to_string(spec.power_limit_watts));
+    throw std::invalid_argument(
+        "GpuSpec '" + spec.name + "': power_limit_watts must be between 0 (the rated " +
+        std::to_string(spec.tdp_watts) + " W) and tdp_watts, got " + std::to_string(spec.power_limit_watts));
   }
   if (spec.nvlink_domain < 0) {
     throw std::invalid_argument("GpuSpec '" + spec.name + "': nvlink_domain must not be negative, got " +
@@ -125,13 +133,24 @@ double clock_factor(const GpuSpec& spec) {
   return std::min(1.0, std::pow(power_limit(spec) / spec.tdp_watts, kClockPowerExponent));
 }
 
-GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops,
-                   double hbm_bytes, double hbm_bytes_per_s, double nvlink_bytes_per_s,
-                   double tdp_watts, int sm_count, double sm_clock_hz) {
-  GpuSpec spec{std::move(name), bf16_dense_flops, fp8_dense_flops, hbm_bytes, hbm_bytes_per_s,
-               nvlink_bytes_per_s, tdp_watts, sm_count, sm_clock_hz,
-               fp8_dense_flops > bf16_dense_flops ? 1.0 : 0.0, fp8_dense_flops > bf16_dense_flops,
-               1.0, "custom GPU: the H200 fit's efficiencies", 0, 90};
+GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops, double hbm_bytes,
+                   double hbm_bytes_per_s, double nvlink_bytes_per_s, double tdp_watts, int sm_count,
+                   double sm_clock_hz) {
+  GpuSpec spec{std::move(name),
+               bf16_dense_flops,
+               fp8_dense_flops,
+               hbm_bytes,
+               hbm_bytes_per_s,
+               nvlink_bytes_per_s,
+               tdp_watts,
+               sm_count,
+               sm_clock_hz,
+               fp8_dense_flops > bf16_dense_flops ? 1.0 : 0.0,
+               fp8_dense_flops > bf16_dense_flops,
+               1.0,
+               "custom GPU: the H200 fit's efficiencies",
+               0,
+               90};
   validate(spec);
   return spec;
 }

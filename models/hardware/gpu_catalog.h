@@ -61,9 +61,9 @@ inline constexpr double kClockPowerExponent = 0.303;
 void validate(const GpuSpec& spec);
 
 // A GpuSpec with the scenario's own numbers, validated.
-GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops,
-                   double hbm_bytes, double hbm_bytes_per_s, double nvlink_bytes_per_s,
-                   double tdp_watts, int sm_count, double sm_clock_hz);
+GpuSpec custom_gpu(std::string name, double bf16_dense_flops, double fp8_dense_flops, double hbm_bytes,
+                   double hbm_bytes_per_s, double nvlink_bytes_per_s, double tdp_watts, int sm_count,
+                   double sm_clock_hz);
 
 // The catalog entry with this exact name, or nullptr.
 const GpuSpec* find_gpu(std::string_view name);

@@ -21,8 +21,7 @@ T positive_field(const nlohmann::json& entry, const char* key, const std::string
 }  // namespace
 
 MemoryOp memory_op_class(const std::string& op) {
-  if (op == "add" || op == "gelu" || op == "copy" || op == "mul" || op == "dropout" ||
-      op == "adam") {
+  if (op == "add" || op == "gelu" || op == "copy" || op == "mul" || op == "dropout" || op == "adam") {
     return MemoryOp::streaming;
   }
   if (op == "layernorm" || op == "rmsnorm") return MemoryOp::normalization;
@@ -45,20 +44,16 @@ KernelMeasurements load_kernel_measurements(const std::string& path) {
   for (size_t i = 0; i < doc.at("gemm_bf16").size(); ++i) {
     const auto& e = doc.at("gemm_bf16")[i];
     const std::string where = path + ": gemm_bf16[" + std::to_string(i) + "]";
-    out.gemm.push_back({positive_field<int64_t>(e, "M", where),
-                        positive_field<int64_t>(e, "N", where),
-                        positive_field<int64_t>(e, "K", where),
-                        positive_field<double>(e, "s", where)});
+    out.gemm.push_back({positive_field<int64_t>(e, "M", where), positive_field<int64_t>(e, "N", where),
+                        positive_field<int64_t>(e, "K", where), positive_field<double>(e, "s", where)});
   }
   for (size_t i = 0; i < doc.at("sdpa_causal_bf16").size(); ++i) {
     const auto& e = doc.at("sdpa_causal_bf16")[i];
     const std::string where = path + ": sdpa_causal_bf16[" + std::to_string(i) + "]";
-    out.attention.push_back({positive_field<int64_t>(e, "batch", where),
-                             positive_field<int64_t>(e, "heads", where),
-                             positive_field<int64_t>(e, "seq", where),
-                             positive_field<int64_t>(e, "head_dim", where),
-                             positive_field<double>(e, "fwd_s", where),
-                             positive_field<double>(e, "fwdbwd_s", where)});
+    out.attention.push_back(
+        {positive_field<int64_t>(e, "batch", where), positive_field<int64_t>(e, "heads", where),
+         positive_field<int64_t>(e, "seq", where), positive_field<int64_t>(e, "head_dim", where),
+         positive_field<double>(e, "fwd_s", where), positive_field<double>(e, "fwdbwd_s", where)});
   }
   for (size_t i = 0; i < doc.at("elementwise_bf16").size(); ++i) {
     const auto& e = doc.at("elementwise_bf16")[i];

@@ -7,9 +7,8 @@
 
 namespace ct::hardware {
 
-MinimizeResult nelder_mead(const std::function<double(const std::vector<double>&)>& f,
-                           std::vector<double> x0, double step, int max_evaluations,
-                           double f_tolerance) {
+MinimizeResult nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x0,
+                           double step, int max_evaluations, double f_tolerance) {
   const size_t n = x0.size();
   std::vector<std::vector<double>> pts(n + 1, x0);
   for (size_t i = 0; i < n; ++i) pts[i + 1][i] += step;
@@ -65,8 +64,7 @@ MinimizeResult nelder_mead(const std::function<double(const std::vector<double>&
       val[i] = eval(pts[i]);
     }
   }
-  const size_t best =
-      static_cast<size_t>(std::min_element(val.begin(), val.end()) - val.begin());
+  const size_t best = static_cast<size_t>(std::min_element(val.begin(), val.end()) - val.begin());
   return {pts[best], val[best], evals};
 }
 

@@ -16,8 +16,7 @@ struct MinimizeResult {
   int evaluations = 0;
 };
 
-MinimizeResult nelder_mead(const std::function<double(const std::vector<double>&)>& f,
-                           std::vector<double> x0, double step, int max_evaluations = 20000,
-                           double f_tolerance = 1e-12);
+MinimizeResult nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x0,
+                           double step, int max_evaluations = 20000, double f_tolerance = 1e-12);
 
 }  // namespace ct::hardware

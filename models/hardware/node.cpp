@@ -9,8 +9,7 @@ namespace {
 
 void require_rate(ct::sim::Bandwidth rate, const char* field) {
   if (!std::isfinite(rate.bps()) || rate.bps() <= 0.0) {
-    throw std::invalid_argument(std::string("NodeSpec: ") + field +
-                                " must be a finite positive rate, got " +
+    throw std::invalid_argument(std::string("NodeSpec: ") + field + " must be a finite positive rate, got " +
                                 std::to_string(rate.bps()) + " bit/s");
   }
 }
@@ -29,8 +28,8 @@ void NodeSpec::validate() const {
   }
   if (nics_per_node > gpus_per_node || gpus_per_node % nics_per_node != 0) {
     throw std::invalid_argument("NodeSpec: nics_per_node (" + std::to_string(nics_per_node) +
-                                ") must divide or equal gpus_per_node (" +
-                                std::to_string(gpus_per_node) + ")");
+                                ") must divide or equal gpus_per_node (" + std::to_string(gpus_per_node) +
+                                ")");
   }
   if (nvlink_domain < 0 || nvlink_domain % gpus_per_node != 0) {
     throw std::invalid_argument("NodeSpec: nvlink_domain (" + std::to_string(nvlink_domain) +

@@ -14,10 +14,10 @@ struct NodeSpec {
   Calibration compute_calibration = Calibration::h200();
   int gpus_per_node = 8;
   int nics_per_node = 8;
-  ct::sim::Bandwidth nic_rate;      // per NIC, per direction
-  ct::sim::Bandwidth nvlink_rate;   // per GPU, per direction
+  ct::sim::Bandwidth nic_rate;     // per NIC, per direction
+  ct::sim::Bandwidth nvlink_rate;  // per GPU, per direction
   ct::sim::Duration nvlink_latency;
-  ct::sim::Bandwidth pcie_rate;     // per GPU-NIC PCIe path, per direction
+  ct::sim::Bandwidth pcie_rate;  // per GPU-NIC PCIe path, per direction
   // GPUs of one NVLink switch domain, consecutive global ranks (GB200/GB300 NVL72: 72, i.e.
   // 18 nodes of 4); 0 = the node. A multiple of gpus_per_node: a node never straddles two.
   int nvlink_domain = 0;

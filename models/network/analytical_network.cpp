@@ -17,12 +17,16 @@ void validate(const NetworkParams& params) {
 
 std::vector<double> resource_capacities(const Cluster& cluster) {
   std::vector<double> c(static_cast<size_t>(cluster.resource_count()));
-  for (int32_t r = 0; r < cluster.resource_count(); ++r) c[static_cast<size_t>(r)] = cluster.resource_capacity_bps(r);
+  for (int32_t r = 0; r < cluster.resource_count(); ++r)
+    c[static_cast<size_t>(r)] = cluster.resource_capacity_bps(r);
   return c;
 }
 
 AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params)
-    : sim_(sim), cluster_(cluster), params_(params), stats_(cluster, resource_capacities(cluster)),
+    : sim_(sim),
+      cluster_(cluster),
+      params_(params),
+      stats_(cluster, resource_capacities(cluster)),
       uses_(cluster) {
   validate(params_);
 }

@@ -16,9 +16,9 @@
 #include "models/network/cluster.h"
 #include "models/network/link_accounting.h"
 #include "models/network/network.h"
-#include "sim/slot_pool.h"
 #include "models/network/path_uses.h"
 #include "sim/simulation.h"
+#include "sim/slot_pool.h"
 
 namespace ct::network {
 
@@ -26,11 +26,9 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
  public:
   AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-            uint64_t tag) override;
-  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, double leg_rate_cap_bps,
-                      DeliveryHandler& handler, uint64_t tag) override;
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
+                      double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;

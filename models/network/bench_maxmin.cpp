@@ -45,7 +45,8 @@ class Traffic final : public network::DeliveryHandler {
     const int src = static_cast<int>(next_);
     const int dst = perm_[next_++];
     const auto bytes = static_cast<int64_t>(1 + rng_.below(64)) << 20;
-    net_.send(src, dst == src ? (src + 1) % static_cast<int>(perm_.size()) : dst, sim::Bytes{bytes}, *this, tag_++);
+    net_.send(src, dst == src ? (src + 1) % static_cast<int>(perm_.size()) : dst, sim::Bytes{bytes}, *this,
+              tag_++);
   }
   void on_delivered(uint64_t) override {
     ++delivered;

@@ -26,8 +26,9 @@ std::vector<int32_t> find_links(const Cluster& cluster, const std::string& link,
   }
   if (out.empty()) {
     throw std::invalid_argument(key + ".link: got '" + link + "', expected a link of the topology, " +
-                                (cluster.link_dir_count() > 0 ? "e.g. '" + cluster.resource_name(0) + "' (one direction)"
-                                                                : std::string("but this cluster has no fabric links")) +
+                                (cluster.link_dir_count() > 0
+                                     ? "e.g. '" + cluster.resource_name(0) + "' (one direction)"
+                                     : std::string("but this cluster has no fabric links")) +
                                 " or 'a-b' for both directions");
   }
   return out;
@@ -35,7 +36,8 @@ std::vector<int32_t> find_links(const Cluster& cluster, const std::string& link,
 
 // Every direction into a fabric vertex (NIC or switch) is the reverse of one out of it.
 namespace {
-void add_links_of(const topology::Topology& topo, topology::VertexId v, bool outgoing, std::vector<int32_t>& out) {
+void add_links_of(const topology::Topology& topo, topology::VertexId v, bool outgoing,
+                  std::vector<int32_t>& out) {
   for (const topology::LinkDir d : topo.out_links(v)) {
     out.push_back(topology::Topology::reverse(d));
     if (outgoing) out.push_back(d);
@@ -46,9 +48,11 @@ void add_links_of(const topology::Topology& topo, topology::VertexId v, bool out
 std::vector<int32_t> links_into_nic(const Cluster& cluster, int node, int nic, const std::string& key) {
   std::vector<int32_t> out;
   const int first = nic >= 0 ? nic : 0, last = nic >= 0 ? nic : cluster.nics_per_node() - 1;
-  for (int n = first; n <= last; ++n) add_links_of(cluster.topology(), node * cluster.nics_per_node() + n, false, out);
+  for (int n = first; n <= last; ++n)
+    add_links_of(cluster.topology(), node * cluster.nics_per_node() + n, false, out);
   if (out.empty()) {
-    throw std::invalid_argument(key + ": node " + std::to_string(node) + (nic >= 0 ? " nic " + std::to_string(nic) : "") +
+    throw std::invalid_argument(key + ": node " + std::to_string(node) +
+                                (nic >= 0 ? " nic " + std::to_string(nic) : "") +
                                 " has no fabric link into it");
   }
   return out;
@@ -61,13 +65,15 @@ std::vector<CapacityFault> resolve(const Cluster& cluster, const std::vector<Lin
     if (!s.switch_name.empty()) {
       const auto v = cluster.topology().find_vertex(s.switch_name);
       if (!v || cluster.topology().vertex(*v).kind != topology::VertexKind::switch_) {
-        throw std::invalid_argument(s.key + ".switch: got '" + s.switch_name +
-                                    "', expected a switch of the topology (e.g. 'leaf0', 'spine0' or 'spine0.pod0')");
+        throw std::invalid_argument(
+            s.key + ".switch: got '" + s.switch_name +
+            "', expected a switch of the topology (e.g. 'leaf0', 'spine0' or 'spine0.pod0')");
       }
       f.switch_vertex = *v;
       add_links_of(cluster.topology(), *v, true, f.resources);
     } else {
-      f.resources = s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
+      f.resources =
+          s.link.empty() ? links_into_nic(cluster, s.node, s.nic, s.key) : find_links(cluster, s.link, s.key);
     }
     out.push_back(std::move(f));
   }
@@ -80,10 +86,12 @@ CapacityFaults::CapacityFaults(sim::Simulation& sim, Network& net, Cluster& clus
   for (size_t i = 0; i < faults_.size(); ++i) {
     const LinkFaultSpec& f = faults_[i].spec;
     if (!f.down && !(f.factor > 0.0 && f.factor <= 1.0)) {
-      throw std::invalid_argument(f.key + ".factor: got " + std::to_string(f.factor) + ", expected a share in (0, 1]");
+      throw std::invalid_argument(f.key + ".factor: got " + std::to_string(f.factor) +
+                                  ", expected a share in (0, 1]");
     }
     sim.schedule_at(sim::Time::zero() + f.at, *this, 2 * i);
-    if (f.duration > sim::Duration::zero()) sim.schedule_at(sim::Time::zero() + f.at + f.duration, *this, 2 * i + 1);
+    if (f.duration > sim::Duration::zero())
+      sim.schedule_at(sim::Time::zero() + f.at + f.duration, *this, 2 * i + 1);
   }
 }
 
@@ -94,9 +102,12 @@ void CapacityFaults::on_event(uint64_t tag) {
   const CapacityFault& f = faults_[i];
   if (f.switch_vertex >= 0) {
     bool failed = false;  // while any active switch_down names it
-    for (size_t j = 0; j < faults_.size(); ++j) failed = failed || (active_[j] && faults_[j].switch_vertex == f.switch_vertex);
-    if (failed && !cluster_.topology().switch_failed(f.switch_vertex)) cluster_.topology().fail_switch(f.switch_vertex);
-    if (!failed && cluster_.topology().switch_failed(f.switch_vertex)) cluster_.topology().restore_switch(f.switch_vertex);
+    for (size_t j = 0; j < faults_.size(); ++j)
+      failed = failed || (active_[j] && faults_[j].switch_vertex == f.switch_vertex);
+    if (failed && !cluster_.topology().switch_failed(f.switch_vertex))
+      cluster_.topology().fail_switch(f.switch_vertex);
+    if (!failed && cluster_.topology().switch_failed(f.switch_vertex))
+      cluster_.topology().restore_switch(f.switch_vertex);
   } else if (f.spec.down) {
     // A direction is down while any active link_down covers it.
     std::vector<topology::LinkDir> down, up;
@@ -104,7 +115,8 @@ void CapacityFaults::on_event(uint64_t tag) {
       bool covered = false;
       for (size_t j = 0; j < faults_.size(); ++j) {
         if (active_[j] && faults_[j].spec.down &&
-            std::find(faults_[j].resources.begin(), faults_[j].resources.end(), r) != faults_[j].resources.end()) {
+            std::find(faults_[j].resources.begin(), faults_[j].resources.end(), r) !=
+                faults_[j].resources.end()) {
           covered = true;
         }
       }
@@ -127,7 +139,8 @@ void CapacityFaults::apply(int32_t resource) {
       if (r == resource) factor *= faults_[i].spec.factor;
     }
   }
-  net_.set_resource_capacity(resource, sim::Bandwidth::bits_per_s(cluster_.resource_capacity_bps(resource) * factor));
+  net_.set_resource_capacity(resource,
+                             sim::Bandwidth::bits_per_s(cluster_.resource_capacity_bps(resource) * factor));
 }
 
 }  // namespace ct::network

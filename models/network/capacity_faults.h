@@ -39,7 +39,7 @@ struct LinkFaultSpec {
   double factor = 1.0;  // remaining share of the rate, in (0, 1]
   bool down = false;    // link_down / switch_down: the directions fail instead
   sim::Duration at = sim::Duration::zero();
-  sim::Duration duration = sim::Duration::zero();  // zero: to the end
+  sim::Duration duration = sim::Duration::zero();            // zero: to the end
   sim::Duration retransmit_timeout = sim::Duration::zero();  // link_down / switch_down
 };
 

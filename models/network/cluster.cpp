@@ -27,8 +27,8 @@ Cluster::Cluster(ClusterSpec spec)
 
 void Cluster::check_gpu(int gpu, const char* what) const {
   if (gpu < 0 || gpu >= gpu_count()) {
-    throw std::out_of_range(std::string(what) + ": GPU rank " + std::to_string(gpu) +
-                            " is not in [0, " + std::to_string(gpu_count()) + ")");
+    throw std::out_of_range(std::string(what) + ": GPU rank " + std::to_string(gpu) + " is not in [0, " +
+                            std::to_string(gpu_count()) + ")");
   }
 }
 
@@ -50,8 +50,7 @@ std::string Cluster::resource_name(int32_t resource) const {
   return "gpu" + std::to_string(k / 4) + "." + kPort[k % 4];
 }
 
-sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id,
-                            std::vector<int32_t>& out) const {
+sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out) const {
   check_gpu(src_gpu, "network path source");
   check_gpu(dst_gpu, "network path destination");
   out.clear();

@@ -51,7 +51,9 @@ class Cluster {
   // NVLink domain of a GPU (the node unless node.nvlink_domain spans several, as NVL72 racks).
   [[nodiscard]] int nvlink_domain_gpus() const { return spec_.node.nvlink_domain_gpus(); }
   [[nodiscard]] int domain_of(int gpu) const { return gpu / nvlink_domain_gpus(); }
-  [[nodiscard]] int nics_per_domain() const { return nics_per_node() * (nvlink_domain_gpus() / gpus_per_node()); }
+  [[nodiscard]] int nics_per_domain() const {
+    return nics_per_node() * (nvlink_domain_gpus() / gpus_per_node());
+  }
   [[nodiscard]] int local_of(int gpu) const { return gpu % gpus_per_node(); }
   [[nodiscard]] int rail_of(int gpu) const { return local_of(gpu) * nics_per_node() / gpus_per_node(); }
   [[nodiscard]] int nic_of(int gpu) const { return node_of(gpu) * nics_per_node() + rail_of(gpu); }

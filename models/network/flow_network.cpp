@@ -10,7 +10,10 @@
 namespace ct::network {
 
 FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params)
-    : sim_(sim), cluster_(cluster), params_(params), stats_(cluster, resource_capacities(cluster)),
+    : sim_(sim),
+      cluster_(cluster),
+      params_(params),
+      stats_(cluster, resource_capacities(cluster)),
       uses_(cluster) {
   validate(params_);
   for (const double c : stats_.capacities()) solver_.add_resource(c);
@@ -23,17 +26,18 @@ sim::Duration FlowNetwork::route(int src_gpu, int dst_gpu, uint64_t tag) {
     return uses_.add(src_gpu, dst_gpu, tag);
   } catch (const topology::NoRouteError& e) {
     throw std::runtime_error("link failure: at " + std::to_string(sim_.now().seconds()) + " s GPU " +
-                             std::to_string(src_gpu) + " has no surviving path to GPU " + std::to_string(dst_gpu) + " (" +
-                             e.what() + "); its RDMA queue pair errors out and NCCL aborts the job");
+                             std::to_string(src_gpu) + " has no surviving path to GPU " +
+                             std::to_string(dst_gpu) + " (" + e.what() +
+                             "); its RDMA queue pair errors out and NCCL aborts the job");
   }
 }
 
-void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-                       uint64_t tag) {
+void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
   const sim::Duration latency = route(src_gpu, dst_gpu, tag);
   const Leg leg{src_gpu, dst_gpu};
-  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag, std::span<const Leg>(&leg, 1));
+  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag,
+        std::span<const Leg>(&leg, 1));
 }
 
 void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
@@ -75,7 +79,8 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
 }
 
 void FlowNetwork::add_variable(Transfer& t, uint32_t slot) {
-  t.variable = solver_.add_variable(std::isinf(t.rate_cap_bps) ? sim::MaxMinSolver::kUnbounded : t.rate_cap_bps, t.uses);
+  t.variable = solver_.add_variable(
+      std::isinf(t.rate_cap_bps) ? sim::MaxMinSolver::kUnbounded : t.rate_cap_bps, t.uses);
   if (transfer_of_variable_.size() <= static_cast<size_t>(t.variable)) {
     transfer_of_variable_.resize(static_cast<size_t>(t.variable) + 1, -1);
   }

@@ -38,11 +38,9 @@ class FlowNetwork final : public Network, private sim::EventHandler {
  public:
   FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-            uint64_t tag) override;
-  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, double leg_rate_cap_bps,
-                      DeliveryHandler& handler, uint64_t tag) override;
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
+                      double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
@@ -80,8 +78,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
 
   void on_event(uint64_t tag) override;
-  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag, std::span<const Leg> legs,
-             double rate_cap_bps = std::numeric_limits<double>::infinity());
+  void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
+             std::span<const Leg> legs, double rate_cap_bps = std::numeric_limits<double>::infinity());
   void add_variable(Transfer& t, uint32_t slot);
   sim::Duration route(int src_gpu, int dst_gpu, uint64_t tag);
   void resume(Transfer& t, uint32_t slot);

@@ -7,7 +7,8 @@ FabricLinkTable fabric_link_table(const Cluster& cluster, const Network& network
   const topology::Topology& topo = cluster.topology();
   FabricLinkTable t;
   const auto n = static_cast<size_t>(cluster.link_dir_count());
-  for (auto* column : {&t.link, &t.src_tier, &t.src_index, &t.dst_tier, &t.dst_index, &t.plane}) column->reserve(n);
+  for (auto* column : {&t.link, &t.src_tier, &t.src_index, &t.dst_tier, &t.dst_index, &t.plane})
+    column->reserve(n);
   t.bytes.reserve(n);
   t.utilization.reserve(n);
   for (topology::LinkDir d = 0; d < cluster.link_dir_count(); ++d) {

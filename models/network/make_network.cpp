@@ -12,8 +12,8 @@ void Network::reroute_after_failure(sim::Duration /*retransmit_timeout*/) {
   throw std::invalid_argument("a fabric link failure inside a run is simulated in network.mode flow only");
 }
 
-std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim,
-                                      const Cluster& cluster, NetworkParams params) {
+std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim, const Cluster& cluster,
+                                      NetworkParams params) {
   if (mode == "analytical") return std::make_unique<AnalyticalNetwork>(sim, cluster, params);
   if (mode == "flow") return std::make_unique<FlowNetwork>(sim, cluster, params);
   // Packet mode with default PacketParams (ECN, PFC, DCQCN, 64 MiB switch buffers); build a

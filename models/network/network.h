@@ -62,8 +62,7 @@ class Network {
 
   // Point-to-point: `bytes` from src to dst; handler.on_delivered(tag) when the last byte
   // arrives. src == dst is delivered after a zero delay.
-  virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-                    uint64_t tag) = 0;
+  virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) = 0;
   // A pipelined chain (an NCCL ring or tree): every leg moves `bytes_per_leg`, all legs at ONE
   // common rate (a synchronous pipeline goes at the pace of its slowest leg); a resource
   // crossed by m legs carries m times the rate. Delivered after the bytes plus
@@ -72,8 +71,8 @@ class Network {
   // wire rate never exceeds leg_rate_cap_bps (infinity: links only), the ceiling an
   // algorithm's kernels put on it (collective.h).
   virtual void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                              sim::Duration fixed_latency, double leg_rate_cap_bps,
-                              DeliveryHandler& handler, uint64_t tag) = 0;
+                              sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                              uint64_t tag) = 0;
 
   [[nodiscard]] virtual sim::Duration path_latency(int src_gpu, int dst_gpu) const = 0;
   // Uncontended bottleneck capacity of the path (raw link rate; goodput is this times
@@ -101,7 +100,7 @@ class Network {
 
 // mode: "analytical" | "flow" | "packet" (with default PacketParams; build a PacketNetwork
 // directly to choose them). Anything else throws std::invalid_argument naming `network.mode`.
-std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim,
-                                      const Cluster& cluster, NetworkParams params = {});
+std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim, const Cluster& cluster,
+                                      NetworkParams params = {});
 
 }  // namespace ct::network

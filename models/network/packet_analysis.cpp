@@ -6,8 +6,7 @@
 
 namespace ct::network {
 
-std::vector<int32_t> find_cycle(int32_t vertex_count,
-                                std::span<const std::pair<int32_t, int32_t>> edges) {
+std::vector<int32_t> find_cycle(int32_t vertex_count, std::span<const std::pair<int32_t, int32_t>> edges) {
   const auto n = static_cast<size_t>(std::max(vertex_count, 0));
   // CSR adjacency.
   std::vector<int32_t> begin(n + 1, 0);

@@ -48,20 +48,20 @@
 namespace ct::network {
 
 struct DcqcnParams {
-  double g = 5.0 / 1024.0;                                   // dce_tcp_g = 1019
-  sim::Duration alpha_period = sim::Duration::us(1);         // dce_tcp_rtt
-  double initial_alpha = 1023.0 / 1024.0;                    // initial_alpha_value
-  sim::Duration rate_reduce_period = sim::Duration::us(4);   // rate_reduce_monitor_period
-  double min_dec_factor = 0.5;                               // rpg_min_dec_fac = 50 %
-  double min_rate_bps = 1e6;                                 // rpg_min_rate = 1 Mb/s
-  bool clamp_target = false;                                 // clamp_tgt_rate
-  bool clamp_after_time_inc = true;                          // clamp_tgt_rate_after_time_inc
-  sim::Duration increase_period = sim::Duration::us(300);    // rpg_time_reset
-  int64_t byte_counter = int64_t{32767} * 64;                // rpg_byte_reset (64 B units)
-  int fast_recovery_steps = 1;                               // rpg_threshold
-  double rai_bps = 5e6;                                      // rpg_ai_rate
-  double rhai_bps = 50e6;                                    // rpg_hai_rate
-  sim::Duration cnp_interval = sim::Duration::us(4);         // min_time_between_cnps (NP)
+  double g = 5.0 / 1024.0;                                  // dce_tcp_g = 1019
+  sim::Duration alpha_period = sim::Duration::us(1);        // dce_tcp_rtt
+  double initial_alpha = 1023.0 / 1024.0;                   // initial_alpha_value
+  sim::Duration rate_reduce_period = sim::Duration::us(4);  // rate_reduce_monitor_period
+  double min_dec_factor = 0.5;                              // rpg_min_dec_fac = 50 %
+  double min_rate_bps = 1e6;                                // rpg_min_rate = 1 Mb/s
+  bool clamp_target = false;                                // clamp_tgt_rate
+  bool clamp_after_time_inc = true;                         // clamp_tgt_rate_after_time_inc
+  sim::Duration increase_period = sim::Duration::us(300);   // rpg_time_reset
+  int64_t byte_counter = int64_t{32767} * 64;               // rpg_byte_reset (64 B units)
+  int fast_recovery_steps = 1;                              // rpg_threshold
+  double rai_bps = 5e6;                                     // rpg_ai_rate
+  double rhai_bps = 50e6;                                   // rpg_hai_rate
+  sim::Duration cnp_interval = sim::Duration::us(4);        // min_time_between_cnps (NP)
 };
 
 // Named parameter sets: "connectx" (NVIDIA firmware defaults, above), "sigcomm15" (the paper:

@@ -106,8 +106,8 @@ static std::string num(double v) {
 
 void validate(const PacketParams& p) {
   require(p.mtu_bytes > 0 && p.mtu_bytes <= kMaxMtuBytes, "network.mtu",
-          "got " + std::to_string(p.mtu_bytes) + " bytes, expected 1 .. " +
-              std::to_string(kMaxMtuBytes) + " bytes (the largest jumbo frame links carry)");
+          "got " + std::to_string(p.mtu_bytes) + " bytes, expected 1 .. " + std::to_string(kMaxMtuBytes) +
+              " bytes (the largest jumbo frame links carry)");
   require(p.header_bytes >= 0 && p.header_bytes <= 4096, "network.header_bytes",
           "got " + std::to_string(p.header_bytes) + " bytes, expected 0 .. 4096 bytes");
   require(p.switch_buffer_bytes > 0, "cluster.fabric.switch_buffer",
@@ -121,8 +121,8 @@ void validate(const PacketParams& p) {
   require(p.pfc.xon_bytes >= 0, "network.pfc.xon",
           "got " + std::to_string(p.pfc.xon_bytes) + " bytes, expected >= 0 (0 = XOFF - one frame)");
   require(p.pfc.xon_bytes <= p.pfc.xoff_bytes || p.pfc.xoff_bytes == 0, "network.pfc.xon",
-          "got " + std::to_string(p.pfc.xon_bytes) + " bytes, expected <= network.pfc.xoff = " +
-              std::to_string(p.pfc.xoff_bytes) + " bytes");
+          "got " + std::to_string(p.pfc.xon_bytes) +
+              " bytes, expected <= network.pfc.xoff = " + std::to_string(p.pfc.xoff_bytes) + " bytes");
   require(!p.pfc.enabled || p.pfc.xoff_bytes <= p.switch_buffer_bytes, "cluster.fabric.switch_buffer",
           "got " + std::to_string(p.switch_buffer_bytes) +
               " bytes, expected at least the PFC headroom network.pfc.xoff = " +
@@ -135,18 +135,18 @@ void validate(const PacketParams& p) {
           "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected >= 0");
   require(p.ecn.kmax_bytes >= 0, "network.ecn.kmax",
           "got " + std::to_string(p.ecn.kmax_bytes) + " bytes, expected >= 0");
-  require(p.ecn.kmin_bytes == 0 || p.ecn.kmax_bytes == 0 || p.ecn.kmin_bytes <= p.ecn.kmax_bytes, "network.ecn.kmin",
-          "got " + std::to_string(p.ecn.kmin_bytes) + " bytes, expected <= network.ecn.kmax = " +
-              std::to_string(p.ecn.kmax_bytes) + " bytes");
+  require(p.ecn.kmin_bytes == 0 || p.ecn.kmax_bytes == 0 || p.ecn.kmin_bytes <= p.ecn.kmax_bytes,
+          "network.ecn.kmin",
+          "got " + std::to_string(p.ecn.kmin_bytes) +
+              " bytes, expected <= network.ecn.kmax = " + std::to_string(p.ecn.kmax_bytes) + " bytes");
   // Pmax 0 marks nothing: accepted only with ECN off.
-  require((p.ecn.pmax > 0.0 || (!p.ecn.enabled && p.ecn.pmax == 0.0)) && p.ecn.pmax <= 1.0, "network.ecn.pmax",
-          "got " + num(p.ecn.pmax) + ", expected a probability in (0, 1]");
+  require((p.ecn.pmax > 0.0 || (!p.ecn.enabled && p.ecn.pmax == 0.0)) && p.ecn.pmax <= 1.0,
+          "network.ecn.pmax", "got " + num(p.ecn.pmax) + ", expected a probability in (0, 1]");
   const DcqcnParams& d = p.dcqcn;
   require(d.g > 0.0 && d.g <= 1.0, "network.dcqcn.g", "got " + num(d.g) + ", expected 0 < g <= 1");
   require(d.initial_alpha > 0.0 && d.initial_alpha <= 1.0, "network.dcqcn.initial_alpha",
           "got " + num(d.initial_alpha) + ", expected 0 < alpha <= 1");
-  require(d.alpha_period > sim::Duration::zero(), "network.dcqcn.alpha_period",
-          "expected a positive period");
+  require(d.alpha_period > sim::Duration::zero(), "network.dcqcn.alpha_period", "expected a positive period");
   require(d.increase_period > sim::Duration::zero(), "network.dcqcn.increase_period",
           "expected a positive period");
   require(d.rate_reduce_period >= sim::Duration::zero(), "network.dcqcn.rate_reduce_period",
@@ -210,14 +210,14 @@ DcqcnParams dcqcn_profile(const std::string& name, double line_rate_bps) {
                               "\", expected hpcc-ns3-paper, hpcc-ns3, connectx or sigcomm15");
 }
 
-double PacketNetwork::memory_estimate(const Cluster& cluster, const PacketParams& params,
-                                      int64_t flows, int64_t bytes) {
+double PacketNetwork::memory_estimate(const Cluster& cluster, const PacketParams& params, int64_t flows,
+                                      int64_t bytes) {
   const topology::Topology& topo = cluster.topology();
   // Packets that can exist at once: every switch buffer full (lossless admission can exceed it
   // by the XOFF headroom of its ports, counted as one more buffer), every link's
   // bandwidth-delay product, one packet on every injection port; never more than the bytes.
-  double fabric = 2.0 * static_cast<double>(topo.switch_count()) *
-                  static_cast<double>(params.switch_buffer_bytes);
+  double fabric =
+      2.0 * static_cast<double>(topo.switch_count()) * static_cast<double>(params.switch_buffer_bytes);
   for (int d = 0; d < topo.link_dir_count(); ++d) {
     fabric += topo.nominal_capacity(d).bps() / 8.0 * topo.latency(d).seconds();
   }
@@ -241,15 +241,15 @@ double estimate_packet_memory_bytes(const Cluster& cluster, const PacketParams& 
   return PacketNetwork::memory_estimate(cluster, params, flows, bytes);
 }
 
-void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows,
-                         int64_t bytes, double limit_bytes) {
+void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows, int64_t bytes,
+                         double limit_bytes) {
   const double need = estimate_packet_memory_bytes(cluster, params, flows, bytes);
   if (need > limit_bytes) {
-    throw std::invalid_argument(
-        "network.mode: packet mode would need about " + num(need / 1048576.0) + " MiB for " +
-        std::to_string(flows) + " flows of " + std::to_string(bytes) + " bytes in all, over the " +
-        num(limit_bytes / 1048576.0) + " MiB limit; use network.mode flow, fewer GPUs, or a larger " +
-        "network.mtu");
+    throw std::invalid_argument("network.mode: packet mode would need about " + num(need / 1048576.0) +
+                                " MiB for " + std::to_string(flows) + " flows of " + std::to_string(bytes) +
+                                " bytes in all, over the " + num(limit_bytes / 1048576.0) +
+                                " MiB limit; use network.mode flow, fewer GPUs, or a larger " +
+                                "network.mtu");
   }
 }
 
@@ -300,9 +300,8 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
   sw_in_.assign(switch_used_.size(), 0);
   sw_out_.assign(switch_used_.size(), 0);
   sw_drop_.assign(switch_used_.size(), 0);
-  const double cable_m = packet_.pfc.cable_m >= 0.0
-                             ? packet_.pfc.cable_m
-                             : cluster_.spec().fabric.link_latency.seconds() / 5e-9;
+  const double cable_m =
+      packet_.pfc.cable_m >= 0.0 ? packet_.pfc.cable_m : cluster_.spec().fabric.link_latency.seconds() / 5e-9;
   const int64_t max_frame = wire_bytes(packet_.mtu_bytes);
   auto* self = static_cast<sim::EventHandler*>(this);
   for (int r = 0; r < resources; ++r) {
@@ -333,14 +332,16 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
                     " bytes (0 = scaled with the port speed: 4 KB per Gb/s, kmax 16 KB per Gb/s)");
       }
       p.xoff = packet_.pfc.xoff_bytes;  // 0: dynamic threshold
-      p.xon = packet_.pfc.xoff_bytes > 0
-                  ? (packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame))
-                  : 0;
+      p.xon =
+          packet_.pfc.xoff_bytes > 0
+              ? (packet_.pfc.xon_bytes > 0 ? packet_.pfc.xon_bytes : std::max<int64_t>(0, p.xoff - max_frame))
+              : 0;
       if (topo.is_switch(topo.target(r))) {
         p.in_sw = topo.target(r) - topo.nic_count();
         const double nic = cluster_.spec().node.nic_rate.bps();
-        p.pfc_alpha = std::min(1.0, packet_.pfc.dynamic_alpha *
-                                        std::max(1.0, nic > 0.0 ? topo.nominal_capacity(r).bps() / nic : 1.0));
+        p.pfc_alpha =
+            std::min(1.0, packet_.pfc.dynamic_alpha *
+                              std::max(1.0, nic > 0.0 ? topo.nominal_capacity(r).bps() / nic : 1.0));
       }
       if (packet_.pfc.enabled && packet_.pfc.xoff_bytes > 0 && topo.is_switch(topo.target(r))) {
         require(p.xon <= p.xoff, "network.pfc.xon",
@@ -348,8 +349,8 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
                     cluster_.resource_name(r) + " = " + std::to_string(p.xoff) + " bytes");
         require(p.xoff <= packet_.switch_buffer_bytes, "cluster.fabric.switch_buffer",
                 "got " + std::to_string(packet_.switch_buffer_bytes) +
-                    " bytes, expected at least the PFC headroom (XOFF) of " +
-                    cluster_.resource_name(r) + " = " + std::to_string(p.xoff) + " bytes");
+                    " bytes, expected at least the PFC headroom (XOFF) of " + cluster_.resource_name(r) +
+                    " = " + std::to_string(p.xoff) + " bytes");
       }
     } else {
       const int k = (r - links) % 4;
@@ -362,8 +363,8 @@ PacketNetwork::PacketNetwork(sim::Simulation& sim, const Cluster& cluster, Netwo
 }
 
 int64_t PacketNetwork::wire_bytes(int64_t payload) const {
-  const auto padded = static_cast<int64_t>(
-      std::ceil(static_cast<double>(payload) / params_.protocol_efficiency - 1e-9));
+  const auto padded =
+      static_cast<int64_t>(std::ceil(static_cast<double>(payload) / params_.protocol_efficiency - 1e-9));
   return std::max(payload + packet_.header_bytes, padded);
 }
 
@@ -402,8 +403,7 @@ uint32_t PacketNetwork::new_group(DeliveryHandler& handler, uint64_t tag) {
   return id;
 }
 
-void PacketNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-                         uint64_t tag) {
+void PacketNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) {
   send_on(src_gpu, dst_gpu, bytes, handler, tag, packet_.data_priority);
 }
 
@@ -455,8 +455,8 @@ void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_p
   }
 }
 
-void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes,
-                               uint64_t flow_id, int priority, double rate_cap_bps) {
+void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id,
+                               int priority, double rate_cap_bps) {
   uint32_t id;
   if (!free_flows_.empty()) {
     id = free_flows_.back();
@@ -501,7 +501,8 @@ void PacketNetwork::start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t
       const int32_t a = f.path[h - 1];
       const int32_t b = f.path[h];
       if (a < links && b < links) {
-        dependencies_.insert(static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b));
+        dependencies_.insert(static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 |
+                             static_cast<uint32_t>(b));
       }
     }
   }
@@ -584,16 +585,15 @@ void PacketNetwork::try_inject(uint32_t port) {
     left -= payload;
     const int64_t wire = wire_bytes(payload);
     const uint32_t pkt = alloc_packet();
-    packets_[pkt] = Packet{fid, kNone, static_cast<uint32_t>(payload), static_cast<uint32_t>(wire),
-                           0, f.priority, 0, 0};
+    packets_[pkt] =
+        Packet{fid, kNone, static_cast<uint32_t>(payload), static_cast<uint32_t>(wire), 0, f.priority, 0, 0};
     const int64_t clock = paused_clock(p, f.priority, now);
     f.paused_ps += clock - f.mark_ps;
     f.mark_ps = clock;
     ++packets_sent_;
     if (resend) ++retransmitted_;
     f.next_send_ps = now + ceil_ps(static_cast<double>(wire), f.rate_bps);
-    if (packet_.congestion_control == CongestionControl::dcqcn &&
-        f.cc.on_bytes(wire, packet_.dcqcn)) {
+    if (packet_.congestion_control == CongestionControl::dcqcn && f.cc.on_bytes(wire, packet_.dcqcn)) {
       f.rate_bps = f.cc.rate();
       if (f.cc.at_line_rate()) sim_.cancel(f.increase_timer);
     }
@@ -860,7 +860,8 @@ void PacketNetwork::flow_done_analysis(const Flow& f) {
   ++victims_;
   victim_ps_ += f.paused_ps;
   if (victim_list_.size() < packet_.max_victim_flows) {
-    victim_list_.push_back(VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(f.paused_ps) * 1e-12, true});
+    victim_list_.push_back(
+        VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(f.paused_ps) * 1e-12, true});
   }
 }
 
@@ -1051,8 +1052,9 @@ PacketStats PacketNetwork::packet_stats() const {
   s.packets_delivered = packets_delivered_;
   s.retransmitted_packets = retransmitted_;
   s.ecn_marked_packets = ce_delivered_;
-  s.ecn_marked_fraction =
-      packets_delivered_ > 0 ? static_cast<double>(ce_delivered_) / static_cast<double>(packets_delivered_) : 0.0;
+  s.ecn_marked_fraction = packets_delivered_ > 0
+                              ? static_cast<double>(ce_delivered_) / static_cast<double>(packets_delivered_)
+                              : 0.0;
   s.cnps = cnps_;
   s.pfc_pause_frames = pause_frames_;
   s.pfc_resume_frames = resume_frames_;
@@ -1084,8 +1086,8 @@ PacketStats PacketNetwork::packet_stats() const {
     ps.ecn_marked_packets = p.marks;
     const int64_t span = now - q_avg_start_ps_;
     if (span > 0) {
-      const double area =
-          p.q_area + static_cast<double>(p.q_bytes[0] + p.q_bytes[1]) * static_cast<double>(now - p.q_last_ps);
+      const double area = p.q_area + static_cast<double>(p.q_bytes[0] + p.q_bytes[1]) *
+                                         static_cast<double>(now - p.q_last_ps);
       ps.mean_queue_bytes = area / static_cast<double>(span);
     }
     s.ports.push_back(std::move(ps));
@@ -1128,7 +1130,8 @@ PacketStats PacketNetwork::packet_stats() const {
     ++s.victim_flow_count;
     s.victim_paused_time_s += static_cast<double>(paused) * 1e-12;
     if (s.victim_flows.size() < packet_.max_victim_flows) {
-      s.victim_flows.push_back(VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(paused) * 1e-12, false});
+      s.victim_flows.push_back(
+          VictimFlow{f.src_gpu, f.dst_gpu, f.tag, static_cast<double>(paused) * 1e-12, false});
     }
   }
 

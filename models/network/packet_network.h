@@ -10,8 +10,8 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -60,11 +60,11 @@ struct EcnParams {
 };
 
 struct PacketParams {
-  int64_t mtu_bytes = 4096;       // payload per packet (network.mtu)
-  int64_t header_bytes = 58;      // RoCEv2: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+  int64_t mtu_bytes = 4096;                         // payload per packet (network.mtu)
+  int64_t header_bytes = 58;                        // RoCEv2: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
   int64_t switch_buffer_bytes = int64_t{64} << 20;  // cluster.fabric.switch_buffer
-  double buffer_alpha = 1.0;      // dynamic threshold: queue <= alpha x free shared buffer
-  int data_priority = kLosslessPriority;  // priority of send() / send_pipelined()
+  double buffer_alpha = 1.0;                        // dynamic threshold: queue <= alpha x free shared buffer
+  int data_priority = kLosslessPriority;            // priority of send() / send_pipelined()
   PfcParams pfc;
   EcnParams ecn;
   CongestionControl congestion_control = CongestionControl::dcqcn;
@@ -87,7 +87,7 @@ void validate(const PacketParams& params);
 // steps, trace replays, traffic studies) builds its network here, so a scenario's ECN, PFC,
 // DCQCN, MTU and buffer reach packet mode whichever path runs it.
 std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& sim, const Cluster& cluster,
-                                       NetworkParams params, const PacketParams& packet);
+                                      NetworkParams params, const PacketParams& packet);
 
 // Upper estimate of the memory a packet run takes: ports, flows, and the packets that can be
 // in flight at once (bounded by the bytes to send and by what the fabric can hold: switch
@@ -97,8 +97,8 @@ std::unique_ptr<Network> make_network(std::string_view mode, sim::Simulation& si
                                                   int64_t flows, int64_t bytes);
 // Throws std::invalid_argument naming network.mode when that estimate exceeds limit_bytes,
 // suggesting the flow backend.
-void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows,
-                         int64_t bytes, double limit_bytes);
+void check_packet_memory(const Cluster& cluster, const PacketParams& params, int64_t flows, int64_t bytes,
+                         double limit_bytes);
 
 // One edge of the pause propagation tree: the port `pausing_name` (vertex b's end of the cable
 // a -> b) sent XOFF frames to the upstream egress `paused` (a -> b). Kept once per (paused
@@ -108,15 +108,15 @@ struct PauseEdge {
   std::string paused_name;   // "spine0.pod0->leaf1"
   std::string pausing_name;  // b's port, named by its egress direction "leaf1->spine0.pod0"
   int priority = kLosslessPriority;
-  double first_s = 0.0;      // the first XOFF took effect at the paused port
+  double first_s = 0.0;  // the first XOFF took effect at the paused port
   // Pause hops from the congestion root at the first pause: 1 = paused because the root egress
   // queue (not itself paused) backed up; k + 1 = because an egress paused at hop k backed up;
   // 0 = the root itself, paused by a storming NIC.
   int hop = 0;
-  int max_hop = 0;           // over all XOFF frames on this edge
-  int32_t root = -1;         // the congestion root egress (resource) of the first pause
+  int max_hop = 0;    // over all XOFF frames on this edge
+  int32_t root = -1;  // the congestion root egress (resource) of the first pause
   std::string root_name;
-  uint64_t frames = 0;       // XOFF frames received on this edge
+  uint64_t frames = 0;  // XOFF frames received on this edge
 };
 
 // A flow that waited behind a paused egress (its injection port or a switch queue) although
@@ -132,10 +132,10 @@ struct VictimFlow {
 // Byte conservation of one switch: bytes_in = bytes_out + bytes_dropped + bytes_queued.
 struct SwitchPacketStats {
   std::string name;
-  int64_t bytes_in = 0;       // wire bytes offered to its egress queues (dropped ones too)
-  int64_t bytes_out = 0;      // transmissions completed
+  int64_t bytes_in = 0;   // wire bytes offered to its egress queues (dropped ones too)
+  int64_t bytes_out = 0;  // transmissions completed
   int64_t bytes_dropped = 0;
-  int64_t bytes_queued = 0;   // in its egress queues now (being transmitted included)
+  int64_t bytes_queued = 0;  // in its egress queues now (being transmitted included)
 };
 
 // The queues at one instant: bytes waiting in every egress queue (ports of switches and NICs,
@@ -159,7 +159,7 @@ struct PfcStorm {
 struct PortPacketStats {
   int32_t resource = -1;
   std::string name;
-  int64_t max_queue_bytes = 0;         // egress queue (all priorities), wire bytes
+  int64_t max_queue_bytes = 0;  // egress queue (all priorities), wire bytes
   uint64_t tx_packets = 0;
   uint64_t pause_frames_sent = 0;      // by a, about traffic b -> a (XOFF frames)
   uint64_t pause_frames_received = 0;  // by a, about its egress d
@@ -172,27 +172,27 @@ struct PortPacketStats {
 };
 
 struct PacketStats {
-  uint64_t packets_sent = 0;            // data packets injected, retransmissions included
+  uint64_t packets_sent = 0;  // data packets injected, retransmissions included
   uint64_t packets_delivered = 0;
   uint64_t retransmitted_packets = 0;
-  uint64_t ecn_marked_packets = 0;      // delivered with CE set
-  double ecn_marked_fraction = 0.0;     // of delivered packets
+  uint64_t ecn_marked_packets = 0;   // delivered with CE set
+  double ecn_marked_fraction = 0.0;  // of delivered packets
   uint64_t cnps = 0;
-  uint64_t pfc_pause_frames = 0;        // XOFF frames (storming NICs included)
-  uint64_t pfc_resume_frames = 0;       // XON frames
-  double pfc_paused_time_s = 0.0;       // summed over egress queues and priorities
+  uint64_t pfc_pause_frames = 0;   // XOFF frames (storming NICs included)
+  uint64_t pfc_resume_frames = 0;  // XON frames
+  double pfc_paused_time_s = 0.0;  // summed over egress queues and priorities
   uint64_t dropped_packets = 0;
   uint64_t lossless_overflow_packets = 0;  // lossless packets admitted beyond the buffer size
-  int64_t max_queue_bytes = 0;          // deepest egress queue seen
-  std::vector<PfcStorm> pfc_storms;     // in detection order
-  std::vector<PortPacketStats> ports;   // ports that carried a packet or saw a pause frame
+  int64_t max_queue_bytes = 0;             // deepest egress queue seen
+  std::vector<PfcStorm> pfc_storms;        // in detection order
+  std::vector<PortPacketStats> ports;      // ports that carried a packet or saw a pause frame
   // Congestion spreading.
-  std::vector<PauseEdge> pause_tree;    // in order of first pause
-  int max_pause_hops = 0;               // deepest hop of any pause frame
-  uint64_t paused_flows = 0;            // flows that waited behind a pause (done or not)
-  uint64_t victim_flow_count = 0;       // of those, victims (see VictimFlow)
-  double victim_paused_time_s = 0.0;    // summed over victims
-  std::vector<VictimFlow> victim_flows; // the first PacketParams::max_victim_flows victims
+  std::vector<PauseEdge> pause_tree;     // in order of first pause
+  int max_pause_hops = 0;                // deepest hop of any pause frame
+  uint64_t paused_flows = 0;             // flows that waited behind a pause (done or not)
+  uint64_t victim_flow_count = 0;        // of those, victims (see VictimFlow)
+  double victim_paused_time_s = 0.0;     // summed over victims
+  std::vector<VictimFlow> victim_flows;  // the first PacketParams::max_victim_flows victims
   // Cyclic buffer dependency: channel dependency graph of the fabric link directions used
   // consecutively by lossless flows (PFC on) since the start. A cycle can deadlock PFC.
   uint64_t dependency_edges = 0;
@@ -206,14 +206,12 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   PacketNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {},
                 PacketParams packet = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-            uint64_t tag) override;
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
   // Approximation: every leg is an independent packet transfer of bytes_per_leg (no common
   // rate); delivered when the last leg's last packet arrives plus
   // max(0, fixed_latency - longest leg path latency).
-  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                      sim::Duration fixed_latency, double leg_rate_cap_bps,
-                      DeliveryHandler& handler, uint64_t tag) override;
+  void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
+                      double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   // New serializations use the new rate; a packet on the wire finishes at the old one.
@@ -225,8 +223,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
 
   // send() on an explicit priority (kLossyPriority or kLosslessPriority).
-  void send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-               uint64_t tag, int priority);
+  void send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag,
+               int priority);
   // From `at`, NIC nic_id pauses the lossless priority of every link into it, for ever
   // (explicit XOFF, never an XON): its leaf's egress stops, and pauses spread upstream.
   void inject_pause_storm(int nic_id, sim::Time at);
@@ -289,7 +287,7 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   };
   struct Port {
     Port(sim::EventHandler* h, uint32_t id);
-    sim::Timer ser;       // transmission complete (busy) or rate-limiter wake-up (inject)
+    sim::Timer ser;  // transmission complete (busy) or rate-limiter wake-up (inject)
     sim::Timer pipe_timer;
     sim::Timer ctrl_timer;
     sim::Timer watchdog;
@@ -310,16 +308,16 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     uint32_t pause_root[kPriorities] = {kNone, kNone};
     uint16_t pause_hop[kPriorities] = {0, 0};
     uint32_t edge[kPriorities] = {kNone, kNone};  // index in edges_ of (this port, priority)
-    bool is_root = false;  // a congestion root of some pause
+    bool is_root = false;                         // a congestion root of some pause
     // As an ingress port of the switch it enters.
     int64_t in_bytes[kPriorities] = {0, 0};
     bool xoff_sent[kPriorities] = {false, false};
-    int64_t xoff = 0;      // static XOFF (0: dynamic threshold)
+    int64_t xoff = 0;  // static XOFF (0: dynamic threshold)
     int64_t xon = 0;
     int64_t headroom = 0;  // mlx5 headroom formula
     int32_t in_sw = -1;    // switch this direction enters (-1: a NIC)
     double pfc_alpha = 0.0;
-    int64_t kmin = 0;      // ECN thresholds of this egress (EcnParams, or scaled with its speed)
+    int64_t kmin = 0;  // ECN thresholds of this egress (EcnParams, or scaled with its speed)
     int64_t kmax = 0;
     Ring pipe;
     Ring ctrl;
@@ -333,13 +331,13 @@ class PacketNetwork final : public Network, private sim::EventHandler {
     uint64_t pause_on = 0;  // XOFF frames about this direction
     uint64_t drops = 0;
     uint64_t marks = 0;
-    double q_area = 0.0;   // integral of the queue (bytes x ps) since q_avg_start_ps_
+    double q_area = 0.0;  // integral of the queue (bytes x ps) since q_avg_start_ps_
     int64_t q_last_ps = 0;
   };
   struct Flow {
     Flow(sim::EventHandler* h, uint32_t id);
-    sim::Timer cnp_timer;       // head of cnp_pipe reaches the source
-    sim::Timer cut_timer;       // next point of the DCQCN decrease clock (cut pending)
+    sim::Timer cnp_timer;  // head of cnp_pipe reaches the source
+    sim::Timer cut_timer;  // next point of the DCQCN decrease clock (cut pending)
     sim::Timer increase_timer;
     Ring cnp_pipe;              // CNPs in flight back to the source, in arrival order
     std::vector<int32_t> path;  // ports: injection ... last
@@ -384,8 +382,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
 
   void on_event(uint64_t tag) override;
   uint32_t new_group(DeliveryHandler& handler, uint64_t tag);
-  void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id,
-                  int priority, double rate_cap_bps = std::numeric_limits<double>::infinity());
+  void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id, int priority,
+                  double rate_cap_bps = std::numeric_limits<double>::infinity());
   void leg_done(uint32_t group);
 
   uint32_t alloc_packet();

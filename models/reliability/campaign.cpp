@@ -1,7 +1,10 @@
 // Discrete-event Monte Carlo of a training campaign; the model is stated in campaign.h.
 #include "models/reliability/campaign.h"
 
-#include "sim/stats.h"
+#include <tbb/blocked_range.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,12 +15,8 @@
 #include <string>
 #include <utility>
 
-#include <tbb/blocked_range.h>
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include "sim/rng.h"
+#include "sim/stats.h"
 
 namespace ct::reliability {
 
@@ -84,7 +83,8 @@ class Replica {
         advance(t);
         free_slots_.push_back(slot);
         repairs_.push_back(t + s_.recovery.repair_s);
-        fail(slot_latent_[static_cast<size_t>(slot)] ? FailureClass::latent : draw(kNodeClasses, node_weights_));
+        fail(slot_latent_[static_cast<size_t>(slot)] ? FailureClass::latent
+                                                     : draw(kNodeClasses, node_weights_));
       } else {
         advance(t);
         next_wide_ = t + rng_.exponential(1.0 / wide_rate_);
@@ -123,7 +123,8 @@ class Replica {
   // A node from the pool takes `slot`; false when the health check rejects it (to repair).
   bool join(int slot) {
     bool defective = false;
-    if (s_.failures.latent_defect_fraction > 0.0) defective = rng_.uniform01() < s_.failures.latent_defect_fraction;
+    if (s_.failures.latent_defect_fraction > 0.0)
+      defective = rng_.uniform01() < s_.failures.latent_defect_fraction;
     if (defective && screening_ && rng_.uniform01() < s_.recovery.health_check_coverage) {
       ++r_.defects_caught;
       repairs_.push_back(now_ + s_.recovery.repair_s);
@@ -162,12 +163,24 @@ class Replica {
   void advance(double t) {
     const double dt = t - now_;
     switch (phase_) {
-      case Phase::train: pend_work_ += dt; break;
-      case Phase::save: pend_save_ += dt; break;
-      case Phase::detect: r_.time.detection_s += dt; break;
-      case Phase::wait: r_.time.repair_wait_s += dt; break;
-      case Phase::check: r_.time.health_check_s += dt; break;
-      case Phase::restart: r_.time.restart_s += dt; break;
+      case Phase::train:
+        pend_work_ += dt;
+        break;
+      case Phase::save:
+        pend_save_ += dt;
+        break;
+      case Phase::detect:
+        r_.time.detection_s += dt;
+        break;
+      case Phase::wait:
+        r_.time.repair_wait_s += dt;
+        break;
+      case Phase::check:
+        r_.time.health_check_s += dt;
+        break;
+      case Phase::restart:
+        r_.time.restart_s += dt;
+        break;
     }
     now_ = t;
   }
@@ -184,7 +197,8 @@ class Replica {
     pend_work_ = pend_save_ = 0.0;
     inflight_ = false;
     starting_ = false;
-    enter(Phase::detect, now_ + (cls == FailureClass::hang ? s_.recovery.hang_detection_s : s_.recovery.detection_s));
+    enter(Phase::detect,
+          now_ + (cls == FailureClass::hang ? s_.recovery.hang_detection_s : s_.recovery.detection_s));
   }
 
   void commit_inflight() {
@@ -232,9 +246,7 @@ class Replica {
     }
   }
 
-  void start_training() {
-    enter(Phase::train, now_ + s_.checkpoint.interval_s);
-  }
+  void start_training() { enter(Phase::train, now_ + s_.checkpoint.interval_s); }
 
   void fill_slots() {
     while (!repairs_.empty() && repairs_.front() <= now_) {
@@ -274,7 +286,7 @@ class Replica {
   std::array<double, 4> node_weights_{}, wide_weights_{};
   bool screening_ = false;
   bool starting_ = true;
-  std::vector<bool> slot_latent_;              // the slot's node will fail of its defect
+  std::vector<bool> slot_latent_;             // the slot's node will fail of its defect
   std::vector<std::pair<double, int>> heap_;  // (failure time, slot), min-heap
   std::vector<int> free_slots_;
   std::deque<double> repairs_;  // return times, non-decreasing (constant repair time)
@@ -295,18 +307,25 @@ class Replica {
 
 const char* campaign_phase_name(CampaignPhase p) {
   switch (p) {
-    case CampaignPhase::train: return "train";
-    case CampaignPhase::save: return "save";
-    case CampaignPhase::detect: return "detect";
-    case CampaignPhase::wait: return "wait";
-    case CampaignPhase::check: return "check";
-    case CampaignPhase::restart: return "restart";
+    case CampaignPhase::train:
+      return "train";
+    case CampaignPhase::save:
+      return "save";
+    case CampaignPhase::detect:
+      return "detect";
+    case CampaignPhase::wait:
+      return "wait";
+    case CampaignPhase::check:
+      return "check";
+    case CampaignPhase::restart:
+      return "restart";
   }
   return "?";
 }
 
 void validate(const CampaignSpec& s) {
-  require(std::isfinite(s.duration_s) && s.duration_s > 0.0, "campaign.duration", "must be positive", s.duration_s);
+  require(std::isfinite(s.duration_s) && s.duration_s > 0.0, "campaign.duration", "must be positive",
+          s.duration_s);
   require(s.duration_s <= kMaxCampaignSeconds, "campaign.duration",
           "exceeds the campaign clock's range of 100 years (seconds)", s.duration_s);
   require(s.repeats >= 1, "campaign.repeats", "must be at least 1", s.repeats);
@@ -321,7 +340,8 @@ void validate(const CampaignSpec& s) {
           "(or interval_steps x step time) must not be shorter than the synchronous save of " +
               std::to_string(s.checkpoint.blocking_s) + " s",
           s.checkpoint.interval_s);
-  require(finite_nonneg(s.recovery.detection_s), "recovery.detection", "must be >= 0 (seconds)", s.recovery.detection_s);
+  require(finite_nonneg(s.recovery.detection_s), "recovery.detection", "must be >= 0 (seconds)",
+          s.recovery.detection_s);
   require(finite_nonneg(s.recovery.hang_detection_s), "training_job.runtime.collective_timeout",
           "must be >= 0 (seconds)", s.recovery.hang_detection_s);
   require(finite_nonneg(s.recovery.health_check_s), "recovery.health_check", "must be >= 0 (seconds)",
@@ -329,11 +349,13 @@ void validate(const CampaignSpec& s) {
   require(s.recovery.health_check_coverage >= 0.0 && s.recovery.health_check_coverage <= 1.0,
           "recovery.health_check_coverage", "must be within [0, 1]", s.recovery.health_check_coverage);
   require(s.threads >= 0, "campaign.threads", "must be >= 0 (0 = all cores)", s.threads);
-  require(finite_nonneg(s.recovery.restart_s), "recovery.restart", "must be >= 0 (seconds)", s.recovery.restart_s);
+  require(finite_nonneg(s.recovery.restart_s), "recovery.restart", "must be >= 0 (seconds)",
+          s.recovery.restart_s);
   require(finite_nonneg(s.recovery.restore_s), "recovery.restart", "restore time must be >= 0 (seconds)",
           s.recovery.restore_s);
   require(s.recovery.hot_spares >= 0, "recovery.hot_spares", "must be >= 0 nodes", s.recovery.hot_spares);
-  require(finite_nonneg(s.recovery.repair_s), "recovery.repair", "must be >= 0 (seconds)", s.recovery.repair_s);
+  require(finite_nonneg(s.recovery.repair_s), "recovery.repair", "must be >= 0 (seconds)",
+          s.recovery.repair_s);
   validate(s.failures, s.job);
 }
 
@@ -352,7 +374,8 @@ std::vector<ReplicaResult> run_replicas(const CampaignSpec& spec) {
   tbb::task_arena arena(threads);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<int>(0, spec.repeats), [&](const tbb::blocked_range<int>& range) {
-      for (int r = range.begin(); r != range.end(); ++r) replicas[static_cast<size_t>(r)] = Replica(spec, r).run();
+      for (int r = range.begin(); r != range.end(); ++r)
+        replicas[static_cast<size_t>(r)] = Replica(spec, r).run();
     });
   });
   return replicas;
@@ -424,8 +447,9 @@ CampaignResult run_campaign(const CampaignSpec& spec) {
 IntervalCurve simulate_interval_curve(const CampaignSpec& spec, const std::vector<double>& intervals) {
   require(!intervals.empty(), "training_job.checkpoint.interval", "curve needs at least one interval", 0.0);
   for (size_t i = 0; i < intervals.size(); ++i) {
-    require(intervals[i] > 0.0 && (i == 0 || intervals[i] > intervals[i - 1]), "training_job.checkpoint.interval",
-            "curve intervals must be positive and ascending", intervals[i]);
+    require(intervals[i] > 0.0 && (i == 0 || intervals[i] > intervals[i - 1]),
+            "training_job.checkpoint.interval", "curve intervals must be positive and ascending",
+            intervals[i]);
   }
   IntervalCurve curve;
   size_t best = 0;

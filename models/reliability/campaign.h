@@ -28,8 +28,8 @@
 // timeout) for class hang. Then the empty slots are filled from the pool; if the pool is
 // empty the job waits for the next repaired node ("repair_wait"). Then the health check of
 // the new nodes (health_check_s, also once at the campaign start), then restart + restore
-// seconds, then training resumes from the last durable checkpoint. A failure during any recovery phase starts recovery again
-// (new detection). With unlimited spares and exponential failures this is the model of
+// seconds, then training resumes from the last durable checkpoint. A failure during any recovery phase starts
+// recovery again (new detection). With unlimited spares and exponential failures this is the model of
 // goodput.h, which the tests check.
 // End of the campaign: work since the last checkpoint is not lost (the campaign merely
 // stops) and counts as useful; an RTO still in progress is not counted (censored).
@@ -56,13 +56,13 @@
 namespace ct::reliability {
 
 struct RecoveryModel {
-  double detection_s = 60.0;   // recovery.detection
-  double restart_s = 600.0;    // recovery.restart
-  double restore_s = 0.0;      // reading the checkpoint back (storage::CheckpointTiming::restore)
-  int hot_spares = 0;          // spare nodes in the pool at the start (recovery.hot_spares x nodes)
-  double repair_s = 86400.0;   // recovery.repair
-  double hang_detection_s = 1800.0;  // training_job.runtime.collective_timeout
-  double health_check_s = 0.0;       // recovery.health_check (0 = none)
+  double detection_s = 60.0;           // recovery.detection
+  double restart_s = 600.0;            // recovery.restart
+  double restore_s = 0.0;              // reading the checkpoint back (storage::CheckpointTiming::restore)
+  int hot_spares = 0;                  // spare nodes in the pool at the start (recovery.hot_spares x nodes)
+  double repair_s = 86400.0;           // recovery.repair
+  double hang_detection_s = 1800.0;    // training_job.runtime.collective_timeout
+  double health_check_s = 0.0;         // recovery.health_check (0 = none)
   double health_check_coverage = 0.0;  // recovery.health_check_coverage
 };
 
@@ -87,8 +87,8 @@ struct CampaignSpec {
 // Wall seconds per cause (useful + all causes = duration).
 struct TimeByCause {
   double useful_s = 0.0;
-  double lost_work_s = 0.0;    // training and blocking saves redone after a failure
-  double checkpoint_s = 0.0;   // blocking saves of durable checkpoints (+ waits for a flush)
+  double lost_work_s = 0.0;   // training and blocking saves redone after a failure
+  double checkpoint_s = 0.0;  // blocking saves of durable checkpoints (+ waits for a flush)
   double detection_s = 0.0;
   double repair_wait_s = 0.0;  // no spare: waiting for a repaired node
   double restart_s = 0.0;      // restart + restore
@@ -105,15 +105,15 @@ struct PhaseChange {
   CampaignPhase phase = CampaignPhase::train;
 };
 
-using ClassCounts = std::array<int, kFailureClasses>;      // indexed by FailureClass
+using ClassCounts = std::array<int, kFailureClasses>;  // indexed by FailureClass
 using ClassMeans = std::array<double, kFailureClasses>;
 
 struct ReplicaResult {
   double goodput = 0.0;
   int interruptions = 0;
   int failures = 0;
-  int repair_waits = 0;  // recoveries that had to wait for a repaired node
-  int checkpoints = 0;   // durable checkpoints
+  int repair_waits = 0;    // recoveries that had to wait for a repaired node
+  int checkpoints = 0;     // durable checkpoints
   int defects_caught = 0;  // defective nodes stopped by the health check
   ClassCounts failures_by_class{};
   ClassCounts interruptions_by_class{};

@@ -11,22 +11,32 @@ namespace {
 
 void check_rate(double rate, const char* key) {
   if (!std::isfinite(rate) || rate < 0.0) {
-    throw std::invalid_argument(std::string(key) + " must be a finite rate >= 0, got " + std::to_string(rate));
+    throw std::invalid_argument(std::string(key) + " must be a finite rate >= 0, got " +
+                                std::to_string(rate));
   }
 }
 
 double per_day(const FailureModel& f, const JobFootprint& job, FailureClass c) {
   const double n = job.nodes;
   switch (c) {
-    case FailureClass::gpu: return n * job.gpus_per_node * f.gpu_failure_rate_per_day;
-    case FailureClass::hbm: return n * job.gpus_per_node * f.hbm_failure_rate_per_day;
-    case FailureClass::nic: return n * job.nics_per_node * f.nic_failure_rate_per_day;
-    case FailureClass::host: return n * f.node_failure_rate_per_day;
-    case FailureClass::latent: return 0.0;
-    case FailureClass::link: return job.links * f.link_failure_rate_per_day;
-    case FailureClass::switch_fabric: return job.switches * f.switch_failure_rate_per_day;
-    case FailureClass::software: return n * f.software_failure_rate_per_day;
-    case FailureClass::hang: return n * f.hang_failure_rate_per_day;
+    case FailureClass::gpu:
+      return n * job.gpus_per_node * f.gpu_failure_rate_per_day;
+    case FailureClass::hbm:
+      return n * job.gpus_per_node * f.hbm_failure_rate_per_day;
+    case FailureClass::nic:
+      return n * job.nics_per_node * f.nic_failure_rate_per_day;
+    case FailureClass::host:
+      return n * f.node_failure_rate_per_day;
+    case FailureClass::latent:
+      return 0.0;
+    case FailureClass::link:
+      return job.links * f.link_failure_rate_per_day;
+    case FailureClass::switch_fabric:
+      return job.switches * f.switch_failure_rate_per_day;
+    case FailureClass::software:
+      return n * f.software_failure_rate_per_day;
+    case FailureClass::hang:
+      return n * f.hang_failure_rate_per_day;
   }
   return 0.0;
 }
@@ -35,15 +45,24 @@ double per_day(const FailureModel& f, const JobFootprint& job, FailureClass c) {
 
 const char* failure_class_name(FailureClass c) {
   switch (c) {
-    case FailureClass::gpu: return "gpu";
-    case FailureClass::hbm: return "hbm";
-    case FailureClass::nic: return "nic";
-    case FailureClass::host: return "host";
-    case FailureClass::latent: return "latent";
-    case FailureClass::link: return "link";
-    case FailureClass::switch_fabric: return "switch";
-    case FailureClass::software: return "software";
-    case FailureClass::hang: return "hang";
+    case FailureClass::gpu:
+      return "gpu";
+    case FailureClass::hbm:
+      return "hbm";
+    case FailureClass::nic:
+      return "nic";
+    case FailureClass::host:
+      return "host";
+    case FailureClass::latent:
+      return "latent";
+    case FailureClass::link:
+      return "link";
+    case FailureClass::switch_fabric:
+      return "switch";
+    case FailureClass::software:
+      return "software";
+    case FailureClass::hang:
+      return "hang";
   }
   return "?";
 }
@@ -66,7 +85,8 @@ FailureModel llama3_profile() {
 FailureDistribution parse_failure_distribution(const std::string& name) {
   if (name == "exponential") return FailureDistribution::exponential;
   if (name == "weibull") return FailureDistribution::weibull;
-  throw std::invalid_argument("failures.distribution must be \"exponential\" or \"weibull\", got \"" + name + "\"");
+  throw std::invalid_argument("failures.distribution must be \"exponential\" or \"weibull\", got \"" + name +
+                              "\"");
 }
 
 void validate(const FailureModel& f, const JobFootprint& job) {
@@ -79,7 +99,8 @@ void validate(const FailureModel& f, const JobFootprint& job) {
   check_rate(f.software_failure_rate_per_day, "failures.software_failure_rate_per_day");
   check_rate(f.hang_failure_rate_per_day, "failures.hang_failure_rate_per_day");
   if (!std::isfinite(f.weibull_shape) || f.weibull_shape <= 0.0) {
-    throw std::invalid_argument("failures.weibull_shape must be positive, got " + std::to_string(f.weibull_shape));
+    throw std::invalid_argument("failures.weibull_shape must be positive, got " +
+                                std::to_string(f.weibull_shape));
   }
   if (!(f.latent_defect_fraction >= 0.0 && f.latent_defect_fraction <= 1.0)) {
     throw std::invalid_argument("failures.latent_defect_fraction must be within [0, 1], got " +

@@ -53,17 +53,17 @@ struct FailureModel {
   double software_failure_rate_per_day = 0.0;  // per node
   double hang_failure_rate_per_day = 0.0;      // per node
   FailureDistribution distribution = FailureDistribution::exponential;
-  double weibull_shape = 1.0;          // k
+  double weibull_shape = 1.0;  // k
   double latent_defect_fraction = 0.0;
   double latent_defect_mean_s = 7200.0;
 };
 
 struct JobFootprint {
-  int nodes = 0;          // nodes the job runs on (spares excluded)
+  int nodes = 0;  // nodes the job runs on (spares excluded)
   int gpus_per_node = 8;
-  int links = 0;          // links whose failure interrupts the job (e.g. nodes x NICs)
+  int links = 0;  // links whose failure interrupts the job (e.g. nodes x NICs)
   int nics_per_node = 0;
-  int switches = 0;       // switches on the job's paths
+  int switches = 0;  // switches on the job's paths
 };
 
 constexpr double kSecondsPerDay = 86400.0;

@@ -33,8 +33,7 @@ double expected_goodput(double interval_s, double save_s, double recovery_s, dou
   check(save_s, recovery_s, mtbf_s);
   if (std::isinf(mtbf_s)) return interval_s / (interval_s + save_s);
   const double lambda = 1.0 / mtbf_s;
-  return lambda * interval_s * std::exp(-lambda * recovery_s) /
-         std::expm1(lambda * (interval_s + save_s));
+  return lambda * interval_s * std::exp(-lambda * recovery_s) / std::expm1(lambda * (interval_s + save_s));
 }
 
 double optimal_interval_s(double save_s, double mtbf_s) {

@@ -28,11 +28,15 @@ double op_time(const Op& op, const hardware::ComputeModel& compute,
     case OpKind::gemm:
       return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8, op.mx).seconds();
     case OpKind::attention: {
-      const double fwd = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                                AttentionPass::forward, op.seq_kv).seconds();
+      const double fwd = compute
+                             .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
+                                             AttentionPass::forward, op.seq_kv)
+                             .seconds();
       if (!op.backward) return fwd / kernel.forward;
-      const double both = compute.attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                                 AttentionPass::forward_backward, op.seq_kv).seconds();
+      const double both = compute
+                              .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
+                                              AttentionPass::forward_backward, op.seq_kv)
+                              .seconds();
       return std::max(0.0, both - fwd) / kernel.backward;
     }
     case OpKind::elementwise:
@@ -81,23 +85,27 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   // Tensor-parallel collectives per layer and pass, on NVLink, at most at NCCL's ring bandwidth
   // inside the domain (collective/nccl_tuning.h: H100 360 of the wire's 427 GB/s; measured
   // nccl-tests rings 365-370, tests/validation/nccl-tests-h100.json).
-  const double nvlink = std::min(node.nvlink_rate.bytes_per_second() * params.protocol_efficiency,
-                                 1e9 * collective::ring_intra_busbw(
-                                           collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
-                                           node.gpu.sm_arch));
+  const double nvlink = std::min(
+      node.nvlink_rate.bytes_per_second() * params.protocol_efficiency,
+      1e9 * collective::ring_intra_busbw(collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
+                                         node.gpu.sm_arch));
   const double alpha_nvl = params.step_latency_s + node.nvlink_latency.seconds();
-  const double activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
-                            par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
+  const double activation = static_cast<double>(job.micro_batch_size) *
+                            static_cast<double>(job.model.seq_length) / par.context_parallel *
+                            static_cast<double>(job.model.hidden) * 2.0;
   double tp_pass = 0.0;
   if (t > 1) {
     // A TP group larger than the NVLink domain rings through the NICs.
-    const double tp_rate = t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+    const double tp_rate =
+        t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
     tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, tp_rate, alpha_nvl)
                                     : 2 * ring_time(t, activation, 2.0, tp_rate, alpha_nvl);
   }
   // Expert-parallel dispatch + combine, context-parallel K/V ring, per layer and pass.
   auto group_rate = [&](int n) {
-    return n <= node.nvlink_domain_gpus() / std::max(1, t) ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+    return n <= node.nvlink_domain_gpus() / std::max(1, t)
+               ? nvlink
+               : params.nic_bytes_per_s * params.protocol_efficiency;
   };
   double ep_pass = 0.0;
   if (job.model.moe.experts > 0 && par.expert_parallel > 1) {
@@ -108,7 +116,8 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   double cp_pass = 0.0;
   if (par.context_parallel > 1) {
     const int c = par.context_parallel;
-    const double kv = 2.0 * activation / t * static_cast<double>(workload::kv_heads(job.model)) / job.model.heads;
+    const double kv =
+        2.0 * activation / t * static_cast<double>(workload::kv_heads(job.model)) / job.model.heads;
     cp_pass = ring_time(c, kv * c, 1.0, group_rate(c), params.step_latency_s);
   }
   auto comm_exposed = [&](double comm, double gemm) {
@@ -156,7 +165,10 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
              bulk(gemm_of(B, "qkv.wgrad"), 4) + bulk(gemm_of(B, "qkv.dgrad"), 24) +
              bulk(gemm_of(B, "fc1.wgrad"), 2) + bulk(gemm_of(B, "fc1.dgrad"), 4);
   }
-  auto tp_fwd = [&](double gemm) { return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm) : comm_exposed(tp_pass + ep_pass + cp_pass, gemm); };
+  auto tp_fwd = [&](double gemm) {
+    return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm)
+              : comm_exposed(tp_pass + ep_pass + cp_pass, gemm);
+  };
 
   const double fwd_comm = tp_pass + ep_pass + cp_pass;
   const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);

@@ -37,13 +37,13 @@ struct StageCosts {
   std::vector<BlockCost> forward;   // per chunk
   std::vector<BlockCost> backward;  // per chunk (recompute included)
   double optimizer_s = 0.0;
-  double params_per_chunk = 0.0;    // parameters held by this rank per chunk (for DP bytes)
+  double params_per_chunk = 0.0;  // parameters held by this rank per chunk (for DP bytes)
 };
 
 struct CostParams {
   double protocol_efficiency = 0.95;
-  double step_latency_s = 3e-6;  // per collective step (launch, sync)
-  double nic_bytes_per_s = 50e9; // per GPU, for EP/CP groups that leave the node
+  double step_latency_s = 3e-6;   // per collective step (launch, sync)
+  double nic_bytes_per_s = 50e9;  // per GPU, for EP/CP groups that leave the node
   bool tp_comm_overlap = false;
 };
 

@@ -11,10 +11,14 @@ namespace ct::replay {
 
 inline collective::Op collective_op(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return collective::Op::all_reduce;
-    case CollectiveKind::reduce_scatter: return collective::Op::reduce_scatter;
-    case CollectiveKind::all_gather: return collective::Op::all_gather;
-    case CollectiveKind::all_to_all: return collective::Op::all_to_all;
+    case CollectiveKind::all_reduce:
+      return collective::Op::all_reduce;
+    case CollectiveKind::reduce_scatter:
+      return collective::Op::reduce_scatter;
+    case CollectiveKind::all_gather:
+      return collective::Op::all_gather;
+    case CollectiveKind::all_to_all:
+      return collective::Op::all_to_all;
   }
   return collective::Op::all_reduce;
 }

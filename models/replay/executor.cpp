@@ -22,8 +22,8 @@ TimeBreakdown& TimeBreakdown::operator+=(const TimeBreakdown& o) {
 }
 
 double TimeBreakdown::total() const {
-  return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s + other_s +
-         straggler_s;
+  return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s +
+         other_s + straggler_s;
 }
 
 namespace {
@@ -34,23 +34,29 @@ constexpr uint64_t kPayload = (uint64_t{1} << 62) - 1;
 
 const char* instr_name(const Instr& i) {
   switch (i.category) {
-    case Category::forward: return "forward";
-    case Category::backward: return "backward";
-    case Category::optimizer: return "optimizer";
-    case Category::step_end: return "step_end";
-    case Category::pp: return i.kind == InstrKind::send ? "pp_send" : "pp_recv";
+    case Category::forward:
+      return "forward";
+    case Category::backward:
+      return "backward";
+    case Category::optimizer:
+      return "optimizer";
+    case Category::step_end:
+      return "step_end";
+    case Category::pp:
+      return i.kind == InstrKind::send ? "pp_send" : "pp_recv";
     case Category::dp:
       return i.collective == CollectiveKind::all_gather       ? "dp_all_gather"
              : i.collective == CollectiveKind::reduce_scatter ? "dp_reduce_scatter"
              : i.collective == CollectiveKind::all_to_all     ? "all_to_all"
-                                                               : "dp_all_reduce";
+                                                              : "dp_all_reduce";
   }
   return "?";
 }
 
 class Executor final : public sim::EventHandler, public CommHandler {
  public:
-  Executor(const StepProgram& program, sim::Simulation& sim, Communicator& comm, const ExecutorOptions& options)
+  Executor(const StepProgram& program, sim::Simulation& sim, Communicator& comm,
+           const ExecutorOptions& options)
       : program_(program), sim_(sim), comm_(comm), options_(options), groups_(program.groups.size()) {
     ranks_.resize(program.ranks.size());
     for (size_t r = 0; r < program.ranks.size(); ++r) {
@@ -62,7 +68,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
       s.sent_at.assign(instrs.size(), -1.0);
       s.started_at.assign(instrs.size(), 0.0);
       for (size_t i = 0; i < instrs.size(); ++i) {
-        if (instrs[i].stream != Stream::none) s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
+        if (instrs[i].stream != Stream::none)
+          s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
       }
       for (uint8_t k = 0; k < kStreamSlots; ++k) {
         if (!s.streams[k].empty()) s.used_streams.push_back(k);
@@ -82,13 +89,14 @@ class Executor final : public sim::EventHandler, public CommHandler {
     if (options_.trace != nullptr) {
       for (size_t r = 0; r < ranks_.size() && static_cast<int>(r) < options_.trace_ranks; ++r) {
         const int gpu = program_.ranks[r].gpu;
-        options_.trace->process_name(gpu, "GPU " + std::to_string(gpu) + " (stage " +
-                                              std::to_string(program_.ranks[r].stage) + ")");
+        options_.trace->process_name(
+            gpu, "GPU " + std::to_string(gpu) + " (stage " + std::to_string(program_.ranks[r].stage) + ")");
         options_.trace->thread_name(gpu, static_cast<int>(Stream::compute), "compute");
         options_.trace->thread_name(gpu, static_cast<int>(Stream::p2p), "pipeline p2p");
         options_.trace->thread_name(gpu, static_cast<int>(Stream::dp), "data-parallel collectives");
         for (int k = 1; k <= kExtraCollectiveStreams; ++k) {
-          options_.trace->thread_name(gpu, static_cast<int>(collective_stream(k)), "collectives " + std::to_string(k + 1));
+          options_.trace->thread_name(gpu, static_cast<int>(collective_stream(k)),
+                                      "collectives " + std::to_string(k + 1));
         }
       }
     }
@@ -146,10 +154,13 @@ class Executor final : public sim::EventHandler, public CommHandler {
   };
 
   double now() const { return sim_.now().seconds(); }
-  const Instr& instr(int32_t r, int32_t i) const { return program_.ranks[static_cast<size_t>(r)].instrs[static_cast<size_t>(i)]; }
+  const Instr& instr(int32_t r, int32_t i) const {
+    return program_.ranks[static_cast<size_t>(r)].instrs[static_cast<size_t>(i)];
+  }
 
   bool ready(const RankState& s, const Instr& in) const {
-    return (in.after < 0 || s.done[static_cast<size_t>(in.after)]) && (in.after2 < 0 || s.done[static_cast<size_t>(in.after2)]);
+    return (in.after < 0 || s.done[static_cast<size_t>(in.after)]) &&
+           (in.after2 < 0 || s.done[static_cast<size_t>(in.after2)]);
   }
 
   void try_start(int32_t r) {
@@ -166,10 +177,17 @@ class Executor final : public sim::EventHandler, public CommHandler {
         s.busy[k] = true;
         s.started_at[static_cast<size_t>(i)] = now();
         switch (in.kind) {
-          case InstrKind::compute: start_compute(r, i); break;
-          case InstrKind::send: start_send(r, i); break;
-          case InstrKind::collective: start_collective(r, i); break;
-          case InstrKind::recv: break;
+          case InstrKind::compute:
+            start_compute(r, i);
+            break;
+          case InstrKind::send:
+            start_send(r, i);
+            break;
+          case InstrKind::collective:
+            start_collective(r, i);
+            break;
+          case InstrKind::recv:
+            break;
         }
         progress = true;
       }
@@ -184,7 +202,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
     TimeBreakdown& b = s.steps[static_cast<size_t>(in.step)];
     int32_t blocker = -1;
     for (const int32_t dep : {in.after, in.after2}) {
-      if (dep >= 0 && (blocker < 0 || s.done_at[static_cast<size_t>(dep)] > s.done_at[static_cast<size_t>(blocker)])) blocker = dep;
+      if (dep >= 0 &&
+          (blocker < 0 || s.done_at[static_cast<size_t>(dep)] > s.done_at[static_cast<size_t>(blocker)]))
+        blocker = dep;
     }
     if (blocker < 0 || s.done_at[static_cast<size_t>(blocker)] <= s.idle_since) {
       b.other_s += waited;
@@ -215,7 +235,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
     s.remaining = in.seconds * jitter_factor(s, in);
     s.last = now();
     set_busy(busy_now_ + s.weight);
-    sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / s.rate));
+    sim_.schedule(timers_[static_cast<size_t>(r)],
+                  sim_.now() + sim::Duration::from_seconds(s.remaining / s.rate));
   }
 
   double jitter_factor(RankState& s, const Instr& in) {
@@ -268,7 +289,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
       const double t = now();
       s.remaining = std::max(0.0, s.remaining - (t - s.last) * s.rate);
       s.last = t;
-      sim_.schedule(timers_[static_cast<size_t>(r)], sim_.now() + sim::Duration::from_seconds(s.remaining / rate));
+      sim_.schedule(timers_[static_cast<size_t>(r)],
+                    sim_.now() + sim::Duration::from_seconds(s.remaining / rate));
     }
     s.rate = rate;
   }
@@ -278,7 +300,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
     ranks_[static_cast<size_t>(in.peer)].sent_at[static_cast<size_t>(in.peer_instr)] = now();
     set_comm(r, +1);
     comm_.send(program_.ranks[static_cast<size_t>(r)].gpu, program_.ranks[static_cast<size_t>(in.peer)].gpu,
-               sim::Bytes{in.bytes}, *this, kSendTag | (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(i));
+               sim::Bytes{in.bytes}, *this,
+               kSendTag | (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(i));
   }
 
   void finish_send(int32_t r, int32_t i) {
@@ -312,12 +335,14 @@ class Executor final : public sim::EventHandler, public CommHandler {
     g.waiting.clear();
     const Instr& first = instr(members.front().first, members.front().second);
     if (first.step == program_.steps - 1) {
-      records_.push_back({first.collective, static_cast<int>(program_.groups[static_cast<size_t>(group_index)].gpus.size()),
+      records_.push_back({first.collective,
+                          static_cast<int>(program_.groups[static_cast<size_t>(group_index)].gpus.size()),
                           first.bytes, g.start, now()});
     }
     for (const auto& [r, i] : members) {
       set_comm(r, -1);
-      trace(r, instr(r, i), static_cast<int>(instr(r, i).stream), ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
+      trace(r, instr(r, i), static_cast<int>(instr(r, i).stream),
+            ranks_[static_cast<size_t>(r)].started_at[static_cast<size_t>(i)]);
     }
     for (const auto& [r, i] : members) complete(r, i, instr(r, i).stream);
   }
@@ -359,9 +384,10 @@ class Executor final : public sim::EventHandler, public CommHandler {
       for (size_t i = 0; i < done.size(); ++i) {
         if (!done[i]) {
           const Instr& in = program_.ranks[r].instrs[i];
-          throw std::runtime_error("replay stalled: rank " + std::to_string(program_.ranks[r].gpu) + " never completed " +
-                                   instr_name(in) + " of step " + std::to_string(in.step) + " (chunk " +
-                                   std::to_string(in.chunk) + ", micro-batch " + std::to_string(in.microbatch) + ")");
+          throw std::runtime_error("replay stalled: rank " + std::to_string(program_.ranks[r].gpu) +
+                                   " never completed " + instr_name(in) + " of step " +
+                                   std::to_string(in.step) + " (chunk " + std::to_string(in.chunk) +
+                                   ", micro-batch " + std::to_string(in.microbatch) + ")");
         }
       }
     }

@@ -45,8 +45,8 @@ class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, CommHandler& handler, uint64_t tag) = 0;
-  virtual void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes, CommHandler& handler,
-                          uint64_t tag) = 0;
+  virtual void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes,
+                          CommHandler& handler, uint64_t tag) = 0;
 };
 
 struct TimeBreakdown {
@@ -72,14 +72,14 @@ struct Timeline {
 };
 
 struct ExecutorOptions {
-  double comm_slowdown = 0.06;          // compute rate loss while communication runs
-  std::vector<double> rank_speed;       // per program rank, 1 = nominal (gpu_throttle faults)
-  std::vector<double> rank_weight;      // GPUs each program rank stands for (folding); 1 = itself
-  sim::TraceWriter* trace = nullptr;    // timeline of the first `trace_ranks` ranks
-  Timeline* timeline = nullptr;         // the same as columns
+  double comm_slowdown = 0.06;        // compute rate loss while communication runs
+  std::vector<double> rank_speed;     // per program rank, 1 = nominal (gpu_throttle faults)
+  std::vector<double> rank_weight;    // GPUs each program rank stands for (folding); 1 = itself
+  sim::TraceWriter* trace = nullptr;  // timeline of the first `trace_ranks` ranks
+  Timeline* timeline = nullptr;       // the same as columns
   int trace_ranks = 0;
-  double busy_bucket_s = 100e-6;        // resolution of ExecutionResult::busy_gpus
-  double kernel_jitter_cv = 0.0;        // log-normal noise on every compute block (0 = none)
+  double busy_bucket_s = 100e-6;  // resolution of ExecutionResult::busy_gpus
+  double kernel_jitter_cv = 0.0;  // log-normal noise on every compute block (0 = none)
   uint64_t jitter_seed = 1;
   // Stop the simulation once every instruction of every rank has completed (runs with timed
   // faults, whose end may lie beyond the work).

@@ -32,7 +32,8 @@ double straggler_delay(double compute_s, double gpus, int tensor_parallel, doubl
   const double workers = std::floor(gpus / std::max(1, tensor_parallel));
   if (workers < 2 || compute_s <= 0.0) return 0.0;
   const double m = std::max(1.0, microbatches);
-  const double sigma = std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv / m);
+  const double sigma =
+      std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv / m);
   // Blom's approximation of the expected maximum of N standard normals; the inverse normal
   // CDF by bisection on erfc (monotone, 60 halvings).
   const double p = (workers - 0.375) / (workers + 0.25);
@@ -44,16 +45,61 @@ double straggler_delay(double compute_s, double gpus, int tensor_parallel, doubl
   return compute_s * sigma * 0.5 * (lo + hi);
 }
 
+namespace {
+
+// Power over the last step window [end_prev, end_last); GPUs outside the job (spares) idle.
+void step_power(const StepInput& in, const network::Cluster& cluster, const ExecutionResult& run,
+                double end_prev, double end_last, StepResult& out) {
+  const auto& node = in.cluster.node;
+  const double cluster_gpus = static_cast<double>(cluster.gpu_count());
+  const double switches = cluster.topology().switch_count();
+  out.power_bucket_s = run.busy_bucket_s;
+  const auto first = static_cast<size_t>(end_prev / run.busy_bucket_s);
+  const auto last_bucket = std::min(run.busy_gpus.size(), static_cast<size_t>(end_last / run.busy_bucket_s));
+  double sum = 0;
+  out.power_peak_w = 0;
+  out.power_min_w = 1e300;
+  for (size_t k = first; k < last_bucket; ++k) {
+    const double w = hardware::cluster_power_w(node.gpu, in.power, cluster_gpus, run.busy_gpus[k], switches);
+    out.power_series_w.push_back(w);
+    sum += w;
+    out.power_peak_w = std::max(out.power_peak_w, w);
+    out.power_min_w = std::min(out.power_min_w, w);
+  }
+  if (out.power_series_w.empty()) out.power_min_w = 0;
+  out.power_mean_w = out.power_series_w.empty() ? 0 : sum / static_cast<double>(out.power_series_w.size());
+}
+
+// A link fault must start inside the simulated steps, or it would silently change nothing.
+void check_faults_in_window(const StepInput& in, const ExecutionResult& run) {
+  double end = 0.0;
+  for (const RankResult& r : run.ranks) {
+    if (!r.step_end_s.empty()) end = std::max(end, r.step_end_s.back());
+  }
+  for (const network::LinkFaultSpec& f : in.link_faults) {
+    if (f.at.seconds() >= end) {
+      throw std::invalid_argument(f.key + ".at: got " + std::to_string(f.at.seconds()) +
+                                  " s, expected before the end of the simulated " +
+                                  std::to_string(in.program.steps) + " step(s) at " + std::to_string(end) +
+                                  " s");
+    }
+  }
+}
+
+}  // namespace
+
 StepResult simulate_step(const StepInput& in) {
   const auto& node = in.cluster.node;
   const StepProgram program = build_program(in);
 
   sim::Simulation sim(in.seed);
   network::Cluster cluster(in.cluster);  // link faults change its topology during the run
-  std::unique_ptr<network::Network> net = network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
+  std::unique_ptr<network::Network> net =
+      network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {
-    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster, network::resolve(cluster, in.link_faults));
+    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster,
+                                                       network::resolve(cluster, in.link_faults));
   }
   collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
   CommAdapter comm(*net, engine);
@@ -80,18 +126,7 @@ StepResult simulate_step(const StepInput& in) {
   exec.trace_ranks = in.trace_ranks;
   exec.stop_when_done = faults != nullptr;
   const ExecutionResult run = execute(program, sim, comm, exec);
-  if (faults != nullptr) {
-    double end = 0.0;
-    for (const RankResult& r : run.ranks) {
-      if (!r.step_end_s.empty()) end = std::max(end, r.step_end_s.back());
-    }
-    for (const network::LinkFaultSpec& f : in.link_faults) {
-      if (f.at.seconds() >= end) {
-        throw std::invalid_argument(f.key + ".at: got " + std::to_string(f.at.seconds()) + " s, expected before the end of the simulated " +
-                                    std::to_string(in.program.steps) + " step(s) at " + std::to_string(end) + " s");
-      }
-    }
-  }
+  if (faults != nullptr) check_faults_in_window(in, run);
 
   StepResult out;
   out.events = run.events;
@@ -113,8 +148,8 @@ StepResult simulate_step(const StepInput& in) {
   }
   const double n = static_cast<double>(run.ranks.size());
   TimeBreakdown& b = out.breakdown;
-  for (double* v : {&b.compute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s, &b.exposed_dp_comm_s, &b.bubble_s,
-                    &b.optimizer_s, &b.other_s}) {
+  for (double* v : {&b.compute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s, &b.exposed_dp_comm_s,
+                    &b.bubble_s, &b.optimizer_s, &b.other_s}) {
     *v /= n;
   }
   // Ranks that finish before the slowest wait for it at the next step's first collective or
@@ -122,10 +157,10 @@ StepResult simulate_step(const StepInput& in) {
   b.other_s += std::max(0.0, out.step_time_s - b.total());
   double critical_compute = 0.0;
   for (const double c : out.rank_compute_s) critical_compute = std::max(critical_compute, c);
-  b.straggler_s = straggler_delay(critical_compute, static_cast<double>(workload::gpus_used(in.job.parallelism)),
-                                  in.job.parallelism.tensor_parallel,
-                                  static_cast<double>(workload::microbatches(in.job)), in.microbatch_noise_cv,
-                                  in.worker_offset_cv);
+  b.straggler_s =
+      straggler_delay(critical_compute, static_cast<double>(workload::gpus_used(in.job.parallelism)),
+                      in.job.parallelism.tensor_parallel, static_cast<double>(workload::microbatches(in.job)),
+                      in.microbatch_noise_cv, in.worker_offset_cv);
   out.step_time_s += b.straggler_s;
   out.collectives = run.collectives;
 
@@ -136,28 +171,13 @@ StepResult simulate_step(const StepInput& in) {
   out.mfu = model_flops / (out.step_time_s * gpus * peak);
   out.hfu = hardware_flops / (out.step_time_s * gpus * peak);
   out.tflops_per_gpu = model_flops / (out.step_time_s * gpus) / 1e12;
-  out.tokens_per_s = static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
+  out.tokens_per_s =
+      static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
-  // Power over the last step window; GPUs outside the job (spares) idle.
-  const double cluster_gpus = static_cast<double>(cluster.gpu_count());
-  const double switches = cluster.topology().switch_count();
-  out.power_bucket_s = run.busy_bucket_s;
-  const auto first = static_cast<size_t>(end_prev / run.busy_bucket_s);
-  const auto last_bucket = std::min(run.busy_gpus.size(), static_cast<size_t>(end_last / run.busy_bucket_s));
-  double sum = 0;
-  out.power_peak_w = 0;
-  out.power_min_w = 1e300;
-  for (size_t k = first; k < last_bucket; ++k) {
-    const double w = hardware::cluster_power_w(node.gpu, in.power, cluster_gpus, run.busy_gpus[k], switches);
-    out.power_series_w.push_back(w);
-    sum += w;
-    out.power_peak_w = std::max(out.power_peak_w, w);
-    out.power_min_w = std::min(out.power_min_w, w);
-  }
-  if (out.power_series_w.empty()) out.power_min_w = 0;
-  out.power_mean_w = out.power_series_w.empty() ? 0 : sum / static_cast<double>(out.power_series_w.size());
+  step_power(in, cluster, run, end_prev, end_last, out);
   out.max_link_utilization = net->max_link_utilization();
-  if (in.network_mode == "packet") out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
+  if (in.network_mode == "packet")
+    out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
   for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
   if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
   return out;

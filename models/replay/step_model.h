@@ -37,7 +37,7 @@ struct StepInput {
   ProgramOptions program;
   bool tp_comm_overlap = false;
   std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor): gpu_throttle faults, variability
-  double kernel_jitter_cv = 0.0;                   // ExecutorOptions::kernel_jitter_cv
+  double kernel_jitter_cv = 0.0;                  // ExecutorOptions::kernel_jitter_cv
   // Stragglers of a healthy fleet (straggler_delay()): per-micro-batch compute noise of each
   // worker (a TP group) and its persistent speed offset, both as coefficients of variation.
   double microbatch_noise_cv = 0.0;
@@ -46,7 +46,7 @@ struct StepInput {
   int trace_ranks = 16;
   uint64_t seed = 1;
   hardware::PowerModel power;
-  bool fabric_links = false;  // fill StepResult::fabric_links (every link direction's load)
+  bool fabric_links = false;     // fill StepResult::fabric_links (every link direction's load)
   Timeline* timeline = nullptr;  // filled with the first trace_ranks ranks' instructions
   // link_degrade / slow_receiver (flow, packet), link_down / switch_down (flow) faults
   // (network/capacity_faults.h).
@@ -69,7 +69,7 @@ struct StepResult {
   std::vector<CollectiveRecord> collectives;
   double max_link_utilization = 0;
   std::vector<LinkSummary> top_links;
-  network::FabricLinkTable fabric_links;  // when StepInput::fabric_links
+  network::FabricLinkTable fabric_links;       // when StepInput::fabric_links
   std::optional<network::PacketStats> packet;  // network_mode packet: ECN, PFC, drops
   // IT power over the last step (hardware::PowerModel): mean, peak and trough of the
   // cluster's draw in busy_bucket_s buckets, and the series itself.

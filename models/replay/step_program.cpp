@@ -60,7 +60,8 @@ struct Builder {
   int reduce_group(int gid) const { return gid + static_cast<int>(dp_groups); }
   int shard(const Placement& at) const { return group_id(at) * replicas + at.dp / shard_ranks; }
   int replica(const Placement& at) const {
-    return replicas > 1 ? static_cast<int>(replica_base) + group_id(at) * shard_ranks + at.dp % shard_ranks : -1;
+    return replicas > 1 ? static_cast<int>(replica_base) + group_id(at) * shard_ranks + at.dp % shard_ranks
+                        : -1;
   }
   size_t dp_groups = 0, replica_base = 0;
   int shard_ranks = 1, replicas = 1;
@@ -73,13 +74,15 @@ struct Builder {
     const auto& p = job.parallelism;
     shard_ranks = p.shard_size > 0 && p.zero_stage >= 1 ? p.shard_size : p.data_parallel;
     replicas = p.data_parallel / shard_ranks;
-    const size_t locations = static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
+    const size_t locations =
+        static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
     dp_groups = locations * static_cast<size_t>(replicas);
     replica_base = dp_groups * (per_unit() ? 2 : 1);
     out.groups.resize(replica_base + (replicas > 1 ? locations * static_cast<size_t>(shard_ranks) : 0));
     auto join = [&](Group& g, int gpu) {
       g.gpus.push_back(gpu);
-      if (index_of_gpu[static_cast<size_t>(gpu)] >= 0) g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
+      if (index_of_gpu[static_cast<size_t>(gpu)] >= 0)
+        g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
     };
     for (int s = 0; s < p.pipeline_parallel; ++s) {
       for (int c = 0; c < p.context_parallel; ++c) {
@@ -130,8 +133,8 @@ struct Builder {
     rs.r = &out.ranks[static_cast<size_t>(self)];
     rs.sc = &costs[static_cast<size_t>(at.pp)];
     rs.gid = shard(at);
-    rs.activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel * job.model.hidden * 2 /
-                          par.tensor_parallel;
+    rs.activation_bytes = job.micro_batch_size * job.model.seq_length / par.context_parallel *
+                          job.model.hidden * 2 / par.tensor_parallel;
     const workload::StackMemory st = workload::stack_memory(job);
     rs.grad_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * st.grad_bytes);
     rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * 2.0);
@@ -211,7 +214,8 @@ struct Builder {
     const int to_stage = pass.forward ? (rs.at.pp + 1) % p : (rs.at.pp - 1 + p) % p;
     send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, to_stage))];
     const int32_t send_at = add(*rs.r, send);
-    sends.push_back({rs.self, send_at, message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
+    sends.push_back(
+        {rs.self, send_at, message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
   }
 
   // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the module's
@@ -220,7 +224,8 @@ struct Builder {
   // gather is issued when the compute `prefetch` modules before its own has started (i.e.
   // the one before that is done); with device sync it waits for every earlier compute piece
   // and reduction (DeepSpeed 2021). Returns the pass's last compute piece.
-  int32_t add_unit_pass(RankState& rs, const workload::PipelinePass& pass, const Instr& run, int32_t recv_at) {
+  int32_t add_unit_pass(RankState& rs, const workload::PipelinePass& pass, const Instr& run,
+                        int32_t recv_at) {
     const workload::Zero3Plan& zplan = rs.zplan;
     const int64_t n_layers = std::max<int64_t>(1, workload::layers_in_chunk(job, rs.at.pp, pass.chunk));
     const double layer_params = rs.sc->params_per_chunk / static_cast<double>(n_layers);
@@ -228,8 +233,8 @@ struct Builder {
     int32_t run_at = -1;
     double waiting_grads = 0.0;
     auto reduce = [&](double params, int32_t after) {
-      Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid), static_cast<int64_t>(params * zplan.reduce_bytes),
-                            after);
+      Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid),
+                            static_cast<int64_t>(params * zplan.reduce_bytes), after);
       red.stream = collective_stream(1);
       red.collective = CollectiveKind::reduce_scatter;
       rs.last_dp = reduce_grads(*rs.r, red, rs.at);
@@ -239,7 +244,8 @@ struct Builder {
         int32_t gather_at = -1;
         const auto pieces = static_cast<int64_t>(piece_at.size());
         for (const double share : module.gather_fractions) {
-          Instr g = param_gather(rs.step(), run.chunk, rs.gid, static_cast<int64_t>(layer_params * share * 2.0));
+          Instr g =
+              param_gather(rs.step(), run.chunk, rs.gid, static_cast<int64_t>(layer_params * share * 2.0));
           g.microbatch = pass.microbatch;
           if (zplan.device_sync) {
             g.after = pieces > 0 ? piece_at.back() : (rs.last_compute >= 0 ? rs.last_compute : rs.prev_opt);
@@ -270,7 +276,8 @@ struct Builder {
         }
         waiting_grads += module_params;
         const bool layer_done = &module == &zplan.modules.back();
-        const bool flush = zplan.reduce_bucket_params > 0 ? waiting_grads >= zplan.reduce_bucket_params : layer_done;
+        const bool flush =
+            zplan.reduce_bucket_params > 0 ? waiting_grads >= zplan.reduce_bucket_params : layer_done;
         if (waiting_grads > 0 && (flush || (layer_done && j == n_layers - 1))) {
           reduce(waiting_grads, run_at);
           waiting_grads = 0.0;
@@ -303,7 +310,8 @@ struct Builder {
       }
     }
     if (reduces && !bucketed && reduce_every_microbatch()) {
-      rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, rs.grad_bytes, run_at), rs.at);
+      rs.last_dp =
+          reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, rs.grad_bytes, run_at), rs.at);
     }
     return run_at;
   }
@@ -315,7 +323,8 @@ struct Builder {
     const bool zero = job.parallelism.zero_stage >= 1;
     if (!options.overlap_grad_reduce && !rs.units && !reduce_every_microbatch()) {
       for (int c = 0; c < v; ++c) {
-        rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), c, rs.gid, rs.grad_bytes, rs.last_compute), rs.at);
+        rs.last_dp =
+            reduce_grads(*rs.r, reduction(rs.step(), c, rs.gid, rs.grad_bytes, rs.last_compute), rs.at);
       }
     }
     Instr opt;
@@ -344,9 +353,8 @@ struct Builder {
 
   // Megatron's DDP buckets: max(40M, 1M x DP) parameters each, unless given.
   int64_t bucket_count(double params) const {
-    const double bucket = options.bucket_params > 0
-                              ? options.bucket_params
-                              : std::max(40e6, 1e6 * job.parallelism.data_parallel);
+    const double bucket = options.bucket_params > 0 ? options.bucket_params
+                                                    : std::max(40e6, 1e6 * job.parallelism.data_parallel);
     return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(params / bucket)));
   }
 
@@ -384,7 +392,8 @@ struct Builder {
     d.kind = InstrKind::collective;
     d.stream = Stream::dp;
     d.category = Category::dp;
-    d.collective = job.parallelism.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    d.collective =
+        job.parallelism.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     d.group = gid;
     d.step = step;
     d.chunk = static_cast<int16_t>(chunk);
@@ -445,15 +454,17 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   b.index_of_gpu.assign(static_cast<size_t>(world), -1);
   std::vector<std::pair<int, Placement>> simulated;
   if (!options.gpu_of_rank.empty() && options.gpu_of_rank.size() != static_cast<size_t>(world)) {
-    throw std::invalid_argument("step program: gpu_of_rank has " + std::to_string(options.gpu_of_rank.size()) +
-                                " entries for " + std::to_string(world) + " ranks");
+    throw std::invalid_argument("step program: gpu_of_rank has " +
+                                std::to_string(options.gpu_of_rank.size()) + " entries for " +
+                                std::to_string(world) + " ranks");
   }
   for (int rank = 0; rank < world; ++rank) {
     const Placement at = placement_of(p, rank, options.placement);
     if (options.fold && (at.tp != 0 || at.cp != 0 || at.dp != 0)) continue;
     const int gpu = b.phys(rank);
     if (gpu < 0 || gpu >= world || b.index_of_gpu[static_cast<size_t>(gpu)] >= 0) {
-      throw std::invalid_argument("step program: gpu_of_rank is not a permutation of the " + std::to_string(world) + " ranks");
+      throw std::invalid_argument("step program: gpu_of_rank is not a permutation of the " +
+                                  std::to_string(world) + " ranks");
     }
     b.index_of_gpu[static_cast<size_t>(gpu)] = static_cast<int>(simulated.size());
     simulated.emplace_back(gpu, at);
@@ -478,7 +489,8 @@ double estimate_program_instructions(const workload::JobSpec& job, const Program
   double per_pass = 3.0;
   if (p.zero_stage >= 3) {
     double per_layer = 0.0;
-    for (const auto& module : workload::zero3_plan(job).modules) per_layer += 1.0 + 2.0 * static_cast<double>(module.gather_fractions.size());
+    for (const auto& module : workload::zero3_plan(job).modules)
+      per_layer += 1.0 + 2.0 * static_cast<double>(module.gather_fractions.size());
     per_pass = per_layer * static_cast<double>(workload::layers_per_chunk(job)) + 3.0;
   }
   const double per_step = passes * per_pass + 3.0 * p.virtual_pipeline + 3.0;

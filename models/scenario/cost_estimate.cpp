@@ -16,12 +16,12 @@ namespace ct::scenario {
 namespace {
 
 // Fitted on measured runs of this build (docs/estimates.md, tools/estimate_check.py), 2 cores.
-constexpr double kBaseSeconds = 0.25;             // process start, imports, report
-constexpr double kSetupSecondsPerNode = 3.4e-4;   // topology, routing, cluster tables, campaign
-constexpr double kBaseBytes = 150e6;              // interpreter, module, tables
-constexpr double kFoldedEventsPerInstr = 0.75;    // analytical: events per folded instruction
+constexpr double kBaseSeconds = 0.25;            // process start, imports, report
+constexpr double kSetupSecondsPerNode = 3.4e-4;  // topology, routing, cluster tables, campaign
+constexpr double kBaseBytes = 150e6;             // interpreter, module, tables
+constexpr double kFoldedEventsPerInstr = 0.75;   // analytical: events per folded instruction
 constexpr double kAnalyticalEventsPerSecond = 2e5;
-constexpr double kFlowEventsPerInstr = 1.1;       // flow: compute + transfer + solver events
+constexpr double kFlowEventsPerInstr = 1.1;  // flow: compute + transfer + solver events
 // The flow executor's rate falls with the ranks in flight (its max-min solver components grow
 // with them; issue 23): measured 4.0-6.8e5 events/s at 1,024 GPUs and 1.2-1.45e5 at 10,240
 // (runs vary by 20-40% on this machine), so rate = r0 / (1 + ranks / R), r0 = 5.56e5, R = 3165.
@@ -33,15 +33,15 @@ constexpr double kFlowRanksHalfRate = 3165.0;
 // with R = 683 and r0 per kind. At 10,240 GPUs a 64 MiB permutation (1.3e9 events) is
 // estimated at about 3 hours (issue 20 measured the same run at about 31 hours: an
 // under-estimate, but far above the one-hour refusal).
-constexpr double kPacketEventsPerSecond = 8.2e6;        // training steps
+constexpr double kPacketEventsPerSecond = 8.2e6;         // training steps
 constexpr double kPacketTrafficEventsPerSecond = 2.2e6;  // traffic studies
 constexpr double kPacketGpusHalfRate = 683.0;
-constexpr double kPacketEvents = 8.0;             // per packet: hops, ACK, pacing, CNP (measured 7.4-9.3)
-constexpr double kTrafficFlowEvents = 6.0;        // flow mode: start, reschedule, finish, ...
-constexpr double kTraceBytesPerSecond = 14e6;     // JSON import (Kineto + execution trace)
-constexpr double kTraceBytesPerEvent = 4500.0;    // replayed events per byte of profiler JSON
-constexpr double kGzipRatio = 14.0;               // inflated / compressed, profiler JSON
-constexpr double kTraceMemoryPerByte = 6.0;       // tools/trace_import_rss.py: 5.9x
+constexpr double kPacketEvents = 8.0;           // per packet: hops, ACK, pacing, CNP (measured 7.4-9.3)
+constexpr double kTrafficFlowEvents = 6.0;      // flow mode: start, reschedule, finish, ...
+constexpr double kTraceBytesPerSecond = 14e6;   // JSON import (Kineto + execution trace)
+constexpr double kTraceBytesPerEvent = 4500.0;  // replayed events per byte of profiler JSON
+constexpr double kGzipRatio = 14.0;             // inflated / compressed, profiler JSON
+constexpr double kTraceMemoryPerByte = 6.0;     // tools/trace_import_rss.py: 5.9x
 
 double file_bytes(const std::string& path) {
   namespace fs = std::filesystem;
@@ -71,7 +71,8 @@ double step_fabric_bytes(const workload::JobSpec& job) {
   double dp_bytes = 0;
   for (int s = 0; s < p.pipeline_parallel; ++s) {
     const auto sp = workload::stage_parameters(job, s);  // one rank's share
-    if (dp > 1) dp_bytes += 2.0 * (dp - 1) / dp * static_cast<double>(sp.dense + sp.expert) * 2.0 * replicas_of_stage;
+    if (dp > 1)
+      dp_bytes += 2.0 * (dp - 1) / dp * static_cast<double>(sp.dense + sp.expert) * 2.0 * replicas_of_stage;
   }
   const double ranks = static_cast<double>(workload::gpus_used(p));
   const double act = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) *
@@ -102,7 +103,8 @@ CostEstimate estimate_cost(const Config& c) {
       e.wall_s = setup + e.events / (kFlowEventsPerSecond / (1.0 + ranks / kFlowRanksHalfRate));
       e.basis = std::to_string(static_cast<int64_t>(instrs)) + " instructions on every rank";
       if (c.network.mode == "packet") {
-        const double packets = step_fabric_bytes(in.job) * c.training_job.steps / static_cast<double>(c.network.mtu.n);
+        const double packets =
+            step_fabric_bytes(in.job) * c.training_job.steps / static_cast<double>(c.network.mtu.n);
         const double events = packets * kPacketEvents;
         e.events += events;
         e.wall_s += events / (kPacketEventsPerSecond / (1.0 + ranks / kPacketGpusHalfRate));
@@ -129,7 +131,8 @@ CostEstimate estimate_cost(const Config& c) {
       const double packets = bytes / static_cast<double>(c.network.mtu.n);
       e.events = packets * kPacketEvents;
       e.wall_s = setup + e.events / (kPacketTrafficEventsPerSecond / (1.0 + n / kPacketGpusHalfRate));
-      e.basis = std::to_string(static_cast<int64_t>(flows)) + " flows, " + std::to_string(static_cast<int64_t>(packets)) + " packets";
+      e.basis = std::to_string(static_cast<int64_t>(flows)) + " flows, " +
+                std::to_string(static_cast<int64_t>(packets)) + " packets";
     } else {
       e.events = flows * kTrafficFlowEvents;
       e.wall_s = setup + e.events / kFlowEventsPerSecond;
@@ -137,7 +140,8 @@ CostEstimate estimate_cost(const Config& c) {
     }
     e.memory_bytes += flows * 200.0;
   } else if (c.has("trace")) {
-    const double bytes = file_bytes(c.trace.path) + (c.trace.execution_trace.empty() ? 0 : file_bytes(c.trace.execution_trace));
+    const double bytes = file_bytes(c.trace.path) +
+                         (c.trace.execution_trace.empty() ? 0 : file_bytes(c.trace.execution_trace));
     e.events = bytes / kTraceBytesPerEvent;
     e.wall_s = setup + bytes / kTraceBytesPerSecond;
     e.memory_bytes += kTraceMemoryPerByte * bytes;

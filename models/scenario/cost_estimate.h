@@ -19,9 +19,8 @@
 //     (tools/trace_import_rss.py), plus a fixed base.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/scenario/config.h"
 

@@ -16,7 +16,6 @@
 namespace ct::scenario {
 namespace {
 
-
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
@@ -73,8 +72,9 @@ void check_nesting(std::string_view text) {
   for (const char c : text) {
     if (c == '[' || c == '{') {
       if (++depth > kMaxNesting) {
-        throw ScenarioError({"document: nesting deeper than " + std::to_string(kMaxNesting) +
-                             " levels (the scenario_nesting limit; raise it with --limit scenario_nesting=N)"});
+        throw ScenarioError(
+            {"document: nesting deeper than " + std::to_string(kMaxNesting) +
+             " levels (the scenario_nesting limit; raise it with --limit scenario_nesting=N)"});
       }
     } else if (c == ']' || c == '}') {
       depth = std::max<int64_t>(0, depth - 1);
@@ -87,7 +87,9 @@ void check_nesting(std::string_view text) {
       at_line_start = true;
       indent = 0;
     } else if (at_line_start && (c == ' ' || c == '-')) {
-      if (++indent > 2 * kMaxNesting) throw ScenarioError({"document: indentation deeper than " + std::to_string(2 * kMaxNesting) + " columns"});
+      if (++indent > 2 * kMaxNesting)
+        throw ScenarioError(
+            {"document: indentation deeper than " + std::to_string(2 * kMaxNesting) + " columns"});
     } else {
       at_line_start = false;
     }
@@ -195,7 +197,8 @@ nlohmann::json parse_json_checked(std::string_view text) {
     return ScenarioDom().parse(text);
   } catch (const sim::JsonDomBuilder::ParseFailure& e) {
     const std::string where = e.where.empty() ? std::string("document") : e.where;
-    if (e.overflow) throw ScenarioError({where + ": a number beyond the range of a double (about 1.8e308): " + e.what()});
+    if (e.overflow)
+      throw ScenarioError({where + ": a number beyond the range of a double (about 1.8e308): " + e.what()});
     throw ScenarioError({where + ": not valid JSON: " + e.what()});
   }
 }
@@ -209,9 +212,12 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
       case Kind::count:
       case Kind::integer: {
         double d;
-        if (v.is_number_integer()) d = static_cast<double>(v.get<int64_t>());
-        else if (v.is_number_float()) d = v.get<double>();
-        else return expected(p.kind == Kind::count ? "a whole number >= 0" : "a whole number");
+        if (v.is_number_integer())
+          d = static_cast<double>(v.get<int64_t>());
+        else if (v.is_number_float())
+          d = v.get<double>();
+        else
+          return expected(p.kind == Kind::count ? "a whole number >= 0" : "a whole number");
         if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9e15) return expected("a whole number");
         if (p.kind == Kind::count && d < 0) return expected("a whole number >= 0");
         out.i = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(d);
@@ -223,7 +229,8 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
         if (!v.is_number()) return expected(p.kind == Kind::real ? "a number" : "a fraction between 0 and 1");
         out.d = v.get<double>();
         if (!std::isfinite(out.d)) return expected("a finite number");
-        if (p.kind == Kind::fraction && (out.d < 0 || out.d > 1)) return expected("a fraction between 0 and 1");
+        if (p.kind == Kind::fraction && (out.d < 0 || out.d > 1))
+          return expected("a fraction between 0 and 1");
         break;
       case Kind::boolean:
         if (!v.is_boolean()) return expected("true or false");
@@ -242,9 +249,13 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
       case Kind::rate:
       case Kind::power: {
         if (!v.is_string()) {
-          const char* example = p.kind == Kind::duration ? "'500ns'" : p.kind == Kind::long_duration ? "'30d'" : p.kind == Kind::bytes ? "'64MiB'"
-                                : p.kind == Kind::rate ? "'400Gbps'" : "'700W'";
-          return expected(std::string("a ") + std::string(kind_name(p.kind)) + " with its unit as a string, like " + example);
+          const char* example = p.kind == Kind::duration        ? "'500ns'"
+                                : p.kind == Kind::long_duration ? "'30d'"
+                                : p.kind == Kind::bytes         ? "'64MiB'"
+                                : p.kind == Kind::rate          ? "'400Gbps'"
+                                                                : "'700W'";
+          return expected(std::string("a ") + std::string(kind_name(p.kind)) +
+                          " with its unit as a string, like " + example);
         }
         const std::string s = v.get<std::string>();
         if (p.kind == Kind::duration) {
@@ -339,7 +350,8 @@ class TableWalker {
       if (!p.fallback.empty() || !section_present(p.path)) continue;
       if (std::find(given.begin(), given.end(), p.path) == given.end()) {
         const std::string display = shown_prefix + item_relative(p.path);
-        problems.push_back(display + ": missing; expected " + std::string(kind_name(p.kind)) + " (" + p.doc + ")");
+        problems.push_back(display + ": missing; expected " + std::string(kind_name(p.kind)) + " (" + p.doc +
+                           ")");
       }
     }
   }
@@ -396,11 +408,12 @@ nlohmann::json parse_document(std::string_view text, Format format) {
     try {
       doc = YamlWalk{}.convert(YAML::Load(std::string(text)), "");
     } catch (const YAML::Exception& e) {
-      throw ScenarioError({"document: not valid YAML: line " + std::to_string(e.mark.line + 1) +
-                           ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg});
+      throw ScenarioError({"document: not valid YAML: line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg});
     }
   }
-  if (!doc.is_object()) throw ScenarioError({"document: expected an object of sections at the top, got " + shown(doc)});
+  if (!doc.is_object())
+    throw ScenarioError({"document: expected an object of sections at the top, got " + shown(doc)});
   return doc;
 }
 
@@ -410,10 +423,12 @@ void apply_override(nlohmann::json& document, std::string_view path, const nlohm
   size_t start = 0;
   while (true) {
     const size_t dot = path.find('.', start);
-    const std::string key(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    const std::string key(
+        path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (key.empty()) throw ScenarioError({"override '" + std::string(path) + "': empty key in path"});
     if (!node->is_object()) {
-      throw ScenarioError({"override '" + std::string(path) + "': '" + key + "' is inside a value that is not a section"});
+      throw ScenarioError(
+          {"override '" + std::string(path) + "': '" + key + "' is inside a value that is not a section"});
     }
     if (dot == std::string_view::npos) {
       (*node)[key] = value;
@@ -480,7 +495,8 @@ Config to_config(const nlohmann::json& document, std::vector<std::string>& probl
       for (size_t i = 0; i < faults.size(); ++i) {
         const std::string shown_prefix = "faults[" + std::to_string(i) + "].";
         if (!faults[i].is_object()) {
-          problems.push_back("faults[" + std::to_string(i) + "]: got " + shown(faults[i]) + ", expected an object");
+          problems.push_back("faults[" + std::to_string(i) + "]: got " + shown(faults[i]) +
+                             ", expected an object");
           continue;
         }
         FaultSpec fault;

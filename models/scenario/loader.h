@@ -6,12 +6,11 @@
 // was expected. Nothing falls back silently.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/scenario/config.h"
 

@@ -1,7 +1,5 @@
 #include "models/scenario/model_configs.h"
 
-#include "models/scenario/reliability_report.h"
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,9 +8,10 @@
 
 #include "models/reliability/campaign.h"
 #include "models/scenario/loader.h"
+#include "models/scenario/reliability_report.h"
+#include "models/topology/topology.h"
 #include "models/trace/gpu_file.h"
 #include "models/trace/trace_import.h"
-#include "models/topology/topology.h"
 #include "models/workload/layout.h"
 #include "models/workload/schedule.h"
 
@@ -51,7 +50,8 @@ hardware::NodeSpec node_spec(const Config& c) {
   n.pcie_rate = c.cluster.pcie;
   // cluster.nvlink_domain 0: the catalog system's domain (NVL72) when whole nodes tile it, else
   // the node. An explicit value that is not a multiple of gpus_per_node is an error (validate).
-  n.nvlink_domain = n.gpus_per_node > 0 && c.cluster.nvlink_domain % n.gpus_per_node == 0 ? c.cluster.nvlink_domain : 0;
+  n.nvlink_domain =
+      n.gpus_per_node > 0 && c.cluster.nvlink_domain % n.gpus_per_node == 0 ? c.cluster.nvlink_domain : 0;
   if (c.cluster.nvlink_domain == 0 && n.gpu.nvlink_domain > 0 && n.gpus_per_node > 0 &&
       n.gpu.nvlink_domain % n.gpus_per_node == 0) {
     n.nvlink_domain = n.gpu.nvlink_domain;
@@ -175,7 +175,8 @@ workload::JobSpec job_spec(const Config& c) {
   j.attention_kernel = c.training_job.runtime.attention_kernel;
   j.torch_compile = c.training_job.runtime.torch_compile;
   const std::string& loss = c.training_job.runtime.compile_loss;
-  j.compiled_loss = loss == "compiled" || (loss == "auto" && j.torch_compile && c.training_job.runtime.stack == "torchtitan");
+  j.compiled_loss = loss == "compiled" ||
+                    (loss == "auto" && j.torch_compile && c.training_job.runtime.stack == "torchtitan");
   j.stack = c.training_job.runtime.stack;
   j.precision = c.training_job.runtime.precision;
   return j;
@@ -188,14 +189,16 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
   const FaultSpec& f = c.faults[i];
   const std::string at = "faults[" + std::to_string(i) + "]";
   if (f.rank >= c.cluster_gpus()) {
-    problems.push_back(at + ".rank: got " + std::to_string(f.rank) + ", expected below " + std::to_string(c.cluster_gpus()) + " GPUs");
+    problems.push_back(at + ".rank: got " + std::to_string(f.rank) + ", expected below " +
+                       std::to_string(c.cluster_gpus()) + " GPUs");
   }
   if (f.node >= c.cluster.nodes) {
-    problems.push_back(at + ".node: got " + std::to_string(f.node) + ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
+    problems.push_back(at + ".node: got " + std::to_string(f.node) +
+                       ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
   }
   if (f.nic >= c.cluster.nics_per_node) {
-    problems.push_back(at + ".nic: got " + std::to_string(f.nic) + ", expected below cluster.nics_per_node = " +
-                       std::to_string(c.cluster.nics_per_node));
+    problems.push_back(at + ".nic: got " + std::to_string(f.nic) +
+                       ", expected below cluster.nics_per_node = " + std::to_string(c.cluster.nics_per_node));
   }
   const bool needs_rank = f.kind == "gpu_throttle";
   const bool needs_node = f.kind == "node_kill" || f.kind == "pause_storm" || f.kind == "slow_receiver";
@@ -204,19 +207,26 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
   // silently ignored. Keys a kind does not use are errors too.
   const bool training = c.has("training_job"), traffic = !training && c.has("traffic");
   if (f.kind == "node_kill") {
-    problems.push_back(at + ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
-                       "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
-                       "(packet traffic studies)");
+    problems.push_back(
+        at +
+        ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
+        "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
+        "(packet traffic studies)");
   }
   if ((f.kind == "link_down" || f.kind == "switch_down") && !(training && c.network.mode == "flow")) {
-    problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow (rerouting of transfers in "
-                       "flight); got " + (training ? "network.mode " + c.network.mode : std::string(traffic ? "a traffic study" : "a trace replay")));
+    problems.push_back(at + ".kind: " + f.kind +
+                       " acts in training steps with network.mode flow (rerouting of transfers in "
+                       "flight); got " +
+                       (training ? "network.mode " + c.network.mode
+                                 : std::string(traffic ? "a traffic study" : "a trace replay")));
   }
   if (f.kind == "switch_down" && f.switch_name.empty()) {
     problems.push_back(at + ".switch: missing; switch_down needs a switch name, e.g. 'spine0.pod0'");
   }
-  if ((f.kind == "link_degrade" || f.kind == "slow_receiver") && !(training && c.network.mode != "analytical")) {
-    problems.push_back(at + ".kind: " + f.kind + " acts in training steps with network.mode flow or packet; got " +
+  if ((f.kind == "link_degrade" || f.kind == "slow_receiver") &&
+      !(training && c.network.mode != "analytical")) {
+    problems.push_back(at + ".kind: " + f.kind +
+                       " acts in training steps with network.mode flow or packet; got " +
                        (training ? "network.mode analytical (closed-form collectives have no per-link state)"
                                  : std::string(traffic ? "a traffic study" : "a trace replay")));
   }
@@ -233,14 +243,18 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
   unused(f.nic >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "nic");
   unused(!f.link.empty() && f.kind != "link_degrade" && f.kind != "link_down", "link");
   unused(!f.switch_name.empty() && f.kind != "switch_down", "switch");
-  unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down" || f.kind == "switch_down"), "factor");
+  unused(f.factor != 1.0 && (f.kind == "pause_storm" || f.kind == "link_down" || f.kind == "switch_down"),
+         "factor");
   unused(f.at > Duration::zero() && !timed, "at (gpu_throttle lasts the whole run)");
-  unused(f.duration > Duration::zero() &&
-             !(f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "link_down" || f.kind == "switch_down"),
-         f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)" : "duration (gpu_throttle lasts the whole run)");
-  if (needs_rank && f.rank < 0) problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
+  unused(f.duration > Duration::zero() && !(f.kind == "link_degrade" || f.kind == "slow_receiver" ||
+                                            f.kind == "link_down" || f.kind == "switch_down"),
+         f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)"
+                                 : "duration (gpu_throttle lasts the whole run)");
+  if (needs_rank && f.rank < 0)
+    problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");
   if (needs_node && f.node < 0) problems.push_back(at + ".node: missing; " + f.kind + " needs a node");
-  if (needs_link && f.link.empty()) problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
+  if (needs_link && f.link.empty())
+    problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
 }
 
 }  // namespace
@@ -254,7 +268,9 @@ void check_config(Config& c) {
       problems.insert(problems.end(), e.problems().begin(), e.problems().end());
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      problems.push_back(what.find(key) == std::string::npos && std::string(key) != "" ? std::string(key) + ": " + what : what);
+      problems.push_back(what.find(key) == std::string::npos && std::string(key) != ""
+                             ? std::string(key) + ": " + what
+                             : what);
     }
   };
   guard("cluster.gpu", [&] { hardware::gpu(c.cluster.gpu); });
@@ -264,62 +280,72 @@ void check_config(Config& c) {
     const double idle = c.cluster.power.idle_fraction * g.tdp_watts;
     if (g.power_limit_watts > g.tdp_watts || g.power_limit_watts <= idle) {
       problems.push_back("cluster.gpu_spec.power_limit: got " + format_watts(g.power_limit_watts) +
-                         ", expected above the idle power " + format_watts(idle) + " and at most the rated board power " +
-                         format_watts(g.tdp_watts) + " of " + c.cluster.gpu + " (cluster.gpu_spec.tdp)");
+                         ", expected above the idle power " + format_watts(idle) +
+                         " and at most the rated board power " + format_watts(g.tdp_watts) + " of " +
+                         c.cluster.gpu + " (cluster.gpu_spec.tdp)");
       power_limit_ok = false;
     }
   }
   if (power_limit_ok) guard("cluster", [&] { node_spec(c).validate(); });
-  if (c.cluster.nvlink_domain > 0 && c.cluster.gpus_per_node > 0 && c.cluster.nvlink_domain % c.cluster.gpus_per_node != 0) {
-    problems.push_back("cluster.nvlink_domain: got " + std::to_string(c.cluster.nvlink_domain) +
-                       ", expected 0 or a multiple of cluster.gpus_per_node = " + std::to_string(c.cluster.gpus_per_node));
+  if (c.cluster.nvlink_domain > 0 && c.cluster.gpus_per_node > 0 &&
+      c.cluster.nvlink_domain % c.cluster.gpus_per_node != 0) {
+    problems.push_back(
+        "cluster.nvlink_domain: got " + std::to_string(c.cluster.nvlink_domain) +
+        ", expected 0 or a multiple of cluster.gpus_per_node = " + std::to_string(c.cluster.gpus_per_node));
   }
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
   if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });
   guard("failures", [&] { failure_model(c); });
   if (!(c.campaign.duration > 0 && c.campaign.duration <= reliability::kMaxCampaignSeconds)) {
-    problems.push_back("campaign.duration: got " + std::to_string(c.campaign.duration) +
-                       " s, expected more than 0 and at most 100 years (3.156e9 s), the campaign clock's range");
+    problems.push_back(
+        "campaign.duration: got " + std::to_string(c.campaign.duration) +
+        " s, expected more than 0 and at most 100 years (3.156e9 s), the campaign clock's range");
   }
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;
     if (par.data_parallel == 0) {
       const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
-      const int64_t per_replica = static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
+      const int64_t per_replica =
+          static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
     const std::string& stack = c.training_job.runtime.stack;
-    if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" && stack != "composer") {
-      problems.push_back("training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
-                         "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
-                         "composer) or false");
+    if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" &&
+        stack != "composer") {
+      problems.push_back(
+          "training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
+          "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
+          "composer) or false");
     }
     if (c.training_job.runtime.compile_loss == "compiled" &&
         (!c.training_job.runtime.torch_compile || (stack != "torchtitan" && stack != "pytorch"))) {
-      problems.push_back("training_job.runtime.compile_loss: got \"compiled\" with torch_compile " +
-                         std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
-                         "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
-                         "kernel already), or auto / eager");
+      problems.push_back(
+          "training_job.runtime.compile_loss: got \"compiled\" with torch_compile " +
+          std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
+          "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
+          "kernel already), or auto / eager");
     }
     const std::string& precision = c.training_job.runtime.precision;
     if (precision != "bf16") {
       guard("training_job.runtime.precision", [&] {
         const hardware::GpuSpec g = gpu_spec(c);
         if (!(g.fp8_gemm_ratio > 0.0)) {
-          throw ScenarioError({"training_job.runtime.precision: got \"" + precision + "\", but cluster.gpu " + c.cluster.gpu +
-                               " has no FP8 tensor cores; expected bf16"});
+          throw ScenarioError({"training_job.runtime.precision: got \"" + precision + "\", but cluster.gpu " +
+                               c.cluster.gpu + " has no FP8 tensor cores; expected bf16"});
         }
         if (precision == "mxfp8" && g.sm_arch < 100) {
-          throw ScenarioError({"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
-                               " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
+          throw ScenarioError(
+              {"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
+               " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
         }
       });
     }
     if (problems.empty() && par.virtual_pipeline > 1) {
       guard("training_job", [&] {
-        workload::check_interleaving(par.pipeline_parallel, par.virtual_pipeline, workload::microbatches(job_spec(c)));
+        workload::check_interleaving(par.pipeline_parallel, par.virtual_pipeline,
+                                     workload::microbatches(job_spec(c)));
       });
     }
     const auto& ck = c.training_job.checkpoint;
@@ -329,8 +355,8 @@ void check_config(Config& c) {
   }
   if (c.has("traffic")) {
     if (c.traffic.nodes > c.cluster.nodes) {
-      problems.push_back("traffic.nodes: got " + std::to_string(c.traffic.nodes) + ", expected at most cluster.nodes = " +
-                         std::to_string(c.cluster.nodes));
+      problems.push_back("traffic.nodes: got " + std::to_string(c.traffic.nodes) +
+                         ", expected at most cluster.nodes = " + std::to_string(c.cluster.nodes));
     }
   }
   std::error_code no_throw;
@@ -338,8 +364,9 @@ void check_config(Config& c) {
     problems.push_back("trace.path: '" + c.trace.path + "' does not exist");
   }
   if (!c.training_job.scheduling.topology_aware && c.has("training_job") && c.network.mode == "analytical") {
-    problems.push_back("training_job.scheduling.topology_aware: false acts in network.mode flow or packet (where links "
-                       "are shared); analytical collectives see no link contention, so the placement would change nothing");
+    problems.push_back(
+        "training_job.scheduling.topology_aware: false acts in network.mode flow or packet (where links "
+        "are shared); analytical collectives see no link contention, so the placement would change nothing");
   }
   for (size_t i = 0; i < c.faults.size(); ++i) fault_problems(c, i, problems);
   if (!problems.empty()) throw ScenarioError(std::move(problems));

@@ -22,7 +22,8 @@ std::string nccl_tests_tables(const Config& c, const std::string& op, const std:
     throw ScenarioError({std::string("--minbytes/--maxbytes: ") + e.what()});
   }
   if (c.network.mode == "packet") {
-    throw ScenarioError({"network.mode: nccl-tests runs on flow or analytical; packet mode is for traffic studies"});
+    throw ScenarioError(
+        {"network.mode: nccl-tests runs on flow or analytical; packet mode is for traffic studies"});
   }
   options.network_mode = c.network.mode;
   options.network = network_params(c);
@@ -31,13 +32,13 @@ std::string nccl_tests_tables(const Config& c, const std::string& op, const std:
   std::string out;
   for (const int n : nodes) {
     if (n < 1 || n > c.cluster.nodes) {
-      throw ScenarioError({"--nodes: got " + std::to_string(n) + ", expected 1.." + std::to_string(c.cluster.nodes) +
-                           " (cluster.nodes)"});
+      throw ScenarioError({"--nodes: got " + std::to_string(n) + ", expected 1.." +
+                           std::to_string(c.cluster.nodes) + " (cluster.nodes)"});
     }
     options.nodes = n;
     const auto rows = collective::run_nccl_tests(cluster, options);
-    out += "# " + std::to_string(n) + " nodes x " + std::to_string(c.cluster.gpus_per_node) + " GPUs, network.mode=" +
-           c.network.mode + "\n";
+    out += "# " + std::to_string(n) + " nodes x " + std::to_string(c.cluster.gpus_per_node) +
+           " GPUs, network.mode=" + c.network.mode + "\n";
     out += collective::format_nccl_tests(rows, options, n * c.cluster.gpus_per_node) + "\n";
   }
   return out;

@@ -38,161 +38,394 @@ ParamSpec<Target> make(std::string path, Kind kind, std::string fallback, std::s
 
 #define P(path, kind, fallback, doc) \
   make<Config>(#path, Kind::kind, fallback, doc, [](Config& c, const Value& v) { put(c.path, v); })
-#define F(field, kind, fallback, doc) \
-  make<FaultSpec>("faults[]." #field, Kind::kind, fallback, doc, [](FaultSpec& f, const Value& v) { put(f.field, v); })
+#define F(field, kind, fallback, doc)                            \
+  make<FaultSpec>("faults[]." #field, Kind::kind, fallback, doc, \
+                  [](FaultSpec& f, const Value& v) { put(f.field, v); })
 
 // Cluster: GPUs, nodes, fabric, storage, variability, power.
 void cluster_params(std::vector<Param>& t) {
-  t.push_back(P(cluster.gpu, text, "\"H100-SXM\"", "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200, B300, GB200, GB300)."));
-  t.push_back(P(cluster.gpu_file, text, "\"\"", "GPU file written by 'clustertwin calibrate': its fitted compute-model parameters replace the built-in calibration (its base GPU must be cluster.gpu)."));
-  t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0", "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).").at_least(0));
-  t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0", "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).").at_least(0));
-  t.push_back(P(cluster.gpu_spec.hbm, bytes, "\"0B\"", "Overrides the catalog's HBM capacity (0 = catalog)."));
-  t.push_back(P(cluster.gpu_spec.hbm_bandwidth, rate, "\"0B/s\"", "Overrides the catalog's HBM bandwidth (0 = catalog)."));
-  t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"", "Overrides the catalog's rated board power, the power at which the datasheet peaks hold (0 = catalog)."));
-  t.push_back(P(cluster.gpu_spec.power_limit, power, "\"0W\"", "Board power limit the GPUs run at (nvidia-smi -pl; 0 = the rated board power). Below it, the tensor-core clock falls as (limit / rated)^0.303 (GH100 at 400 and 700 W: H100 NVL vs SXM datasheets), slowing GEMMs and attention but not memory-bound kernels, and each busy GPU draws the limit in the power report; e.g. torchtitan's Grand Teton H100s run at 500 W. At most the rated power."));
+  t.push_back(P(cluster.gpu, text, "\"H100-SXM\"",
+                "GPU model from the catalog (A100-40GB, A100-80GB, H100-SXM, H800, H200-SXM, B200, B300, "
+                "GB200, GB300)."));
+  t.push_back(P(cluster.gpu_file, text, "\"\"",
+                "GPU file written by 'clustertwin calibrate': its fitted compute-model parameters replace "
+                "the built-in calibration (its base GPU must be cluster.gpu)."));
+  t.push_back(P(cluster.gpu_spec.bf16_tflops, real, "0",
+                "Overrides the catalog's dense BF16 peak, TFLOP/s (0 = catalog).")
+                  .at_least(0));
+  t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0",
+                "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).")
+                  .at_least(0));
+  t.push_back(
+      P(cluster.gpu_spec.hbm, bytes, "\"0B\"", "Overrides the catalog's HBM capacity (0 = catalog)."));
+  t.push_back(P(cluster.gpu_spec.hbm_bandwidth, rate, "\"0B/s\"",
+                "Overrides the catalog's HBM bandwidth (0 = catalog)."));
+  t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"",
+                "Overrides the catalog's rated board power, the power at which the datasheet peaks hold (0 = "
+                "catalog)."));
+  t.push_back(P(cluster.gpu_spec.power_limit, power, "\"0W\"",
+                "Board power limit the GPUs run at (nvidia-smi -pl; 0 = the rated board power). Below it, "
+                "the tensor-core clock falls as (limit / rated)^0.303 (GH100 at 400 and 700 W: H100 NVL vs "
+                "SXM datasheets), slowing GEMMs and attention but not memory-bound kernels, and each busy "
+                "GPU draws the limit in the power report; e.g. torchtitan's Grand Teton H100s run at 500 W. "
+                "At most the rated power."));
   t.push_back(P(cluster.nodes, count, "", "Number of GPU nodes.").at_least(1).at_most(1e6));
-  t.push_back(P(cluster.gpus_per_node, count, "8", "GPUs per node, all in one NVSwitch domain.").at_least(1).at_most(72));
-  t.push_back(P(cluster.nvlink, rate, "\"0B/s\"", "NVLink bandwidth per GPU and direction (0 = the catalog value of cluster.gpu: A100 300, H100/H200 450, H800 200, B200/B300/GB200/GB300 900 GB/s)."));
-  t.push_back(P(cluster.nvlink_domain, count, "0", "GPUs in one NVLink switch domain, consecutive ranks across nodes (NVL72 racks: 72); TP/EP/CP groups and collectives inside it use NVLink. A multiple of cluster.gpus_per_node; 0 = the catalog system's (GB200/GB300: 72), else the node.").at_most(1e5));
+  t.push_back(P(cluster.gpus_per_node, count, "8", "GPUs per node, all in one NVSwitch domain.")
+                  .at_least(1)
+                  .at_most(72));
+  t.push_back(P(cluster.nvlink, rate, "\"0B/s\"",
+                "NVLink bandwidth per GPU and direction (0 = the catalog value of cluster.gpu: A100 300, "
+                "H100/H200 450, H800 200, B200/B300/GB200/GB300 900 GB/s)."));
+  t.push_back(P(cluster.nvlink_domain, count, "0",
+                "GPUs in one NVLink switch domain, consecutive ranks across nodes (NVL72 racks: 72); "
+                "TP/EP/CP groups and collectives inside it use NVLink. A multiple of cluster.gpus_per_node; "
+                "0 = the catalog system's (GB200/GB300: 72), else the node.")
+                  .at_most(1e5));
   t.push_back(P(cluster.nvlink_latency, duration, "\"1us\"", "NVLink/NVSwitch one-way latency."));
-  t.push_back(P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
+  t.push_back(
+      P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
   t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));
-  t.push_back(P(cluster.pcie, rate, "\"64GB/s\"", "PCIe bandwidth between a GPU and its NIC, per direction."));
+  t.push_back(
+      P(cluster.pcie, rate, "\"64GB/s\"", "PCIe bandwidth between a GPU and its NIC, per direction."));
   t.push_back(P(cluster.fabric.topology, text, "\"rail_optimized\"", "Fabric construction.")
                   .one_of({"rail_optimized", "fat_tree", "multi_plane", "explicit"}));
-  t.push_back(P(cluster.fabric.tiers, count, "3", "Switch tiers of the Clos (2 or 3).").at_least(2).at_most(3));
+  t.push_back(
+      P(cluster.fabric.tiers, count, "3", "Switch tiers of the Clos (2 or 3).").at_least(2).at_most(3));
   t.push_back(P(cluster.fabric.switch_radix, count, "128", "Ports per switch.").at_least(4).at_most(1024));
-  t.push_back(P(cluster.fabric.oversubscription, real, "1.0", "Leaf downlink:uplink ratio (1.2 means 1.2:1).").at_least(1).at_most(16));
-  t.push_back(P(cluster.fabric.planes, count, "1", "Independent fabric planes (multi_plane).").at_least(1).at_most(8));
-  t.push_back(P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
+  t.push_back(P(cluster.fabric.oversubscription, real, "1.0", "Leaf downlink:uplink ratio (1.2 means 1.2:1).")
+                  .at_least(1)
+                  .at_most(16));
+  t.push_back(P(cluster.fabric.planes, count, "1", "Independent fabric planes (multi_plane).")
+                  .at_least(1)
+                  .at_most(8));
+  t.push_back(
+      P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
   t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));
   t.push_back(P(cluster.fabric.switch_buffer, bytes, "\"64MiB\"", "Shared packet buffer per switch."));
-  t.push_back(P(cluster.fabric.cable_length_m, real, "5", "Cable length in metres (PFC headroom).").at_least(0).at_most(10000));
+  t.push_back(P(cluster.fabric.cable_length_m, real, "5", "Cable length in metres (PFC headroom).")
+                  .at_least(0)
+                  .at_most(10000));
   t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
-  t.push_back(P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
-  t.push_back(P(cluster.storage.metadata_latency, duration, "\"1ms\"", "Metadata operation latency of the storage system."));
-  t.push_back(P(cluster.storage.per_node_read, rate, "\"0B/s\"", "Read bandwidth one node reaches (its storage NICs or client); 0 = only the aggregate limits."));
-  t.push_back(P(cluster.storage.per_node_write, rate, "\"0B/s\"", "Write bandwidth one node reaches; 0 = only the aggregate limits."));
-  t.push_back(P(cluster.storage.capacity, bytes, "\"0B\"", "Storage capacity for checkpoints (keep_last_n of them must fit); 0 = unlimited."));
-  t.push_back(P(cluster.storage.network, text, "\"frontend\"", "Network that carries storage traffic: a separate frontend, or the compute fabric (asynchronous checkpoint flushes then slow the training traffic).").one_of({"frontend", "compute"}));
-  t.push_back(P(cluster.variability.gpu_speed_cv, fraction, "0", "Spread of sustained GPU speed across the cluster (coefficient of variation of a log-normal of mean 1, drawn per GPU from the seed)."));
-  t.push_back(P(cluster.variability.throttled_fraction, fraction, "0", "Share of GPUs thermally throttled (chosen per GPU from the seed)."));
-  t.push_back(P(cluster.variability.throttle_factor, fraction, "0.85", "Clock factor of a throttled GPU.").at_least(0.01));
-  t.push_back(P(cluster.variability.microbatch_noise_cv, fraction, "0.02", "Stragglers: compute-time noise of each worker (TP group) per micro-batch, independent across workers; the step waits for the slowest (expected maximum over GPUs / TP workers; training_job runs, a trace replay keeps the traced ranks' timing). ByteDance production traces: 1.1-1.9% per forward or backward; 2% reproduces MLPerf GPT-3 step jitter (docs/stragglers.md)."));
-  t.push_back(P(cluster.variability.worker_offset_cv, fraction, "0.004", "Stragglers: persistent speed spread of workers (TP groups) of a screened fleet; ByteDance traces: 0.27-0.37% (docs/stragglers.md)."));
-  t.push_back(P(cluster.variability.kernel_jitter_cv, fraction, "0", "Run-to-run noise of every compute kernel (coefficient of variation of a log-normal of mean 1)."));
-  t.push_back(P(cluster.power.idle_fraction, fraction, "0.15", "GPU power when not computing, as a share of its TDP."));
-  t.push_back(P(cluster.power.host_per_gpu, fraction, "0.5", "Host power (CPUs, memory, NICs, fans) per GPU, as a share of the GPU TDP (DGX H100: 10.2 kW for 8 x 700 W)."));
-  t.push_back(P(cluster.power.switch_power, power, "\"1500W\"", "Power of one fabric switch (51.2 Tb/s, 128 x 400G: about 1.5 kW)."));
-  t.push_back(P(cluster.power.pue, real, "1.2", "Power usage effectiveness: facility watts per IT watt.").at_least(1).at_most(5));
+  t.push_back(
+      P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
+  t.push_back(P(cluster.storage.metadata_latency, duration, "\"1ms\"",
+                "Metadata operation latency of the storage system."));
+  t.push_back(
+      P(cluster.storage.per_node_read, rate, "\"0B/s\"",
+        "Read bandwidth one node reaches (its storage NICs or client); 0 = only the aggregate limits."));
+  t.push_back(P(cluster.storage.per_node_write, rate, "\"0B/s\"",
+                "Write bandwidth one node reaches; 0 = only the aggregate limits."));
+  t.push_back(P(cluster.storage.capacity, bytes, "\"0B\"",
+                "Storage capacity for checkpoints (keep_last_n of them must fit); 0 = unlimited."));
+  t.push_back(P(cluster.storage.network, text, "\"frontend\"",
+                "Network that carries storage traffic: a separate frontend, or the compute fabric "
+                "(asynchronous checkpoint flushes then slow the training traffic).")
+                  .one_of({"frontend", "compute"}));
+  t.push_back(P(cluster.variability.gpu_speed_cv, fraction, "0",
+                "Spread of sustained GPU speed across the cluster (coefficient of variation of a log-normal "
+                "of mean 1, drawn per GPU from the seed)."));
+  t.push_back(P(cluster.variability.throttled_fraction, fraction, "0",
+                "Share of GPUs thermally throttled (chosen per GPU from the seed)."));
+  t.push_back(P(cluster.variability.throttle_factor, fraction, "0.85", "Clock factor of a throttled GPU.")
+                  .at_least(0.01));
+  t.push_back(
+      P(cluster.variability.microbatch_noise_cv, fraction, "0.02",
+        "Stragglers: compute-time noise of each worker (TP group) per micro-batch, independent across "
+        "workers; the step waits for the slowest (expected maximum over GPUs / TP workers; training_job "
+        "runs, a trace replay keeps the traced ranks' timing). ByteDance production traces: 1.1-1.9% per "
+        "forward or backward; 2% reproduces MLPerf GPT-3 step jitter (docs/stragglers.md)."));
+  t.push_back(P(cluster.variability.worker_offset_cv, fraction, "0.004",
+                "Stragglers: persistent speed spread of workers (TP groups) of a screened fleet; ByteDance "
+                "traces: 0.27-0.37% (docs/stragglers.md)."));
+  t.push_back(
+      P(cluster.variability.kernel_jitter_cv, fraction, "0",
+        "Run-to-run noise of every compute kernel (coefficient of variation of a log-normal of mean 1)."));
+  t.push_back(P(cluster.power.idle_fraction, fraction, "0.15",
+                "GPU power when not computing, as a share of its TDP."));
+  t.push_back(P(cluster.power.host_per_gpu, fraction, "0.5",
+                "Host power (CPUs, memory, NICs, fans) per GPU, as a share of the GPU TDP (DGX H100: 10.2 kW "
+                "for 8 x 700 W)."));
+  t.push_back(P(cluster.power.switch_power, power, "\"1500W\"",
+                "Power of one fabric switch (51.2 Tb/s, 128 x 400G: about 1.5 kW)."));
+  t.push_back(P(cluster.power.pue, real, "1.2", "Power usage effectiveness: facility watts per IT watt.")
+                  .at_least(1)
+                  .at_most(5));
   t.push_back(P(cluster.power.nodes_per_rack, count, "4", "Nodes per rack.").at_least(1).at_most(1024));
-  t.push_back(P(cluster.power.rack_limit, power, "\"40kW\"", "Power a rack may draw (its feed and cooling)."));
-
+  t.push_back(
+      P(cluster.power.rack_limit, power, "\"40kW\"", "Power a rack may draw (its feed and cooling)."));
 }
 
 // Network: fidelity, ECN/PFC, DCQCN, collectives.
 void network_params(std::vector<Param>& t) {
-  t.push_back(P(network.mode, text, "\"flow\"", "Network fidelity.").one_of({"analytical", "flow", "packet"}));
+  t.push_back(
+      P(network.mode, text, "\"flow\"", "Network fidelity.").one_of({"analytical", "flow", "packet"}));
   t.push_back(P(network.mtu, bytes, "\"4KiB\"", "RoCE MTU."));
-  t.push_back(P(network.ecn.kmin, bytes, "\"0B\"", "ECN marking starts at this egress queue depth (0 = scaled with each port's speed, 4 KB per Gb/s: 400 KB at 100 Gb/s, HPCC's map; docs/dcqcn.md)."));
-  t.push_back(P(network.ecn.kmax, bytes, "\"0B\"", "ECN marking probability reaches pmax at this depth, and every packet is marked beyond it (0 = 16 KB per Gb/s of the port: 1600 KB at 100 Gb/s)."));
+  t.push_back(P(network.ecn.kmin, bytes, "\"0B\"",
+                "ECN marking starts at this egress queue depth (0 = scaled with each port's speed, 4 KB per "
+                "Gb/s: 400 KB at 100 Gb/s, HPCC's map; docs/dcqcn.md)."));
+  t.push_back(P(network.ecn.kmax, bytes, "\"0B\"",
+                "ECN marking probability reaches pmax at this depth, and every packet is marked beyond it (0 "
+                "= 16 KB per Gb/s of the port: 1600 KB at 100 Gb/s)."));
   t.push_back(P(network.ecn.pmax, fraction, "0.2", "Marking probability at kmax."));
-  t.push_back(P(network.ecn.mark_on, text, "\"enqueue\"", "Packet mode: where a switch marks CE: on admission to the egress queue (its depth then, RED as RFC 3168 describes), or when the packet leaves it (the bytes queued behind it, as the ns-3 RDMA model of HPCC and switches with dequeue marking do).").one_of({"enqueue", "dequeue"}));
+  t.push_back(P(network.ecn.mark_on, text, "\"enqueue\"",
+                "Packet mode: where a switch marks CE: on admission to the egress queue (its depth then, RED "
+                "as RFC 3168 describes), or when the packet leaves it (the bytes queued behind it, as the "
+                "ns-3 RDMA model of HPCC and switches with dequeue marking do).")
+                  .one_of({"enqueue", "dequeue"}));
   t.push_back(P(network.pfc.enabled, boolean, "true", "Lossless priority with PFC."));
-  t.push_back(P(network.pfc.xoff, bytes, "\"0B\"", "Static PFC XOFF threshold per switch ingress port and priority (0 = the shared buffer's dynamic threshold, network.pfc.alpha)."));
+  t.push_back(P(network.pfc.xoff, bytes, "\"0B\"",
+                "Static PFC XOFF threshold per switch ingress port and priority (0 = the shared buffer's "
+                "dynamic threshold, network.pfc.alpha)."));
   t.push_back(P(network.pfc.xon, bytes, "\"0B\"", "Static PFC XON threshold (0 = XOFF minus one frame)."));
-  t.push_back(P(network.pfc.alpha, fraction, "0.125", "Dynamic PFC threshold: an ingress port pauses its sender when its buffered bytes reach alpha x the free shared buffer (for ports at the NIC rate; doubled per speed doubling, at most 1). 1/8 is the HPCC ns-3 RDMA model's (pfc_a_shift 3).").at_least(0.001));
-  t.push_back(P(network.sample_interval, duration, "\"10us\"", "Packet mode: how often the queue and pause time series (report tables.queues) are sampled."));
-  t.push_back(P(network.pfc.watchdog, duration, "\"200ms\"", "PFC watchdog: a queue paused this long is declared stormed."));
-  t.push_back(P(network.congestion_control, text, "\"dcqcn\"", "NIC congestion control in packet mode (the flow and analytical modes share bandwidth max-min fairly, which is what a converged congestion control reaches). HPCC and TIMELY are not modelled.").one_of({"dcqcn", "none"}));
-  t.push_back(P(network.dcqcn.profile, text, "\"hpcc-ns3-paper\"", "DCQCN parameter set (models/network/packet_dcqcn.h, docs/dcqcn.md), all validated side by side against HPCC's ns-3 RDMA simulator: hpcc-ns3-paper (default) = HPCC's run.py dcqcn_paper (alpha and cut every 50 us, increase timer 55 us, g 1/256, F 1, AI/HAI 5/50 Mb/s per 25 Gb/s, minimum rate 1 Gb/s, a CNP per marked packet), the set under which an 8:1 incast keeps its bottleneck 90% busy in both simulators; hpcc-ns3 = run.py dcqcn, its production-like timers (alpha 1 us, cut 4 us, increase 300 us); connectx = NVIDIA ConnectX firmware defaults (g 5/1024, 2 MiB byte counter, AI 5 Mb/s, HAI 50 Mb/s, minimum rate 1 Mb/s, a CNP at most every 4 us per flow), which starve short incasts in both simulators; sigcomm15 = the DCQCN paper's. The keys below override single values.").one_of({"hpcc-ns3-paper", "hpcc-ns3", "connectx", "sigcomm15"}));
-  t.push_back(P(network.dcqcn.g, fraction, "0", "Alpha gain g (firmware dce_tcp_g / 1024 complement; 0 = profile).").at_most(1));
-  t.push_back(P(network.dcqcn.initial_alpha, fraction, "0", "Alpha at a flow's first CNP (initial_alpha_value; 0 = profile).").at_most(1));
-  t.push_back(P(network.dcqcn.alpha_period, duration, "\"0us\"", "Alpha update period (dce_tcp_rtt; 0 = profile)."));
-  t.push_back(P(network.dcqcn.rate_reduce_period, duration, "\"0us\"", "At most one rate cut per this period (rate_reduce_monitor_period; 0 = profile)."));
-  t.push_back(P(network.dcqcn.min_dec_factor, fraction, "0", "A cut keeps at least this share of the rate (rpg_min_dec_fac; 0 = profile, connectx 0.5).").at_most(0.99));
-  t.push_back(P(network.dcqcn.min_rate, rate, "\"0bps\"", "Lowest rate of a flow (rpg_min_rate; 0 = profile)."));
-  t.push_back(P(network.dcqcn.clamp_target, text, "\"profile\"", "At every cut the target rate becomes the current rate (clamp_tgt_rate = yes); no = only after an increase event (firmware default).").one_of({"profile", "yes", "no"}));
-  t.push_back(P(network.dcqcn.increase_period, duration, "\"0us\"", "Rate-increase timer (rpg_time_reset; 0 = profile)."));
-  t.push_back(P(network.dcqcn.byte_counter, bytes, "\"0B\"", "Rate-increase byte counter (rpg_byte_reset x 64 B; 0 = profile; hpcc-ns3 has none; a size larger than any flow, e.g. 1000TB, turns it off)."));
-  t.push_back(P(network.dcqcn.fast_recovery_steps, count, "0", "Increase events of fast recovery before additive increase, F (rpg_threshold; 0 = profile).").at_most(31));
-  t.push_back(P(network.dcqcn.rai, rate, "\"0bps\"", "Additive increase step R_AI (rpg_ai_rate; 0 = profile)."));
-  t.push_back(P(network.dcqcn.rhai, rate, "\"0bps\"", "Hyper increase step R_HAI (rpg_hai_rate; 0 = profile)."));
-  t.push_back(P(network.dcqcn.cnp_interval, duration, "\"0us\"", "Notification point: at most one CNP per flow per this interval (min_time_between_cnps; 0 = profile; hpcc-ns3 sends one per marked packet)."));
-  t.push_back(P(network.collective_algorithm, text, "\"auto\"", "Collective algorithm, as NCCL_ALGO: auto = NCCL's cost-model choice by size, group shape and GPU (ring, tree, nvls = NVLink SHARP in one NVLink domain, nvls_tree = NVLS in each domain + tree across; models/collective/nccl_tuning.h). A forced algorithm that cannot run on a group (a tree in one node, NVLS before Hopper) runs as ring.")
+  t.push_back(P(network.pfc.alpha, fraction, "0.125",
+                "Dynamic PFC threshold: an ingress port pauses its sender when its buffered bytes reach "
+                "alpha x the free shared buffer (for ports at the NIC rate; doubled per speed doubling, at "
+                "most 1). 1/8 is the HPCC ns-3 RDMA model's (pfc_a_shift 3).")
+                  .at_least(0.001));
+  t.push_back(
+      P(network.sample_interval, duration, "\"10us\"",
+        "Packet mode: how often the queue and pause time series (report tables.queues) are sampled."));
+  t.push_back(P(network.pfc.watchdog, duration, "\"200ms\"",
+                "PFC watchdog: a queue paused this long is declared stormed."));
+  t.push_back(
+      P(network.congestion_control, text, "\"dcqcn\"",
+        "NIC congestion control in packet mode (the flow and analytical modes share bandwidth max-min "
+        "fairly, which is what a converged congestion control reaches). HPCC and TIMELY are not modelled.")
+          .one_of({"dcqcn", "none"}));
+  t.push_back(
+      P(network.dcqcn.profile, text, "\"hpcc-ns3-paper\"",
+        "DCQCN parameter set (models/network/packet_dcqcn.h, docs/dcqcn.md), all validated side by side "
+        "against HPCC's ns-3 RDMA simulator: hpcc-ns3-paper (default) = HPCC's run.py dcqcn_paper (alpha and "
+        "cut every 50 us, increase timer 55 us, g 1/256, F 1, AI/HAI 5/50 Mb/s per 25 Gb/s, minimum rate 1 "
+        "Gb/s, a CNP per marked packet), the set under which an 8:1 incast keeps its bottleneck 90% busy in "
+        "both simulators; hpcc-ns3 = run.py dcqcn, its production-like timers (alpha 1 us, cut 4 us, "
+        "increase 300 us); connectx = NVIDIA ConnectX firmware defaults (g 5/1024, 2 MiB byte counter, AI 5 "
+        "Mb/s, HAI 50 Mb/s, minimum rate 1 Mb/s, a CNP at most every 4 us per flow), which starve short "
+        "incasts in both simulators; sigcomm15 = the DCQCN paper's. The keys below override single values.")
+          .one_of({"hpcc-ns3-paper", "hpcc-ns3", "connectx", "sigcomm15"}));
+  t.push_back(
+      P(network.dcqcn.g, fraction, "0", "Alpha gain g (firmware dce_tcp_g / 1024 complement; 0 = profile).")
+          .at_most(1));
+  t.push_back(P(network.dcqcn.initial_alpha, fraction, "0",
+                "Alpha at a flow's first CNP (initial_alpha_value; 0 = profile).")
+                  .at_most(1));
+  t.push_back(
+      P(network.dcqcn.alpha_period, duration, "\"0us\"", "Alpha update period (dce_tcp_rtt; 0 = profile)."));
+  t.push_back(P(network.dcqcn.rate_reduce_period, duration, "\"0us\"",
+                "At most one rate cut per this period (rate_reduce_monitor_period; 0 = profile)."));
+  t.push_back(P(network.dcqcn.min_dec_factor, fraction, "0",
+                "A cut keeps at least this share of the rate (rpg_min_dec_fac; 0 = profile, connectx 0.5).")
+                  .at_most(0.99));
+  t.push_back(
+      P(network.dcqcn.min_rate, rate, "\"0bps\"", "Lowest rate of a flow (rpg_min_rate; 0 = profile)."));
+  t.push_back(P(network.dcqcn.clamp_target, text, "\"profile\"",
+                "At every cut the target rate becomes the current rate (clamp_tgt_rate = yes); no = only "
+                "after an increase event (firmware default).")
+                  .one_of({"profile", "yes", "no"}));
+  t.push_back(P(network.dcqcn.increase_period, duration, "\"0us\"",
+                "Rate-increase timer (rpg_time_reset; 0 = profile)."));
+  t.push_back(P(network.dcqcn.byte_counter, bytes, "\"0B\"",
+                "Rate-increase byte counter (rpg_byte_reset x 64 B; 0 = profile; hpcc-ns3 has none; a size "
+                "larger than any flow, e.g. 1000TB, turns it off)."));
+  t.push_back(P(network.dcqcn.fast_recovery_steps, count, "0",
+                "Increase events of fast recovery before additive increase, F (rpg_threshold; 0 = profile).")
+                  .at_most(31));
+  t.push_back(
+      P(network.dcqcn.rai, rate, "\"0bps\"", "Additive increase step R_AI (rpg_ai_rate; 0 = profile)."));
+  t.push_back(
+      P(network.dcqcn.rhai, rate, "\"0bps\"", "Hyper increase step R_HAI (rpg_hai_rate; 0 = profile)."));
+  t.push_back(P(network.dcqcn.cnp_interval, duration, "\"0us\"",
+                "Notification point: at most one CNP per flow per this interval (min_time_between_cnps; 0 = "
+                "profile; hpcc-ns3 sends one per marked packet)."));
+  t.push_back(P(network.collective_algorithm, text, "\"auto\"",
+                "Collective algorithm, as NCCL_ALGO: auto = NCCL's cost-model choice by size, group shape "
+                "and GPU (ring, tree, nvls = NVLink SHARP in one NVLink domain, nvls_tree = NVLS in each "
+                "domain + tree across; models/collective/nccl_tuning.h). A forced algorithm that cannot run "
+                "on a group (a tree in one node, NVLS before Hopper) runs as ring.")
                   .one_of({"auto", "ring", "tree", "nvls", "nvls_tree"}));
-  t.push_back(P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).").at_most(64));
-  t.push_back(P(network.collective_step_latency, duration, "\"3us\"", "Fixed cost of one collective step (launch, sync, proxy)."));
+  t.push_back(
+      P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).")
+          .at_most(64));
+  t.push_back(P(network.collective_step_latency, duration, "\"3us\"",
+                "Fixed cost of one collective step (launch, sync, proxy)."));
   t.push_back(P(network.solve_quantum, duration, "\"10us\"",
-                "Flow mode: changes within this quantum share one max-min solve; each rate change lands up to this late (0 = exact)."));
+                "Flow mode: changes within this quantum share one max-min solve; each rate change lands up "
+                "to this late (0 = exact)."));
   t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
-                "Flow mode, link_down faults: how long a transfer whose packets died on the failed link stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x 2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
-  t.push_back(P(network.protocol_efficiency, fraction, "0.95", "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).").at_least(0.01));
-
+                "Flow mode, link_down faults: how long a transfer whose packets died on the failed link "
+                "stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x "
+                "2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
+  t.push_back(P(network.protocol_efficiency, fraction, "0.95",
+                "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).")
+                  .at_least(0.01));
 }
 
-// Training job: model, batch, parallelism, runtime, checkpoints, scheduling.
+// Training job: the model, the batch and the parallel layout.
 void job_params(std::vector<Param>& t) {
   t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1).at_most(1e5));
   t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1).at_most(1e5));
-  t.push_back(P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads).").at_most(1e5));
-  t.push_back(P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu).").at_most(1e7));
-  t.push_back(P(training_job.model.activation, text, "\"gelu\"", "MLP activation; selects GPT (gelu) or Llama (swiglu) layers.").one_of({"gelu", "swiglu"}));
-  t.push_back(P(training_job.model.dropout, text, "\"auto\"", "Dropout layers, whose masks are kept for backward (memory, and the mask traffic of the residual adds): auto = with gelu (GPT), without swiglu (Llama).").one_of({"auto", "yes", "no"}));
+  t.push_back(
+      P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads).").at_most(1e5));
+  t.push_back(
+      P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu).")
+          .at_most(1e7));
+  t.push_back(P(training_job.model.activation, text, "\"gelu\"",
+                "MLP activation; selects GPT (gelu) or Llama (swiglu) layers.")
+                  .one_of({"gelu", "swiglu"}));
+  t.push_back(P(training_job.model.dropout, text, "\"auto\"",
+                "Dropout layers, whose masks are kept for backward (memory, and the mask traffic of the "
+                "residual adds): auto = with gelu (GPT), without swiglu (Llama).")
+                  .one_of({"auto", "yes", "no"}));
   t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1).at_most(1e7));
   t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1).at_most(1e8));
-  t.push_back(P(training_job.model.tied_embeddings, boolean, "true", "Input embedding and output layer share weights."));
-  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense).").at_most(1e5));
+  t.push_back(P(training_job.model.tied_embeddings, boolean, "true",
+                "Input embedding and output layer share weights."));
+  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense).")
+                  .at_most(1e5));
   t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1).at_most(1e4));
-  t.push_back(P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden).").at_most(1e7));
-  t.push_back(P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
-  t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0", "Expert capacity factor: GEMMs padded to this x balanced load.").at_least(1).at_most(16));
-  t.push_back(P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
-  t.push_back(P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
-  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).").at_least(1).at_most(100));
-  t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.").at_least(1).at_most(1024));
-  t.push_back(P(training_job.parallelism.pipeline_parallel, count, "1", "Pipeline-parallel size p.").at_least(1).at_most(1024));
-  t.push_back(P(training_job.parallelism.data_parallel, count, "0", "Data-parallel size d (0 = every GPU left after hot spares).").at_most(1e6));
-  t.push_back(P(training_job.parallelism.virtual_pipeline, count, "1", "Virtual stages per pipeline rank (interleaved 1F1B when > 1).").at_least(1).at_most(1024));
-  t.push_back(P(training_job.parallelism.sequence_parallel, boolean, "true", "Megatron sequence parallelism with TP."));
-  t.push_back(P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).").at_least(1).at_most(1024));
-  t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.").at_least(1).at_most(1e5));
-  t.push_back(P(training_job.parallelism.zero_stage, count, "1", "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.").at_most(3));
-  t.push_back(P(training_job.parallelism.shard_size, count, "0", "ZeRO/FSDP sharding group: consecutive data-parallel ranks that shard the state (hybrid sharding, HSDP: replicated across groups, gradients all-reduced between them); 0 = all of them.").at_most(1e6));
-  t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
-  t.push_back(P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.").one_of({"none", "selective", "full"}));
-  t.push_back(P(training_job.runtime.recompute_layers, count, "0", "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's --recompute-method block); the others keep their activations. 0 = every layer.").at_most(1e5));
-  t.push_back(P(training_job.runtime.attention, text, "\"flash\"", "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).").one_of({"flash", "unfused"}));
-  t.push_back(P(training_job.runtime.torch_compile, boolean, "false", "torch.compile on a PyTorch-native stack (torchtitan, pytorch, composer): fuses the Llama block's element-wise ops (RMSNorm, rotary embeddings, SwiGLU), which eager PyTorch runs as composite fp32 kernels (36 instead of 4 bytes per element for a norm). An error with the megatron-core, nemo and deepspeed stacks, whose kernels are fused already."));
-  t.push_back(P(training_job.runtime.compile_loss, text, "\"auto\"", "Whether the cross-entropy loss is compiled with torch_compile: compiled (one fused kernel each way; 4 instead of 12-14 bytes per logit at the peak), eager, or auto = compiled on the torchtitan stack when torch_compile is on (its components/loss.py since April 2025; torchtitan of 2024 left it eager, train.py), eager otherwise. compiled needs torch_compile on the torchtitan or pytorch stack.").one_of({"auto", "compiled", "eager"}));
-  t.push_back(P(training_job.runtime.attention_kernel, text, "\"auto\"", "The flash-attention kernel, by its measured throughput relative to cuDNN's (the calibrated one; FlashAttention-3 paper, H100): cudnn, fa3 (1.10 fwd / 1.08 bwd), fa2 (0.62 / 0.62; PyTorch SDPA's FLASH backend), triton (2023 Triton kernel: 0.68 / 0.21 estimated). auto = the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton for composer (models/workload/layer_ops.h).").one_of({"auto", "cudnn", "fa3", "fa2", "triton"}));
-  t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"", "Training software stack: how it lays out memory (state precision, gradient buffers, loss, buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
-                  .one_of(workload::stack_names()));
-  t.push_back(P(training_job.runtime.precision, text, "\"bf16\"", "Training precision: bf16, or the transformer's linear layers in FP8 at the GPU's measured FP8 rate with casts before them, FP8 weight copies and FP8 saved GEMM inputs in memory: fp8 (Transformer Engine delayed scaling), fp8-cs (per-tensor current scaling: an amax pass before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell 1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).").one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));
-  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false", "Overlap TP collectives with the GEMMs that need them."));
-  t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true", "Overlap the DP gradient reduce with backward (bucketed)."));
-  t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true", "Overlap the ZeRO parameter all-gather with forward."));
-  t.push_back(P(training_job.runtime.overlap_p2p, boolean, "true", "Pipeline sends on their own stream (Megatron's --overlap-p2p-communication); false: batched blocking send/recv that hold the compute stream until delivered (Megatron-LM before 2023, SC'21)."));
-  t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"", "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
-  t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.").one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
-  t.push_back(P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval).").at_most(1e9));
-  t.push_back(P(training_job.checkpoint.interval, duration, "\"0s\"", "Time between checkpoints (replaces interval_steps)."));
-  t.push_back(P(training_job.checkpoint.async_save, boolean, "true", "Snapshot to host memory, flush in the background."));
-  t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.").at_least(1).at_most(1e6));
-  t.push_back(P(training_job.scheduling.topology_aware, boolean, "true", "true: ranks in layout order on consecutive nodes (TP inside a node, PP/DP neighbours under the same leaves, on rails); false: the job's nodes in a seeded random order, as a scheduler blind to the fabric places them (flow and packet modes)."));
+  t.push_back(
+      P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden).")
+          .at_most(1e7));
+  t.push_back(
+      P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
+  t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0",
+                "Expert capacity factor: GEMMs padded to this x balanced load.")
+                  .at_least(1)
+                  .at_most(16));
+  t.push_back(
+      P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
+  t.push_back(
+      P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
+  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).")
+                  .at_least(1)
+                  .at_most(100));
+  t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.")
+                  .at_least(1)
+                  .at_most(1024));
+  t.push_back(P(training_job.parallelism.pipeline_parallel, count, "1", "Pipeline-parallel size p.")
+                  .at_least(1)
+                  .at_most(1024));
+  t.push_back(P(training_job.parallelism.data_parallel, count, "0",
+                "Data-parallel size d (0 = every GPU left after hot spares).")
+                  .at_most(1e6));
+  t.push_back(P(training_job.parallelism.virtual_pipeline, count, "1",
+                "Virtual stages per pipeline rank (interleaved 1F1B when > 1).")
+                  .at_least(1)
+                  .at_most(1024));
+  t.push_back(P(training_job.parallelism.sequence_parallel, boolean, "true",
+                "Megatron sequence parallelism with TP."));
+  t.push_back(
+      P(training_job.parallelism.context_parallel, count, "1", "Context-parallel size (ring attention).")
+          .at_least(1)
+          .at_most(1024));
+  t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.")
+                  .at_least(1)
+                  .at_most(1e5));
+  t.push_back(P(training_job.parallelism.zero_stage, count, "1",
+                "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.")
+                  .at_most(3));
+  t.push_back(
+      P(training_job.parallelism.shard_size, count, "0",
+        "ZeRO/FSDP sharding group: consecutive data-parallel ranks that shard the state (hybrid sharding, "
+        "HSDP: replicated across groups, gradients all-reduced between them); 0 = all of them.")
+          .at_most(1e6));
+}
 
+// Training job: the runtime (kernels, precision, overlap), checkpoints, scheduling.
+void runtime_params(std::vector<Param>& t) {
+  t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
+  t.push_back(
+      P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.")
+          .one_of({"none", "selective", "full"}));
+  t.push_back(P(training_job.runtime.recompute_layers, count, "0",
+                "With full recompute: layers of each model chunk that recompute (the first ones, Megatron's "
+                "--recompute-method block); the others keep their activations. 0 = every layer.")
+                  .at_most(1e5));
+  t.push_back(P(training_job.runtime.attention, text, "\"flash\"",
+                "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).")
+                  .one_of({"flash", "unfused"}));
+  t.push_back(P(training_job.runtime.torch_compile, boolean, "false",
+                "torch.compile on a PyTorch-native stack (torchtitan, pytorch, composer): fuses the Llama "
+                "block's element-wise ops (RMSNorm, rotary embeddings, SwiGLU), which eager PyTorch runs as "
+                "composite fp32 kernels (36 instead of 4 bytes per element for a norm). An error with the "
+                "megatron-core, nemo and deepspeed stacks, whose kernels are fused already."));
+  t.push_back(
+      P(training_job.runtime.compile_loss, text, "\"auto\"",
+        "Whether the cross-entropy loss is compiled with torch_compile: compiled (one fused kernel each way; "
+        "4 instead of 12-14 bytes per logit at the peak), eager, or auto = compiled on the torchtitan stack "
+        "when torch_compile is on (its components/loss.py since April 2025; torchtitan of 2024 left it "
+        "eager, train.py), eager otherwise. compiled needs torch_compile on the torchtitan or pytorch stack.")
+          .one_of({"auto", "compiled", "eager"}));
+  t.push_back(P(training_job.runtime.attention_kernel, text, "\"auto\"",
+                "The flash-attention kernel, by its measured throughput relative to cuDNN's (the calibrated "
+                "one; FlashAttention-3 paper, H100): cudnn, fa3 (1.10 fwd / 1.08 bwd), fa2 (0.62 / 0.62; "
+                "PyTorch SDPA's FLASH backend), triton (2023 Triton kernel: 0.68 / 0.21 estimated). auto = "
+                "the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton "
+                "for composer (models/workload/layer_ops.h).")
+                  .one_of({"auto", "cudnn", "fa3", "fa2", "triton"}));
+  t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"",
+                "Training software stack: how it lays out memory (state precision, gradient buffers, loss, "
+                "buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
+                  .one_of(workload::stack_names()));
+  t.push_back(P(training_job.runtime.precision, text, "\"bf16\"",
+                "Training precision: bf16, or the transformer's linear layers in FP8 at the GPU's measured "
+                "FP8 rate with casts before them, FP8 weight copies and FP8 saved GEMM inputs in memory: fp8 "
+                "(Transformer Engine delayed scaling), fp8-cs (per-tensor current scaling: an amax pass "
+                "before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell "
+                "1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).")
+                  .one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));
+  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false",
+                "Overlap TP collectives with the GEMMs that need them."));
+  t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true",
+                "Overlap the DP gradient reduce with backward (bucketed)."));
+  t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true",
+                "Overlap the ZeRO parameter all-gather with forward."));
+  t.push_back(
+      P(training_job.runtime.overlap_p2p, boolean, "true",
+        "Pipeline sends on their own stream (Megatron's --overlap-p2p-communication); false: batched "
+        "blocking send/recv that hold the compute stream until delivered (Megatron-LM before 2023, SC'21)."));
+  t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"",
+                "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
+  t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.")
+                  .one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
+  t.push_back(
+      P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval).")
+          .at_most(1e9));
+  t.push_back(P(training_job.checkpoint.interval, duration, "\"0s\"",
+                "Time between checkpoints (replaces interval_steps)."));
+  t.push_back(P(training_job.checkpoint.async_save, boolean, "true",
+                "Snapshot to host memory, flush in the background."));
+  t.push_back(P(training_job.checkpoint.keep_last_n, count, "5", "Checkpoints kept on storage.")
+                  .at_least(1)
+                  .at_most(1e6));
+  t.push_back(P(training_job.scheduling.topology_aware, boolean, "true",
+                "true: ranks in layout order on consecutive nodes (TP inside a node, PP/DP neighbours under "
+                "the same leaves, on rails); false: the job's nodes in a seeded random order, as a scheduler "
+                "blind to the fabric places them (flow and packet modes)."));
 }
 
 // Traffic studies and trace replays.
 void study_params(std::vector<Param>& t) {
   // traffic
-  t.push_back(P(traffic.pattern, text, "", "Traffic pattern: incast, permutation, all_to_all, collective; websearch / hadoop = Poisson arrivals with a published flow-size distribution (DCTCP paper's web search, Facebook Hadoop; models/scenario/traffic_flows.h); file = the flows of traffic.flows_file.").one_of({"incast", "permutation", "all_to_all", "collective", "websearch", "hadoop", "file"}));
-  t.push_back(P(traffic.load, fraction, "0.3", "websearch / hadoop: load each GPU offers, as a share of its NIC bandwidth.").at_least(0.001));
-  t.push_back(P(traffic.duration, duration, "\"1ms\"", "websearch / hadoop: flows arrive during this window (the run lasts until the last completes)."));
-  t.push_back(P(traffic.background, text, "\"none\"", "websearch / hadoop: incast = also fan_in long flows of traffic.size into GPU 0 from time 0 (the report's long-flow figures are theirs).").one_of({"none", "incast"}));
-  t.push_back(P(traffic.flows_file, text, "\"\"", "file: CSV with a header line, then src_gpu,dst_gpu,bytes,start_s per flow."));
+  t.push_back(
+      P(traffic.pattern, text, "",
+        "Traffic pattern: incast, permutation, all_to_all, collective; websearch / hadoop = Poisson arrivals "
+        "with a published flow-size distribution (DCTCP paper's web search, Facebook Hadoop; "
+        "models/scenario/traffic_flows.h); file = the flows of traffic.flows_file.")
+          .one_of({"incast", "permutation", "all_to_all", "collective", "websearch", "hadoop", "file"}));
+  t.push_back(P(traffic.load, fraction, "0.3",
+                "websearch / hadoop: load each GPU offers, as a share of its NIC bandwidth.")
+                  .at_least(0.001));
+  t.push_back(
+      P(traffic.duration, duration, "\"1ms\"",
+        "websearch / hadoop: flows arrive during this window (the run lasts until the last completes)."));
+  t.push_back(P(traffic.background, text, "\"none\"",
+                "websearch / hadoop: incast = also fan_in long flows of traffic.size into GPU 0 from time 0 "
+                "(the report's long-flow figures are theirs).")
+                  .one_of({"none", "incast"}));
+  t.push_back(P(traffic.flows_file, text, "\"\"",
+                "file: CSV with a header line, then src_gpu,dst_gpu,bytes,start_s per flow."));
   t.push_back(P(traffic.fan_in, count, "8", "Senders per receiver (incast).").at_least(1).at_most(1e6));
   t.push_back(P(traffic.size, bytes, "\"1MiB\"", "Bytes per flow, or per rank for collectives."));
   t.push_back(P(traffic.op, text, "\"all_reduce\"", "Collective operation (pattern collective).")
@@ -201,50 +434,98 @@ void study_params(std::vector<Param>& t) {
 
   // trace
   t.push_back(P(trace.format, text, "", "Trace format.").one_of({"chakra", "kineto"}));
-  t.push_back(P(trace.path, text, "", "Directory of .et files (chakra); a trace file, or a directory of one trace per rank (kineto)."));
-  t.push_back(P(trace.recorded_gpu, text, "\"\"", "GPU the Kineto + execution trace was recorded on, when cluster.gpu differs: a what-if replay on cluster.gpu (\"\" = the same GPU)."));
-  t.push_back(P(trace.batch_scale, real, "1.0", "What-if: the recorded micro-batch times this (Kineto + execution trace; kernels rescaled by the compute model).").at_least(0.001).at_most(1024));
-  t.push_back(P(trace.profiler_overhead, text, "\"auto\"", "Profiler CPU cost per recorded operator removed from the launch timeline (Kineto + execution trace): auto (estimated from the trace), none, or a duration such as 5us."));
+  t.push_back(
+      P(trace.path, text, "",
+        "Directory of .et files (chakra); a trace file, or a directory of one trace per rank (kineto)."));
+  t.push_back(P(trace.recorded_gpu, text, "\"\"",
+                "GPU the Kineto + execution trace was recorded on, when cluster.gpu differs: a what-if "
+                "replay on cluster.gpu (\"\" = the same GPU)."));
+  t.push_back(P(trace.batch_scale, real, "1.0",
+                "What-if: the recorded micro-batch times this (Kineto + execution trace; kernels rescaled by "
+                "the compute model).")
+                  .at_least(0.001)
+                  .at_most(1024));
+  t.push_back(P(trace.profiler_overhead, text, "\"auto\"",
+                "Profiler CPU cost per recorded operator removed from the launch timeline (Kineto + "
+                "execution trace): auto (estimated from the trace), none, or a duration such as 5us."));
   t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
-
 }
 
 // Reliability: failure rates, recovery, campaign.
 void reliability_params(std::vector<Param>& t) {
-  t.push_back(P(failures.profile, text, "\"custom\"", "Failure rates: custom (the *_rate_per_day keys) or llama3 (Llama 3 405B's 54-day table, see models/reliability/failure_model.h).").one_of({"custom", "llama3"}));
-  t.push_back(P(failures.rate_scale, real, "1.0", "Multiplies every failure rate (profile what-ifs).").at_least(0).at_most(1e6));
-  t.push_back(P(failures.node_failure_rate_per_day, real, "0", "Host failures per node per day (CPU, memory, PSU, SSD, board, host maintenance).").at_least(0));
-  t.push_back(P(failures.gpu_failure_rate_per_day, real, "0", "GPU failures per GPU per day (the node goes to repair).").at_least(0));
-  t.push_back(P(failures.hbm_failure_rate_per_day, real, "0", "HBM failures per GPU per day (the node goes to repair).").at_least(0));
-  t.push_back(P(failures.nic_failure_rate_per_day, real, "0", "NIC failures per NIC per day (the node goes to repair).").at_least(0));
-  t.push_back(P(failures.link_failure_rate_per_day, real, "0", "Link (cable, optics, port) failures per link per day; the job restarts on the same nodes.").at_least(0));
-  t.push_back(P(failures.switch_failure_rate_per_day, real, "0", "Switch failures per switch per day; the job restarts on the same nodes.").at_least(0));
-  t.push_back(P(failures.software_failure_rate_per_day, real, "0", "Software crashes per node per day (detected by the heartbeat).").at_least(0));
-  t.push_back(P(failures.hang_failure_rate_per_day, real, "0", "Hangs per node per day (detected only by training_job.runtime.collective_timeout).").at_least(0));
-  t.push_back(P(failures.distribution, text, "\"exponential\"", "Node lifetimes.").one_of({"exponential", "weibull"}));
-  t.push_back(P(failures.weibull_shape, real, "1.0", "Weibull shape k (k < 1: infant mortality).").at_least(0.05));
-  t.push_back(P(failures.latent_defect_fraction, fraction, "0", "Share of nodes joining the job (start, spares, back from repair) with a latent defect."));
-  t.push_back(P(failures.latent_defect_mean, duration, "\"2h\"", "Mean time for a latent defect to fail its node."));
-  t.push_back(P(recovery.detection, duration, "\"60s\"", "Time to detect a crash (heartbeat timeout: missed beats x interval)."));
-  t.push_back(P(recovery.restart, duration, "\"600s\"", "Time to restart the job (reschedule, start processes, NCCL init); the checkpoint load comes from storage."));
+  t.push_back(P(failures.profile, text, "\"custom\"",
+                "Failure rates: custom (the *_rate_per_day keys) or llama3 (Llama 3 405B's 54-day table, see "
+                "models/reliability/failure_model.h).")
+                  .one_of({"custom", "llama3"}));
+  t.push_back(P(failures.rate_scale, real, "1.0", "Multiplies every failure rate (profile what-ifs).")
+                  .at_least(0)
+                  .at_most(1e6));
+  t.push_back(P(failures.node_failure_rate_per_day, real, "0",
+                "Host failures per node per day (CPU, memory, PSU, SSD, board, host maintenance).")
+                  .at_least(0));
+  t.push_back(P(failures.gpu_failure_rate_per_day, real, "0",
+                "GPU failures per GPU per day (the node goes to repair).")
+                  .at_least(0));
+  t.push_back(P(failures.hbm_failure_rate_per_day, real, "0",
+                "HBM failures per GPU per day (the node goes to repair).")
+                  .at_least(0));
+  t.push_back(P(failures.nic_failure_rate_per_day, real, "0",
+                "NIC failures per NIC per day (the node goes to repair).")
+                  .at_least(0));
+  t.push_back(P(failures.link_failure_rate_per_day, real, "0",
+                "Link (cable, optics, port) failures per link per day; the job restarts on the same nodes.")
+                  .at_least(0));
+  t.push_back(P(failures.switch_failure_rate_per_day, real, "0",
+                "Switch failures per switch per day; the job restarts on the same nodes.")
+                  .at_least(0));
+  t.push_back(P(failures.software_failure_rate_per_day, real, "0",
+                "Software crashes per node per day (detected by the heartbeat).")
+                  .at_least(0));
+  t.push_back(P(failures.hang_failure_rate_per_day, real, "0",
+                "Hangs per node per day (detected only by training_job.runtime.collective_timeout).")
+                  .at_least(0));
+  t.push_back(P(failures.distribution, text, "\"exponential\"", "Node lifetimes.")
+                  .one_of({"exponential", "weibull"}));
+  t.push_back(
+      P(failures.weibull_shape, real, "1.0", "Weibull shape k (k < 1: infant mortality).").at_least(0.05));
+  t.push_back(P(failures.latent_defect_fraction, fraction, "0",
+                "Share of nodes joining the job (start, spares, back from repair) with a latent defect."));
+  t.push_back(
+      P(failures.latent_defect_mean, duration, "\"2h\"", "Mean time for a latent defect to fail its node."));
+  t.push_back(P(recovery.detection, duration, "\"60s\"",
+                "Time to detect a crash (heartbeat timeout: missed beats x interval)."));
+  t.push_back(P(recovery.restart, duration, "\"600s\"",
+                "Time to restart the job (reschedule, start processes, NCCL init); the checkpoint load comes "
+                "from storage."));
   t.push_back(P(recovery.hot_spares, fraction, "0.02", "Share of nodes kept as hot spares."));
   t.push_back(P(recovery.repair, duration, "\"24h\"", "Time to repair a failed node."));
-  t.push_back(P(recovery.health_check, duration, "\"0s\"", "Health check of the nodes joining the job, before it (re)starts (0 = none)."));
-  t.push_back(P(recovery.health_check_coverage, fraction, "0.9", "Share of latent defects the health check catches."));
-  t.push_back(P(campaign.duration, long_duration, "\"72h\"", "Length of a simulated training campaign (at most 100 years, 3.15576e9 s).").at_most(3.15576e9));
+  t.push_back(P(recovery.health_check, duration, "\"0s\"",
+                "Health check of the nodes joining the job, before it (re)starts (0 = none)."));
+  t.push_back(P(recovery.health_check_coverage, fraction, "0.9",
+                "Share of latent defects the health check catches."));
+  t.push_back(P(campaign.duration, long_duration, "\"72h\"",
+                "Length of a simulated training campaign (at most 100 years, 3.15576e9 s).")
+                  .at_most(3.15576e9));
   t.push_back(P(campaign.repeats, count, "10", "Independent campaign replicas.").at_least(1).at_most(1e6));
-  t.push_back(P(campaign.threads, count, "0", "Threads running the replicas (0 = all cores); the result does not depend on it.").at_most(4096));
-  t.push_back(P(campaign.train_tokens, real, "0", "Tokens to train, for the time to train (0 = not reported).").at_least(0).at_most(1e18));
+  t.push_back(P(campaign.threads, count, "0",
+                "Threads running the replicas (0 = all cores); the result does not depend on it.")
+                  .at_most(4096));
+  t.push_back(
+      P(campaign.train_tokens, real, "0", "Tokens to train, for the time to train (0 = not reported).")
+          .at_least(0)
+          .at_most(1e18));
 }
 
 std::vector<Param> build_table() {
   std::vector<Param> t;
   t.push_back(P(name, text, "\"unnamed\"", "Scenario name, copied into the report."));
-  t.push_back(P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
+  t.push_back(
+      P(seed, integer, "1", "Seed of every random stream (ECMP salts, failures, jitter).").at_least(0));
 
   cluster_params(t);
   network_params(t);
   job_params(t);
+  runtime_params(t);
   study_params(t);
   reliability_params(t);
   return t;
@@ -252,14 +533,27 @@ std::vector<Param> build_table() {
 
 std::vector<FaultParam> build_fault_table() {
   std::vector<FaultParam> t;
-  t.push_back(F(kind, text, "", "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from `at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for network.rdma_retransmit_timeout and resume on one; training steps, flow mode), switch_down (every link of the named `switch` fails, likewise), pause_storm (a NIC sends PFC pauses from `at`; packet traffic studies). node_kill is rejected until simulated (issue 19).").one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "slow_receiver", "switch_down"}));
+  t.push_back(F(kind, text, "",
+                "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a "
+                "link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), "
+                "slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from "
+                "`at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for "
+                "network.rdma_retransmit_timeout and resume on one; training steps, flow mode), switch_down "
+                "(every link of the named `switch` fails, likewise), pause_storm (a NIC sends PFC pauses "
+                "from `at`; packet traffic studies). node_kill is rejected until simulated (issue 19).")
+                  .one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill",
+                           "slow_receiver", "switch_down"}));
   t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
   t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
-  t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).").at_least(-1));
-  t.push_back(F(link, text, "\"\"", "Link name as the topology names it: 'leaf0->spine3.pod0' (one direction) or 'leaf0-spine3.pod0' (both); NICs are 'node17.nic3' (link_degrade)."));
-  t.push_back(make<FaultSpec>("faults[].switch", Kind::text, "\"\"",
-                              "Switch name as the topology names it, e.g. 'spine3.pod0' or 'leaf12' (switch_down).",
-                              [](FaultSpec& f, const Value& v) { put(f.switch_name, v); }));
+  t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).")
+                  .at_least(-1));
+  t.push_back(F(link, text, "\"\"",
+                "Link name as the topology names it: 'leaf0->spine3.pod0' (one direction) or "
+                "'leaf0-spine3.pod0' (both); NICs are 'node17.nic3' (link_degrade)."));
+  t.push_back(
+      make<FaultSpec>("faults[].switch", Kind::text, "\"\"",
+                      "Switch name as the topology names it, e.g. 'spine3.pod0' or 'leaf12' (switch_down).",
+                      [](FaultSpec& f, const Value& v) { put(f.switch_name, v); }));
   t.push_back(F(factor, fraction, "1.0", "Remaining speed or capacity (0.85 = 15% slower)."));
   t.push_back(F(at, duration, "\"0s\"", "When the fault starts."));
   t.push_back(F(duration, duration, "\"0s\"", "How long it lasts (0 = to the end)."));
@@ -273,17 +567,27 @@ std::vector<FaultParam> build_fault_table() {
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
-    case Kind::count: return "count";
-    case Kind::integer: return "integer";
-    case Kind::real: return "number";
-    case Kind::fraction: return "fraction";
-    case Kind::boolean: return "boolean";
-    case Kind::text: return "string";
+    case Kind::count:
+      return "count";
+    case Kind::integer:
+      return "integer";
+    case Kind::real:
+      return "number";
+    case Kind::fraction:
+      return "fraction";
+    case Kind::boolean:
+      return "boolean";
+    case Kind::text:
+      return "string";
     case Kind::duration:
-    case Kind::long_duration: return "duration";
-    case Kind::bytes: return "bytes";
-    case Kind::rate: return "rate";
-    case Kind::power: return "power";
+    case Kind::long_duration:
+      return "duration";
+    case Kind::bytes:
+      return "bytes";
+    case Kind::rate:
+      return "rate";
+    case Kind::power:
+      return "power";
   }
   return "?";
 }
@@ -299,8 +603,8 @@ const std::vector<FaultParam>& fault_param_table() {
 }
 
 const std::vector<std::string>& section_names() {
-  static const std::vector<std::string> names{"cluster", "network", "training_job", "traffic", "trace",
-                                              "faults", "failures", "recovery", "campaign"};
+  static const std::vector<std::string> names{"cluster", "network",  "training_job", "traffic", "trace",
+                                              "faults",  "failures", "recovery",     "campaign"};
   return names;
 }
 

@@ -15,7 +15,19 @@ namespace ct::scenario {
 
 // long_duration: a duration held as double seconds (campaigns of months; `duration` is
 // int64 picoseconds, about 106 days).
-enum class Kind { count, integer, real, fraction, boolean, text, duration, long_duration, bytes, rate, power };
+enum class Kind {
+  count,
+  integer,
+  real,
+  fraction,
+  boolean,
+  text,
+  duration,
+  long_duration,
+  bytes,
+  rate,
+  power
+};
 
 std::string_view kind_name(Kind kind);
 
@@ -33,7 +45,7 @@ struct Value {
 
 template <typename Target>
 struct ParamSpec {
-  std::string path;      // "cluster.fabric.switch_radix" (list items: "faults[].rank")
+  std::string path;  // "cluster.fabric.switch_radix" (list items: "faults[].rank")
   Kind kind = Kind::text;
   std::string fallback;  // default as JSON text; empty = required when its section is present
   std::string doc;
@@ -42,9 +54,18 @@ struct ParamSpec {
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;
 
-  ParamSpec&& at_least(double v) && { min = v; return std::move(*this); }
-  ParamSpec&& at_most(double v) && { max = v; return std::move(*this); }
-  ParamSpec&& one_of(std::vector<std::string> c) && { choices = std::move(c); return std::move(*this); }
+  ParamSpec&& at_least(double v) && {
+    min = v;
+    return std::move(*this);
+  }
+  ParamSpec&& at_most(double v) && {
+    max = v;
+    return std::move(*this);
+  }
+  ParamSpec&& one_of(std::vector<std::string> c) && {
+    choices = std::move(c);
+    return std::move(*this);
+  }
 };
 
 using Param = ParamSpec<Config>;

@@ -22,9 +22,9 @@ struct Shape {
 
 // GPT-3 (Brown et al. 2020, Table 2.1) and Megatron (Narayanan et al. 2021, Table 1) shapes.
 constexpr std::array kShapes{
-    Shape{24, 2048, 16},   Shape{32, 2560, 32},   Shape{32, 4096, 32},   Shape{40, 5120, 40},
-    Shape{48, 6144, 48},   Shape{48, 8192, 64},   Shape{60, 10240, 80},  Shape{80, 12288, 96},
-    Shape{96, 12288, 96},  Shape{96, 16384, 128}, Shape{105, 20480, 128}, Shape{128, 25600, 160},
+    Shape{24, 2048, 16},  Shape{32, 2560, 32},   Shape{32, 4096, 32},    Shape{40, 5120, 40},
+    Shape{48, 6144, 48},  Shape{48, 8192, 64},   Shape{60, 10240, 80},   Shape{80, 12288, 96},
+    Shape{96, 12288, 96}, Shape{96, 16384, 128}, Shape{105, 20480, 128}, Shape{128, 25600, 160},
 };
 
 workload::ModelSpec shape_for(double params, int seq) {
@@ -88,7 +88,8 @@ nlohmann::json search_layout(const workload::ModelSpec& model, const hardware::G
           job.parallelism.virtual_pipeline = v;
           job.micro_batch_size = mb;
           job.recompute_granularity = "selective";
-          int64_t m = std::max<int64_t>(1, std::llround(batch_tokens / static_cast<double>(model.seq_length) / static_cast<double>(dp * mb)));
+          int64_t m = std::max<int64_t>(1, std::llround(batch_tokens / static_cast<double>(model.seq_length) /
+                                                        static_cast<double>(dp * mb)));
           if (v > 1) m = (m + pp - 1) / pp * pp;
           job.global_batch_size = m * dp * mb;
           workload::MemoryOptions mem;
@@ -104,9 +105,14 @@ nlohmann::json search_layout(const workload::ModelSpec& model, const hardware::G
           ++evaluated;
           if (r.tokens_per_s_per_gpu > best_tokens) {
             best_tokens = r.tokens_per_s_per_gpu;
-            best = {{"tensor_parallel", tp},     {"pipeline_parallel", pp}, {"data_parallel", dp},
-                    {"virtual_pipeline", v},     {"micro_batch_size", mb},  {"global_batch_size", job.global_batch_size},
-                    {"mfu", r.mfu},              {"step_time_s", r.step_time_s},
+            best = {{"tensor_parallel", tp},
+                    {"pipeline_parallel", pp},
+                    {"data_parallel", dp},
+                    {"virtual_pipeline", v},
+                    {"micro_batch_size", mb},
+                    {"global_batch_size", job.global_batch_size},
+                    {"mfu", r.mfu},
+                    {"step_time_s", r.step_time_s},
                     {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu}};
           }
         }
@@ -154,16 +160,17 @@ nlohmann::json plan(const PlanRequest& r) {
                           {"power_w", gpus * gpu->tdp_watts * 1.5}};
   }
   const workload::ModelSpec model = shape_for(r.params, r.seq_length);
-  out["model"] = {{"layers", model.layers},         {"hidden", model.hidden},   {"heads", model.heads},
-                  {"seq_length", model.seq_length}, {"vocab", model.vocab},
-                  {"parameters", workload::total_parameters(model)}};
+  out["model"] = {{"layers", model.layers}, {"hidden", model.hidden},
+                  {"heads", model.heads},   {"seq_length", model.seq_length},
+                  {"vocab", model.vocab},   {"parameters", workload::total_parameters(model)}};
   if (base_nodes > 8192) {
     out["layout"] = {{"best", nullptr}, {"reason", "more than 65,536 GPUs: the search is not run"}};
   } else {
     out["layout"] = search_layout(model, *gpu, base_nodes, r.batch_tokens);
     if (!out["layout"]["best"].is_null()) {
       const double mfu = out["layout"]["best"]["mfu"];
-      out["layout"]["days_at_predicted_mfu"] = flops / (base_nodes * 8.0 * gpu->bf16_dense_flops * mfu) / 86400.0;
+      out["layout"]["days_at_predicted_mfu"] =
+          flops / (base_nodes * 8.0 * gpu->bf16_dense_flops * mfu) / 86400.0;
     }
   }
   return out;

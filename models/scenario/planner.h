@@ -15,9 +15,8 @@
 // and interleaving on the base-case cluster and keeps the fastest layout that fits in memory.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ct::scenario {
 

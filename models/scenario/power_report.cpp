@@ -12,7 +12,8 @@ StepPower step_power(const Config& c, const replay::StepResult& r) {
   const hardware::PowerModel model = power_model(c);
   const double gpus = static_cast<double>(c.cluster_gpus());
   const double switches = topology::switch_count(fabric_config(c));
-  return {r.power_mean_w, hardware::cluster_power_w(gpu_spec(c), model, gpus, 0.0, switches), c.cluster.power.pue};
+  return {r.power_mean_w, hardware::cluster_power_w(gpu_spec(c), model, gpus, 0.0, switches),
+          c.cluster.power.pue};
 }
 
 nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
@@ -24,7 +25,8 @@ nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
   const double pue = sp.pue;
   const int per_rack = c.cluster.power.nodes_per_rack;
   const int racks = (c.cluster.nodes + per_rack - 1) / per_rack;
-  const double node_peak_w = c.cluster.gpus_per_node * (hardware::power_limit(gpu) + gpu.tdp_watts * model.host_per_gpu_fraction);
+  const double node_peak_w =
+      c.cluster.gpus_per_node * (hardware::power_limit(gpu) + gpu.tdp_watts * model.host_per_gpu_fraction);
   const double rack_peak_w = per_rack * node_peak_w;
   const double rack_mean_w = per_rack * (r.power_mean_w - switches * model.switch_watts) / c.cluster.nodes;
   const double limit_w = c.cluster.power.rack_limit.watts;
@@ -49,7 +51,8 @@ nlohmann::json power_report(const Config& c, const replay::StepResult& r) {
 
 void add_campaign_power(double training_s, double duration_s, const StepPower& step, nlohmann::json& p) {
   if (!(duration_s > 0)) return;
-  const double campaign_w = (training_s * step.cluster_mean_w + (duration_s - training_s) * step.idle_w) / duration_s;
+  const double campaign_w =
+      (training_s * step.cluster_mean_w + (duration_s - training_s) * step.idle_w) / duration_s;
   p["campaign_mean_w"] = campaign_w;
   p["facility_campaign_mean_w"] = campaign_w * step.pue;
   p["campaign_energy_mwh"] = campaign_w * step.pue * duration_s / 3.6e9;

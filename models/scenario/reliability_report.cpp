@@ -22,7 +22,9 @@ namespace ct::scenario {
 namespace {
 
 // JSON has no infinity: an interval or MTBF that is infinite (nothing fails) is null.
-nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 // The reliability models throw std::invalid_argument naming the scenario key.
 template <typename Fn>
@@ -58,7 +60,8 @@ FlushContention flush_contention(const Config& c, const storage::CheckpointSize&
                                  const storage::CheckpointTiming& timing, const StepFigures& step) {
   const double step_time_s = step.step_time_s;
   FlushContention out;
-  if (c.cluster.storage.network != "compute" || timing.flush <= Duration::zero() || size.writer_nodes < 1) return out;
+  if (c.cluster.storage.network != "compute" || timing.flush <= Duration::zero() || size.writer_nodes < 1)
+    return out;
   const double nic_bytes_per_s = c.cluster.nics_per_node * c.cluster.nic.bytes_per_second();
   if (!(nic_bytes_per_s > 0)) return out;
   out.nic_share = std::min(0.9, timing.write_bytes_per_s / size.writer_nodes / nic_bytes_per_s);
@@ -73,7 +76,8 @@ FlushContention flush_contention(const Config& c, const storage::CheckpointSize&
 // (training -> anything else: the cluster's power falls by the stop swing each time).
 constexpr size_t kTimelineRows = 20000;
 
-void add_campaign_timeline(const reliability::CampaignSpec& spec, const StepFigures& step, nlohmann::json& report) {
+void add_campaign_timeline(const reliability::CampaignSpec& spec, const StepFigures& step,
+                           nlohmann::json& report) {
   reliability::CampaignSpec one = spec;
   one.record_phases = true;
   const reliability::ReplicaResult r = reliability::run_replica(one, 0);
@@ -89,7 +93,8 @@ void add_campaign_timeline(const reliability::CampaignSpec& spec, const StepFigu
       if (p.phase == reliability::CampaignPhase::detect) ++failure_stops;
     }
     if (rows.size() < kTimelineRows) {
-      rows.push_back({{"t_s", p.t_s}, {"phase", reliability::campaign_phase_name(p.phase)},
+      rows.push_back({{"t_s", p.t_s},
+                      {"phase", reliability::campaign_phase_name(p.phase)},
                       {"it_w", training ? train_w : idle_w}});
     }
   }
@@ -104,7 +109,8 @@ void add_campaign_timeline(const reliability::CampaignSpec& spec, const StepFigu
 nlohmann::json by_class(const reliability::ClassMeans& means) {
   nlohmann::json out = nlohmann::json::object();
   for (int k = 0; k < reliability::kFailureClasses; ++k) {
-    out[reliability::failure_class_name(static_cast<reliability::FailureClass>(k))] = means[static_cast<size_t>(k)];
+    out[reliability::failure_class_name(static_cast<reliability::FailureClass>(k))] =
+        means[static_cast<size_t>(k)];
   }
   return out;
 }
@@ -120,7 +126,8 @@ struct RateField {
   double reliability::FailureModel::*to;
 };
 
-#define CT_RATE(name) RateField{"failures." #name, &FailuresSection::name, &reliability::FailureModel::name}
+#define CT_RATE(name) \
+  RateField { "failures." #name, &FailuresSection::name, &reliability::FailureModel::name }
 constexpr RateField kRates[] = {CT_RATE(node_failure_rate_per_day),     CT_RATE(gpu_failure_rate_per_day),
                                 CT_RATE(hbm_failure_rate_per_day),      CT_RATE(nic_failure_rate_per_day),
                                 CT_RATE(link_failure_rate_per_day),     CT_RATE(switch_failure_rate_per_day),
@@ -136,9 +143,10 @@ reliability::FailureModel failure_model(const Config& c) {
     std::vector<std::string> problems;
     for (const RateField& r : kRates) {
       if (f.*r.from != 0.0) {
-        problems.push_back(std::string(r.key) + ": got " + std::to_string(f.*r.from) +
-                           ", expected 0 with failures.profile = llama3 (the profile sets every rate; scale them "
-                           "with failures.rate_scale or use profile custom)");
+        problems.push_back(
+            std::string(r.key) + ": got " + std::to_string(f.*r.from) +
+            ", expected 0 with failures.profile = llama3 (the profile sets every rate; scale them "
+            "with failures.rate_scale or use profile custom)");
       }
     }
     if (!problems.empty()) throw ScenarioError(std::move(problems));
@@ -182,8 +190,8 @@ nlohmann::json storage_section(const Config& c, const storage::CheckpointSize& s
 // checkpoint policy.
 reliability::CampaignSpec campaign_spec(const Config& c, const reliability::JobFootprint& footprint,
                                         const reliability::FailureModel& failures,
-                                        const storage::CheckpointTiming& timing, int job_nodes, double interval,
-                                        double save) {
+                                        const storage::CheckpointTiming& timing, int job_nodes,
+                                        double interval, double save) {
   reliability::CampaignSpec spec;
   spec.duration_s = c.campaign.duration;
   spec.repeats = c.campaign.repeats;
@@ -210,22 +218,23 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
   const double step_time_s = step.step_time_s;
   const workload::JobSpec job = job_spec(c);
   const StorageSection& sc = c.cluster.storage;
-  const storage::StorageSpec st{sc.read, sc.write, sc.metadata_latency, sc.per_node_read, sc.per_node_write,
-                                sc.capacity.n};
+  const storage::StorageSpec st{sc.read,          sc.write,          sc.metadata_latency,
+                                sc.per_node_read, sc.per_node_write, sc.capacity.n};
   const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
   const storage::CheckpointSize size = storage::checkpoint_size(job, c.cluster.gpus_per_node);
   const storage::CheckpointTiming timing =
       keyed([&] { return storage::checkpoint_timing(size, st, host, c.training_job.checkpoint.async_save); });
   keyed([&] { storage::check_retention(size, c.training_job.checkpoint.keep_last_n, st); });
-  const storage::DataLoading loading =
-      storage::data_loading(job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
-                            size.nodes, st, sim::Duration::from_seconds(step_time_s));
+  const storage::DataLoading loading = storage::data_loading(
+      job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
+      size.nodes, st, sim::Duration::from_seconds(step_time_s));
   const FlushContention flush = flush_contention(c, size, timing, step);
   report["storage"] = storage_section(c, size, timing, loading, flush, step_time_s);
 
   const reliability::FailureModel failures = failure_model(c);
-  const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node, size.nodes * c.cluster.nics_per_node,
-                                            c.cluster.nics_per_node, job_switches(c, size.nodes)};
+  const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node,
+                                            size.nodes * c.cluster.nics_per_node, c.cluster.nics_per_node,
+                                            job_switches(c, size.nodes)};
   keyed([&] { reliability::validate(failures, footprint); });
   const double mtbf = reliability::job_mtbf_s(failures, footprint);
   // The Young/Daly cost of a checkpoint: its blocking part plus the training it slows while
@@ -248,7 +257,8 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
     report["reliability"] = r;
     return;
   }
-  const reliability::CampaignSpec spec = campaign_spec(c, footprint, failures, timing, size.nodes, interval, save);
+  const reliability::CampaignSpec spec =
+      campaign_spec(c, footprint, failures, timing, size.nodes, interval, save);
   const reliability::CampaignResult campaign = keyed([&] { return reliability::run_campaign(spec); });
   const double half_width = 1.96 * campaign.goodput_stddev / std::sqrt(static_cast<double>(spec.repeats));
   const double gpus = static_cast<double>(size.nodes) * c.cluster.gpus_per_node;
@@ -264,10 +274,12 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
   r["rto_s"] = campaign.rto_mean_s;
   r["lost_gpu_hours"] = (spec.duration_s - campaign.time_mean.useful_s) * gpus / 3600.0;
   const auto& t = campaign.time_mean;
-  r["time_lost_s"] = {{"lost_work", t.lost_work_s},     {"checkpoint", t.checkpoint_s}, {"detection", t.detection_s},
-                      {"repair_wait", t.repair_wait_s}, {"restart", t.restart_s},       {"health_check", t.health_check_s}};
+  r["time_lost_s"] = {{"lost_work", t.lost_work_s}, {"checkpoint", t.checkpoint_s},
+                      {"detection", t.detection_s}, {"repair_wait", t.repair_wait_s},
+                      {"restart", t.restart_s},     {"health_check", t.health_check_s}};
   r["campaign"] = {{"duration_s", spec.duration_s}, {"repeats", spec.repeats}};
-  if (step.power) add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, *step.power, report["power"]);
+  if (step.power)
+    add_campaign_power(t.useful_s + t.lost_work_s, spec.duration_s, *step.power, report["power"]);
   add_campaign_timeline(spec, step, report);
   if (c.campaign.train_tokens > 0 && step.tokens_per_s > 0 && campaign.goodput_mean > 0) {
     const double ideal = c.campaign.train_tokens / step.tokens_per_s;
@@ -278,15 +290,18 @@ void reliability_report(const Config& c, const StepFigures& step, nlohmann::json
   // (goodput.h) and the simulated campaign at the same intervals.
   if (std::isfinite(optimal) && optimal > 0) {
     // Detection averaged over the classes by rate: hangs wait for the collective timeout.
-    const double hang_share = reliability::class_rate_per_s(failures, footprint, reliability::FailureClass::hang) * mtbf;
-    const double detection_s = (1.0 - hang_share) * spec.recovery.detection_s + hang_share * spec.recovery.hang_detection_s;
+    const double hang_share =
+        reliability::class_rate_per_s(failures, footprint, reliability::FailureClass::hang) * mtbf;
+    const double detection_s =
+        (1.0 - hang_share) * spec.recovery.detection_s + hang_share * spec.recovery.hang_detection_s;
     const double recovery_s = detection_s + c.recovery.restart.seconds() + timing.restore.seconds();
     std::vector<double> grid;
     for (int k = -6; k <= 6; ++k) {
       const double tau = optimal * std::pow(2.0, k / 2.0);
       if (timing.flush > Duration::zero() || tau >= save) grid.push_back(tau);
     }
-    const reliability::IntervalCurve sim = keyed([&] { return reliability::simulate_interval_curve(spec, grid); });
+    const reliability::IntervalCurve sim =
+        keyed([&] { return reliability::simulate_interval_curve(spec, grid); });
     nlohmann::json curve = nlohmann::json::array();
     for (const reliability::IntervalPoint& p : sim.points) {
       curve.push_back({{"interval_s", p.interval_s},

@@ -8,9 +8,8 @@
 // simulated optimum next to Young's and Daly's intervals.
 #pragma once
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "models/reliability/failure_model.h"
 #include "models/scenario/config.h"

@@ -16,7 +16,8 @@ nlohmann::json rollout(const Config& base) {
   const int64_t per_replica_batch = base.training_job.global_batch_size / par.data_parallel;
   const int gpn = base.cluster.gpus_per_node;
   const int64_t rail_group_nodes = base.cluster.fabric.switch_radix / 2;  // leaf downlinks at 1:1
-  const int64_t pod_nodes = rail_group_nodes * base.cluster.fabric.switch_radix / 2 / base.cluster.nics_per_node;
+  const int64_t pod_nodes =
+      rail_group_nodes * base.cluster.fabric.switch_radix / 2 / base.cluster.nics_per_node;
   std::set<int64_t> dps{1, par.data_parallel};
   for (const int64_t nodes : {rail_group_nodes, pod_nodes}) {
     const int64_t dp = nodes * gpn / replica_gpus;
@@ -30,7 +31,8 @@ nlohmann::json rollout(const Config& base) {
     c.training_job.parallelism.data_parallel = static_cast<int>(dp);
     c.training_job.global_batch_size = per_replica_batch * dp;
     c.faults.clear();
-    nlohmann::json row = {{"data_parallel", dp}, {"gpus", dp * replica_gpus}, {"nodes", (dp * replica_gpus + gpn - 1) / gpn}};
+    nlohmann::json row = {
+        {"data_parallel", dp}, {"gpus", dp * replica_gpus}, {"nodes", (dp * replica_gpus + gpn - 1) / gpn}};
     if (std::string why = step_not_computed(c); !why.empty()) {
       row["error"] = why;
       stages.push_back(row);
@@ -44,7 +46,8 @@ nlohmann::json rollout(const Config& base) {
     row["tokens_per_s"] = tokens;
     row["scaling_efficiency"] = per_gpu / first_per_gpu;
     if (prev_gpus > 0) {
-      const double doublings = std::log2(static_cast<double>(dp * replica_gpus) / static_cast<double>(prev_gpus));
+      const double doublings =
+          std::log2(static_cast<double>(dp * replica_gpus) / static_cast<double>(prev_gpus));
       const double gain = std::pow(2.0, std::log2(tokens / prev_tokens) / doublings) - 1.0;
       row["doubling_gain"] = gain;
       worst = std::min(worst, gain);

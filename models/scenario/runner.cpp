@@ -21,7 +21,6 @@
 #include "models/scenario/power_report.h"
 #include "models/scenario/reliability_report.h"
 #include "models/scenario/traffic_run.h"
-#include "sim/stats.h"
 #include "models/trace/pytorch_et.h"
 #include "models/trace/trace_import.h"
 #include "models/workload/flops.h"
@@ -30,16 +29,18 @@
 #include "models/workload/memory.h"
 #include "models/workload/parameters.h"
 #include "sim/rng.h"
-#include "sim/units.h"
+#include "sim/stats.h"
 #include "sim/trace_writer.h"
+#include "sim/units.h"
 
 namespace ct::scenario {
 namespace {
 
 // RunOptions::tables["timeline"] from the executor's timeline, its vectors moved.
 ColumnTable timeline_columns(replay::Timeline&& t) {
-  return {{"gpu", std::move(t.gpu)},           {"stream", std::move(t.stream)}, {"kind", std::move(t.kind)},
-          {"category", std::move(t.category)}, {"step", std::move(t.step)},     {"start_s", std::move(t.start_s)},
+  return {{"gpu", std::move(t.gpu)},        {"stream", std::move(t.stream)},
+          {"kind", std::move(t.kind)},      {"category", std::move(t.category)},
+          {"step", std::move(t.step)},      {"start_s", std::move(t.start_s)},
           {"seconds", std::move(t.seconds)}};
 }
 
@@ -53,7 +54,7 @@ ColumnTable link_columns(network::FabricLinkTable&& l) {
 
 constexpr int64_t kPacketStepGpus = 1024;  // packet-mode step replay: a slice of the cluster
 constexpr uint64_t kVariabilityStream = 0x56415249ULL << 32;  // "VARI" << 32
-constexpr uint64_t kPlacementStream = 0x504c4143ULL << 32;     // "PLAC" << 32
+constexpr uint64_t kPlacementStream = 0x504c4143ULL << 32;    // "PLAC" << 32
 
 using nlohmann::json;
 
@@ -111,38 +112,46 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
   if (c.cluster.gpu_file.empty() && c.cluster.gpu != "H200-SXM") {
     out.push_back("compute: the kernel model is fitted to H200 measurements; " + c.cluster.gpu +
                   " is scaled from it by datasheet peaks and HBM bandwidth" +
-                  (g.gemm_eff_basis.empty() ? std::string(" (same die)")
-                                            : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) +
-                                                  " (" + g.gemm_eff_basis + ")") +
+                  (g.gemm_eff_basis.empty()
+                       ? std::string(" (same die)")
+                       : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) + " (" +
+                             g.gemm_eff_basis + ")") +
                   "; attention and element-wise efficiencies are H200's (models/hardware/README.md)");
   }
   if (hardware::clock_factor(g) < 1.0) {
     char buf[600];
     std::snprintf(buf, sizeof buf,
-                  "power limit %g W of a %g W part: GEMM and attention at %.3f of the rated clock ((limit / rated)^%.3f, "
+                  "power limit %g W of a %g W part: GEMM and attention at %.3f of the rated clock ((limit / "
+                  "rated)^%.3f, "
                   "the GH100 exponent from the H100 NVL and SXM datasheets); memory-bound kernels unchanged",
-                  hardware::power_limit(g), g.tdp_watts, hardware::clock_factor(g), hardware::kClockPowerExponent);
+                  hardware::power_limit(g), g.tdp_watts, hardware::clock_factor(g),
+                  hardware::kClockPowerExponent);
     out.push_back(std::string(buf));
   }
   if (workload::is_fp8(job)) {
-    const std::string recipe = job.precision == "fp8"      ? "delayed scaling (casts read 2 and write 2 bytes per element)"
-                               : job.precision == "fp8-cs" ? "per-tensor current scaling (an amax pass before every cast)"
-                                                           : "MXFP8 block scaling (row- and column-wise quantization, block-scaled GEMMs at 0.95 of the FP8 kernel rate, TE benchmark on B300)";
-    out.push_back(job.precision + ": GEMMs at the FP8 peak x " + std::to_string(g.fp8_gemm_ratio).substr(0, 5) +
-                  " of the BF16 efficiency" +
-                  (g.fp8_ratio_extrapolated ? std::string(" (carried over from a GPU of the same die)") : "") + "; " +
-                  recipe + "; mfu is against the BF16 peak");
+    const std::string recipe =
+        job.precision == "fp8"      ? "delayed scaling (casts read 2 and write 2 bytes per element)"
+        : job.precision == "fp8-cs" ? "per-tensor current scaling (an amax pass before every cast)"
+                                    : "MXFP8 block scaling (row- and column-wise quantization, block-scaled "
+                                      "GEMMs at 0.95 of the FP8 kernel rate, TE benchmark on B300)";
+    out.push_back(
+        job.precision + ": GEMMs at the FP8 peak x " + std::to_string(g.fp8_gemm_ratio).substr(0, 5) +
+        " of the BF16 efficiency" +
+        (g.fp8_ratio_extrapolated ? std::string(" (carried over from a GPU of the same die)") : "") + "; " +
+        recipe + "; mfu is against the BF16 peak");
   }
   if (job.attention == "flash") {
     const workload::AttentionKernelSpeed k = workload::attention_kernel_speed(job, g.sm_arch);
     if (k.name != "cudnn") {
-      out.push_back("attention: the " + std::string(k.name) + " kernel at " + std::to_string(k.forward).substr(0, 4) +
-                    " (forward) and " + std::to_string(k.backward).substr(0, 4) +
+      out.push_back("attention: the " + std::string(k.name) + " kernel at " +
+                    std::to_string(k.forward).substr(0, 4) + " (forward) and " +
+                    std::to_string(k.backward).substr(0, 4) +
                     " (backward) of the calibrated cuDNN kernel's throughput (models/workload/layer_ops.h)");
     }
   }
   if (job.parallelism.zero_stage >= 3) {
-    out.push_back("zero_stage 3: collectives per layer as stack " + job.stack + " issues them (models/workload/sharding.h)");
+    out.push_back("zero_stage 3: collectives per layer as stack " + job.stack +
+                  " issues them (models/workload/sharding.h)");
   }
   return out;
 }
@@ -185,7 +194,9 @@ std::vector<network::LinkFaultSpec> link_fault_specs(const Config& c) {
   std::vector<network::LinkFaultSpec> out;
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" && f.kind != "switch_down") continue;
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" &&
+        f.kind != "switch_down")
+      continue;
     network::LinkFaultSpec s;
     s.key = "faults[" + std::to_string(i) + "]";
     if (f.kind == "link_degrade" || f.kind == "link_down") s.link = f.link;
@@ -236,7 +247,8 @@ replay::StepInput step_input(const Config& c) {
     std::iota(order.begin(), order.end(), 0);
     sim::Rng rng(static_cast<uint64_t>(c.seed), kPlacementStream);
     for (int i = nodes - 1; i > 0; --i) {
-      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
+      std::swap(order[static_cast<size_t>(i)],
+                order[static_cast<size_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
     }
     in.program.gpu_of_rank.resize(static_cast<size_t>(world));
     for (int r = 0; r < world; ++r) {
@@ -255,10 +267,14 @@ namespace {
 
 const char* kind_name(replay::CollectiveKind k) {
   switch (k) {
-    case replay::CollectiveKind::all_reduce: return "all_reduce";
-    case replay::CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case replay::CollectiveKind::all_gather: return "all_gather";
-    case replay::CollectiveKind::all_to_all: return "all_to_all";
+    case replay::CollectiveKind::all_reduce:
+      return "all_reduce";
+    case replay::CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case replay::CollectiveKind::all_gather:
+      return "all_gather";
+    case replay::CollectiveKind::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }
@@ -270,7 +286,8 @@ std::string step_memory_problem(const replay::StepInput& in) {
   if (have > 0 && need > 0.8 * have) {
     return "training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
            " GiB; this machine has " + std::to_string(have / 1073741824.0) +
-           " GiB available. Use network.mode=analytical (folds identical replicas) or fewer training_job.steps";
+           " GiB available. Use network.mode=analytical (folds identical replicas) or fewer "
+           "training_job.steps";
   }
   return "";
 }
@@ -309,10 +326,14 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
   report["tokens_per_s"] = r.tokens_per_s;
   report["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   const auto& b = r.breakdown;
-  report["breakdown"] = {{"compute_s", b.compute_s},         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
-                         {"exposed_pp_comm_s", b.exposed_pp_comm_s}, {"exposed_dp_comm_s", b.exposed_dp_comm_s},
-                         {"bubble_s", b.bubble_s},           {"optimizer_s", b.optimizer_s},
-                         {"other_s", b.other_s},             {"straggler_s", b.straggler_s}};
+  report["breakdown"] = {{"compute_s", b.compute_s},
+                         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+                         {"exposed_pp_comm_s", b.exposed_pp_comm_s},
+                         {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+                         {"bubble_s", b.bubble_s},
+                         {"optimizer_s", b.optimizer_s},
+                         {"other_s", b.other_s},
+                         {"straggler_s", b.straggler_s}};
   // Collectives of the last step, grouped by (op, group size, bytes).
   std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
   for (const auto& rec : r.collectives) {
@@ -327,12 +348,13 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     const double bytes = static_cast<double>(std::get<2>(key));
     const double time = value.second / value.first;
     const collective::Op op = replay::collective_op(kind);
-    collectives.push_back({{"op", kind_name(kind)},
-                           {"group_size", n},
-                           {"bytes", std::get<2>(key)},
-                           {"count", value.first},
-                           {"time_s", time},
-                           {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
+    collectives.push_back(
+        {{"op", kind_name(kind)},
+         {"group_size", n},
+         {"bytes", std::get<2>(key)},
+         {"count", value.first},
+         {"time_s", time},
+         {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
   }
   report["collectives"] = collectives;
   json top = json::array();
@@ -356,7 +378,9 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     const bool is_slow = median > 0 && r.rank_compute_s[i] >= 1.1 * median;
     if (is_slow) slow_gpus.insert(r.rank_gpu[i]);
     if (is_slow && slow.size() < 100) slow.push_back(r.rank_gpu[i]);
-    rank_rows.push_back({{"gpu", r.rank_gpu[i]}, {"step_time_s", r.rank_step_s[i]}, {"compute_s", r.rank_compute_s[i]},
+    rank_rows.push_back({{"gpu", r.rank_gpu[i]},
+                         {"step_time_s", r.rank_step_s[i]},
+                         {"compute_s", r.rank_compute_s[i]},
                          {"slow", is_slow}});
   }
   report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(r.rank_step_s, 0.5)},
@@ -376,23 +400,25 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     for (const auto& entry : in.gpu_speed) {
       if (!slow_gpus.count(entry.first)) healthy.gpu_speed.push_back(entry);
     }
-    healthy.program.fold = healthy.network_mode == "analytical" && healthy.gpu_speed.empty() &&
-                           healthy.kernel_jitter_cv == 0;
+    healthy.program.fold =
+        healthy.network_mode == "analytical" && healthy.gpu_speed.empty() && healthy.kernel_jitter_cv == 0;
     healthy.trace = nullptr;
     const double without = replay::simulate_step(healthy).step_time_s;
     const double swap_cost = c.recovery.restart.seconds();
     const double saved = r.step_time_s - without;
-    report["ranks"]["keep_vs_swap"] = {{"step_time_with_slow_s", r.step_time_s},
-                                       {"step_time_without_slow_s", without},
-                                       {"swapped_gpus", slow_gpus.size()},
-                                       {"swap_cost_s", swap_cost},
-                                       {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
+    report["ranks"]["keep_vs_swap"] = {
+        {"step_time_with_slow_s", r.step_time_s},
+        {"step_time_without_slow_s", without},
+        {"swapped_gpus", slow_gpus.size()},
+        {"swap_cost_s", swap_cost},
+        {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
   }
   // Power: the last step's series, thinned to at most 2,000 points for the table.
   json power_rows = json::array();
   const size_t stride = std::max<size_t>(1, r.power_series_w.size() / 2000);
   for (size_t k = 0; k < r.power_series_w.size(); k += stride) {
-    power_rows.push_back({{"t_s", static_cast<double>(k) * r.power_bucket_s}, {"cluster_w", r.power_series_w[k]}});
+    power_rows.push_back(
+        {{"t_s", static_cast<double>(k) * r.power_bucket_s}, {"cluster_w", r.power_series_w[k]}});
   }
   report["power"] = power_report(c, r);
   report["tables"] = {{"ranks", rank_rows}, {"links", link_rows}, {"power", power_rows}};
@@ -428,7 +454,8 @@ double profiler_op_overhead_us(const Config& c) {
   } catch (const std::exception&) {
     throw ScenarioError({"trace.profiler_overhead: got '" + text + expected});
   }
-  if (!(seconds >= 0 && seconds <= 1e-3)) throw ScenarioError({"trace.profiler_overhead: got '" + text + expected});
+  if (!(seconds >= 0 && seconds <= 1e-3))
+    throw ScenarioError({"trace.profiler_overhead: got '" + text + expected});
   return seconds * 1e6;
 }
 
@@ -436,15 +463,25 @@ double profiler_op_overhead_us(const Config& c) {
 std::vector<std::string> trace_key_problems(const Config& c) {
   std::vector<std::string> problems;
   std::error_code is_dir_error;
-  const bool kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
+  const bool kineto_ranks =
+      c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
   if (kineto_ranks && !c.trace.execution_trace.empty()) {
-    problems.push_back("trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
-                       c.trace.path + " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)");
+    problems.push_back(
+        "trace.execution_trace: got '" + c.trace.execution_trace + "', expected \"\" (trace.path " +
+        c.trace.path +
+        " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)");
   }
   if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
-    if (c.trace.batch_scale != 1.0) problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) + ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
-    if (!c.trace.recorded_gpu.empty()) problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu + "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
-    if (c.trace.profiler_overhead != "auto") problems.push_back("trace.profiler_overhead: got '" + c.trace.profiler_overhead + "', expected auto (the CPU launch timeline is modelled only for a Kineto trace with trace.execution_trace)");
+    if (c.trace.batch_scale != 1.0)
+      problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) +
+                         ", expected 1 (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (!c.trace.recorded_gpu.empty())
+      problems.push_back("trace.recorded_gpu: got '" + c.trace.recorded_gpu +
+                         "', expected \"\" (what-if replays need a Kineto trace with trace.execution_trace)");
+    if (c.trace.profiler_overhead != "auto")
+      problems.push_back("trace.profiler_overhead: got '" + c.trace.profiler_overhead +
+                         "', expected auto (the CPU launch timeline is modelled only for a Kineto trace with "
+                         "trace.execution_trace)");
   } else {
     if (!c.trace.recorded_gpu.empty()) {
       try {
@@ -508,7 +545,8 @@ ImportedTrace import_trace(const Config& c) {
   ImportedTrace out;
   std::error_code is_dir_error;
   out.kineto_ranks = c.trace.format == "kineto" && std::filesystem::is_directory(c.trace.path, is_dir_error);
-  if (auto key_problems = trace_key_problems(c); !key_problems.empty()) throw ScenarioError(std::move(key_problems));
+  if (auto key_problems = trace_key_problems(c); !key_problems.empty())
+    throw ScenarioError(std::move(key_problems));
   try {
     if (c.trace.format == "chakra") {
       trace::ChakraOptions chakra;
@@ -530,7 +568,8 @@ ImportedTrace import_trace(const Config& c) {
 }
 
 // The program on the cluster, with the run's tables and Chrome trace when asked for.
-trace::TraceRunResult run_imported(const Config& c, const RunOptions& options, const replay::StepProgram& program) {
+trace::TraceRunResult run_imported(const Config& c, const RunOptions& options,
+                                   const replay::StepProgram& program) {
   trace::TraceRunOptions run_options;
   run_options.network = network_params(c);
   if (c.network.mode == "packet") run_options.packet = packet_params(c);
@@ -568,13 +607,18 @@ trace::TraceRunResult run_imported(const Config& c, const RunOptions& options, c
 
 // report["trace"]: what was imported, and per importer what it measured.
 json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceRunResult& r) {
-  json out = {{"format", c.trace.format}, {"ranks", in.program.ranks.size()}, {"instructions", in.program.instruction_count()}};
+  json out = {{"format", c.trace.format},
+              {"ranks", in.program.ranks.size()},
+              {"instructions", in.program.instruction_count()}};
   if (!in.graph.is_null()) out["execution_trace"] = in.graph;
   if (c.trace.format == "chakra") {
     const trace::ChakraStats& s = in.chakra_stats;
-    out["chakra"] = {{"nodes", s.nodes},           {"compute_nodes", s.computes},
-                     {"memory_nodes", s.memory},    {"collectives", s.collectives},
-                     {"point_to_point", s.point_to_point}, {"steps", s.steps}};
+    out["chakra"] = {{"nodes", s.nodes},
+                     {"compute_nodes", s.computes},
+                     {"memory_nodes", s.memory},
+                     {"collectives", s.collectives},
+                     {"point_to_point", s.point_to_point},
+                     {"steps", s.steps}};
   }
   if (in.kineto_ranks) {
     const trace::KinetoRanksStats& s = in.ranks_stats;
@@ -618,11 +662,14 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report) 
     ends.push_back(step);
     rank_rows.push_back({{"gpu", rank.gpu}, {"step_time_s", step}});
   }
-  report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(ends, 0.5)}, {"step_time_max_s", sim::nearest_rank_quantile(ends, 1.0)},
+  report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(ends, 0.5)},
+                     {"step_time_max_s", sim::nearest_rank_quantile(ends, 1.0)},
                      {"simulated", ends.size()}};
   json collectives = json::array();
   for (const auto& rec : r.execution.collectives) {
-    collectives.push_back({{"op", kind_name(rec.kind)}, {"group_size", rec.group_size}, {"bytes", rec.bytes},
+    collectives.push_back({{"op", kind_name(rec.kind)},
+                           {"group_size", rec.group_size},
+                           {"bytes", rec.bytes},
                            {"time_s", rec.end_s - rec.start_s}});
   }
   report["collectives"] = collectives;

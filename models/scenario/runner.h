@@ -2,12 +2,11 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/replay/step_model.h"
 #include "models/scenario/config.h"

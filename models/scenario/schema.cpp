@@ -11,11 +11,16 @@ namespace {
 const char* unit_pattern(Kind kind) {
   switch (kind) {
     case Kind::duration:
-    case Kind::long_duration: return R"(^\s*[0-9.eE+]+\s*(ps|ns|us|ms|s|min|h|d)\s*$)";
-    case Kind::bytes: return R"(^\s*[0-9.eE+]+\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$)";
-    case Kind::rate: return R"(^\s*[0-9.eE+]+\s*([KMGT]?bps|[KMGT]?b/s|[KMGT]?B/s|[KMG]iB/s|[MG]Bps)\s*$)";
-    case Kind::power: return R"(^\s*[0-9.eE+]+\s*(W|kW|MW)\s*$)";
-    default: return nullptr;
+    case Kind::long_duration:
+      return R"(^\s*[0-9.eE+]+\s*(ps|ns|us|ms|s|min|h|d)\s*$)";
+    case Kind::bytes:
+      return R"(^\s*[0-9.eE+]+\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$)";
+    case Kind::rate:
+      return R"(^\s*[0-9.eE+]+\s*([KMGT]?bps|[KMGT]?b/s|[KMGT]?B/s|[KMG]iB/s|[MG]Bps)\s*$)";
+    case Kind::power:
+      return R"(^\s*[0-9.eE+]+\s*(W|kW|MW)\s*$)";
+    default:
+      return nullptr;
   }
 }
 
@@ -24,11 +29,19 @@ nlohmann::json property(const ParamSpec<Target>& p) {
   nlohmann::json s;
   switch (p.kind) {
     case Kind::count:
-    case Kind::integer: s["type"] = "integer"; break;
+    case Kind::integer:
+      s["type"] = "integer";
+      break;
     case Kind::real:
-    case Kind::fraction: s["type"] = "number"; break;
-    case Kind::boolean: s["type"] = "boolean"; break;
-    default: s["type"] = "string"; break;
+    case Kind::fraction:
+      s["type"] = "number";
+      break;
+    case Kind::boolean:
+      s["type"] = "boolean";
+      break;
+    default:
+      s["type"] = "string";
+      break;
   }
   if (const char* pattern = unit_pattern(p.kind)) s["pattern"] = pattern;
   double lo = p.min, hi = p.max;

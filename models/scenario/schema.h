@@ -2,9 +2,8 @@
 // files, and a plain-text help table (key, kind, default, doc).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ct::scenario {
 

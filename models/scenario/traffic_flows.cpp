@@ -62,7 +62,8 @@ std::vector<FlowSpec> read_file(const std::string& path, int gpus) {
         fail(where + "got '" + line + "', expected src_gpu,dst_gpu,bytes,start_s[,after]");
       }
       if (f.after < -1 || f.after >= static_cast<int64_t>(flows.size())) {
-        fail(where + "after " + std::to_string(f.after) + ", expected -1 (none) or the row index of an earlier flow (0 .. " +
+        fail(where + "after " + std::to_string(f.after) +
+             ", expected -1 (none) or the row index of an earlier flow (0 .. " +
              std::to_string(static_cast<int64_t>(flows.size()) - 1) + ")");
       }
     }
@@ -75,11 +76,13 @@ std::vector<FlowSpec> read_file(const std::string& path, int gpus) {
       fail(where + "start_s " + std::to_string(f.start_s) + ", expected 0 .. 3600 seconds");
     }
     if (flows.size() == kMaxFlows) {
-      fail("traffic.flows_file: more than " + std::to_string(kMaxFlows) + " flows; expected at most that many");
+      fail("traffic.flows_file: more than " + std::to_string(kMaxFlows) +
+           " flows; expected at most that many");
     }
     flows.push_back(f);
   }
-  if (flows.empty()) fail("traffic.flows_file: " + path + " has no flows (expected a header line, then rows)");
+  if (flows.empty())
+    fail("traffic.flows_file: " + path + " has no flows (expected a header line, then rows)");
   return flows;
 }
 
@@ -88,13 +91,12 @@ std::vector<FlowSpec> read_file(const std::string& path, int gpus) {
 const std::vector<std::pair<double, double>>& flow_size_cdf(const std::string& name) {
   // HPCC's traffic_gen/WebSearch_distribution.txt and FbHdp_distribution.txt (bytes, %).
   static const std::vector<std::pair<double, double>> websearch = {
-      {0, 0.00},      {10e3, 0.15},  {20e3, 0.20},  {30e3, 0.30},  {50e3, 0.40},  {80e3, 0.53},
-      {200e3, 0.60},  {1e6, 0.70},   {2e6, 0.80},   {5e6, 0.90},   {10e6, 0.97},  {30e6, 1.00}};
+      {0, 0.00},     {10e3, 0.15}, {20e3, 0.20}, {30e3, 0.30}, {50e3, 0.40}, {80e3, 0.53},
+      {200e3, 0.60}, {1e6, 0.70},  {2e6, 0.80},  {5e6, 0.90},  {10e6, 0.97}, {30e6, 1.00}};
   static const std::vector<std::pair<double, double>> hadoop = {
-      {0, 0.00},     {100, 0.01},   {200, 0.02},   {300, 0.05},   {350, 0.15},   {400, 0.20},
-      {500, 0.30},   {600, 0.40},   {700, 0.50},   {1000, 0.60},  {2000, 0.67},  {7000, 0.70},
-      {30e3, 0.72},  {50e3, 0.82},  {80e3, 0.87},  {120e3, 0.90}, {300e3, 0.95}, {1e6, 0.975},
-      {2e6, 0.99},   {10e6, 1.00}};
+      {0, 0.00},    {100, 0.01},   {200, 0.02},   {300, 0.05},  {350, 0.15},  {400, 0.20},  {500, 0.30},
+      {600, 0.40},  {700, 0.50},   {1000, 0.60},  {2000, 0.67}, {7000, 0.70}, {30e3, 0.72}, {50e3, 0.82},
+      {80e3, 0.87}, {120e3, 0.90}, {300e3, 0.95}, {1e6, 0.975}, {2e6, 0.99},  {10e6, 1.00}};
   return name == "hadoop" ? hadoop : websearch;
 }
 
@@ -113,8 +115,8 @@ std::vector<FlowSpec> generate_flows(const Config& c, int gpus, double gpu_share
   sim::Rng rng(static_cast<uint64_t>(c.seed), 0x7065726d);
   auto incast = [&](bool background) {
     if (t.fan_in >= c.cluster.nodes) {
-      fail("traffic.fan_in: got " + std::to_string(t.fan_in) + ", expected below cluster.nodes = " +
-           std::to_string(c.cluster.nodes));
+      fail("traffic.fan_in: got " + std::to_string(t.fan_in) +
+           ", expected below cluster.nodes = " + std::to_string(c.cluster.nodes));
     }
     for (int s = 1; s <= t.fan_in; ++s) flows.push_back({s * gpn, 0, t.size.n, 0.0, background});
   };
@@ -125,7 +127,8 @@ std::vector<FlowSpec> generate_flows(const Config& c, int gpus, double gpu_share
     std::iota(dst.begin(), dst.end(), 0);
     for (size_t i = dst.size() - 1; i > 0; --i) std::swap(dst[i], dst[rng.below(i + 1)]);
     for (int g = 0; g < gpus; ++g) {
-      const int d = dst[static_cast<size_t>(g)] == g ? dst[static_cast<size_t>((g + 1) % gpus)] : dst[static_cast<size_t>(g)];
+      const int d = dst[static_cast<size_t>(g)] == g ? dst[static_cast<size_t>((g + 1) % gpus)]
+                                                     : dst[static_cast<size_t>(g)];
       if (d != g) flows.push_back({g, d, t.size.n, 0.0, false});
     }
   } else if (t.pattern == "all_to_all") {
@@ -148,7 +151,8 @@ std::vector<FlowSpec> generate_flows(const Config& c, int gpus, double gpu_share
     if (expected > static_cast<double>(kMaxFlows)) {
       fail("traffic.duration: " + std::to_string(window) + " s at load " + std::to_string(t.load) + " over " +
            std::to_string(gpus) + " GPUs is about " + std::to_string(static_cast<int64_t>(expected)) +
-           " flows; expected at most " + std::to_string(kMaxFlows) + " (shorten traffic.duration or set traffic.nodes)");
+           " flows; expected at most " + std::to_string(kMaxFlows) +
+           " (shorten traffic.duration or set traffic.nodes)");
     }
     if (t.background == "incast") incast(true);
     for (int g = 0; g < gpus; ++g) {

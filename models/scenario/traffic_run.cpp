@@ -33,7 +33,8 @@ struct Recorder final : network::DeliveryHandler, collective::CompletionHandler 
 // itself). The series are sim::TimeSeries: bounded, pairs averaged when they fill up.
 class QueueSampler final : public sim::EventHandler {
  public:
-  QueueSampler(sim::Simulation& sim, const network::PacketNetwork& net, const Recorder& rec, sim::Duration every)
+  QueueSampler(sim::Simulation& sim, const network::PacketNetwork& net, const Recorder& rec,
+               sim::Duration every)
       : sim_(sim), net_(net), rec_(rec), every_(every) {}
   void start(size_t expected_flows) {
     expected_ = expected_flows;
@@ -76,8 +77,12 @@ nlohmann::json packet_report(const network::PacketStats& p) {
   nlohmann::json tree = nlohmann::json::array();
   for (const auto& e : p.pause_tree) {
     if (tree.size() >= 200) break;
-    tree.push_back({{"paused", e.paused_name}, {"by", e.pausing_name}, {"first_s", e.first_s}, {"hop", e.hop},
-                    {"root", e.root_name}, {"frames", e.frames}});
+    tree.push_back({{"paused", e.paused_name},
+                    {"by", e.pausing_name},
+                    {"first_s", e.first_s},
+                    {"hop", e.hop},
+                    {"root", e.root_name},
+                    {"frames", e.frames}});
   }
   nlohmann::json victims = nlohmann::json::array();
   for (const auto& v : p.victim_flows) {
@@ -102,13 +107,18 @@ nlohmann::json packet_report(const network::PacketStats& p) {
 
 namespace {
 
-
 // Starts the flows of a study at their start times and records when each completes.
 class FlowDriver final : public sim::EventHandler, public network::DeliveryHandler {
  public:
   FlowDriver(sim::Simulation& sim, network::Network& net, const std::vector<FlowSpec>& flows, Recorder& rec)
-      : sim_(sim), net_(net), flows_(flows), rec_(rec), done_s_(flows.size(), -1.0), start_s_(flows.size(), 0.0),
-        next_(flows.size(), -1), first_(flows.size(), -1) {
+      : sim_(sim),
+        net_(net),
+        flows_(flows),
+        rec_(rec),
+        done_s_(flows.size(), -1.0),
+        start_s_(flows.size(), 0.0),
+        next_(flows.size(), -1),
+        first_(flows.size(), -1) {
     // Dependents of each flow as linked lists (after -> dependents), in file order.
     std::vector<int64_t> last(flows.size(), -1);
     for (size_t i = 0; i < flows_.size(); ++i) {
@@ -172,7 +182,8 @@ constexpr size_t kMaxListedFlows = 100'000;
 
 // report["traffic"] of a flow study: completion, FCT percentiles, goodput over the span from
 // the first start to the last delivery, short flows' FCT and slowdown, long flows' throughput.
-nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver& driver, const network::Network& net) {
+nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver& driver,
+                            const network::Network& net) {
   double payload = 0.0;
   double first_start = std::numeric_limits<double>::infinity();
   double completion = 0.0;
@@ -181,7 +192,8 @@ nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver
   std::vector<double> short_slowdown;
   std::vector<double> long_gbps;
   // Long flows: the background incast's when there is one, else every flow of 1 MB or more.
-  const bool has_background = std::any_of(flows.begin(), flows.end(), [](const FlowSpec& f) { return f.background; });
+  const bool has_background =
+      std::any_of(flows.begin(), flows.end(), [](const FlowSpec& f) { return f.background; });
   for (size_t i = 0; i < flows.size(); ++i) {
     const FlowSpec& f = flows[i];
     const double done = driver.done_s()[i];
@@ -198,7 +210,8 @@ nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver
                            static_cast<double>(f.bytes) * 8.0 / net.path_bandwidth(f.src, f.dst).bps();
       short_slowdown.push_back(d / ideal);
     }
-    if (has_background ? f.background : f.bytes >= 10 * kShortFlowBytes) long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
+    if (has_background ? f.background : f.bytes >= 10 * kShortFlowBytes)
+      long_gbps.push_back(static_cast<double>(f.bytes) * 8e-9 / d);
   }
   if (!std::isfinite(first_start)) first_start = 0.0;
   const double span = completion - first_start;
@@ -216,8 +229,8 @@ nlohmann::json flow_figures(const std::vector<FlowSpec>& flows, const FlowDriver
   }
   if (!long_gbps.empty()) {
     tr["long_flows"] = long_gbps.size();
-    tr["long_flow_gbps_mean"] = std::accumulate(long_gbps.begin(), long_gbps.end(), 0.0) /
-                                static_cast<double>(long_gbps.size());
+    tr["long_flow_gbps_mean"] =
+        std::accumulate(long_gbps.begin(), long_gbps.end(), 0.0) / static_cast<double>(long_gbps.size());
     tr["long_flow_gbps_min"] = *std::min_element(long_gbps.begin(), long_gbps.end());
   }
   return tr;
@@ -259,7 +272,8 @@ uint64_t run_traffic(const Config& c, nlohmann::json& report, network::FabricLin
     packet = p.get();
     for (const auto& f : c.faults) {
       if (f.kind == "pause_storm") {
-        packet->inject_pause_storm(f.node * c.cluster.nics_per_node + std::max(0, f.nic), sim::Time::zero() + f.at);
+        packet->inject_pause_storm(f.node * c.cluster.nics_per_node + std::max(0, f.nic),
+                                   sim::Time::zero() + f.at);
       }
     }
     net = std::move(p);

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 #include "models/network/link_table.h"
@@ -26,7 +25,8 @@ namespace ct::scenario {
 
 // Writes report["traffic"] and report["network"] (and, when given, every fabric link's load);
 // returns the events simulated.
-uint64_t run_traffic(const Config& config, nlohmann::json& report, network::FabricLinkTable* fabric_links = nullptr);
+uint64_t run_traffic(const Config& config, nlohmann::json& report,
+                     network::FabricLinkTable* fabric_links = nullptr);
 
 // The packet-mode section of a report's `network`: ECN marks, CNPs, PFC pauses and paused time,
 // drops, storms, the pause tree, victims, the deepest queue.

@@ -13,8 +13,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-CheckpointSize checkpoint_size(const workload::JobSpec& job, int gpus_per_node,
-                               const CheckpointOptions& o) {
+CheckpointSize checkpoint_size(const workload::JobSpec& job, int gpus_per_node, const CheckpointOptions& o) {
   const workload::ParallelSpec& par = job.parallelism;
   if (par.tensor_parallel < 1 || par.pipeline_parallel < 1 || par.data_parallel < 1 ||
       par.context_parallel < 1 || par.expert_parallel < 1) {
@@ -25,8 +24,7 @@ CheckpointSize checkpoint_size(const workload::JobSpec& job, int gpus_per_node,
   if (n <= 0) throw std::invalid_argument("training_job.model: the model has no parameters");
 
   CheckpointSize s;
-  s.gpus = int64_t{par.tensor_parallel} * par.pipeline_parallel * par.data_parallel *
-           par.context_parallel;
+  s.gpus = int64_t{par.tensor_parallel} * par.pipeline_parallel * par.data_parallel * par.context_parallel;
   s.nodes = static_cast<int>(ceil_div(s.gpus, gpus_per_node));
   s.weights_bytes = o.weight_bytes_per_param * n;
   s.optimizer_bytes = o.optimizer_bytes_per_param * n;
@@ -64,8 +62,8 @@ CheckpointSize checkpoint_size(const workload::JobSpec& job, int gpus_per_node,
     // and different (EP, PP) coordinates lie on different nodes.
     const int64_t groups = int64_t{par.pipeline_parallel} * par.expert_parallel;
     s.writers = groups * par.tensor_parallel;
-    s.writer_nodes = static_cast<int>(std::min<int64_t>(
-        s.nodes, groups * ceil_div(par.tensor_parallel, gpus_per_node)));
+    s.writer_nodes =
+        static_cast<int>(std::min<int64_t>(s.nodes, groups * ceil_div(par.tensor_parallel, gpus_per_node)));
   }
   return s;
 }

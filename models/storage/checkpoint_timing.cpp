@@ -58,11 +58,11 @@ void check_retention(const CheckpointSize& size, int keep_last_n, const StorageS
   if (storage.capacity_bytes <= 0) return;
   const double needed = size.total_bytes_as_double() * keep_last_n;
   if (needed > static_cast<double>(storage.capacity_bytes)) {
-    throw std::invalid_argument(
-        "training_job.checkpoint.keep_last_n = " + std::to_string(keep_last_n) + " checkpoints of " +
-        sim::format_bytes(sim::Bytes{size.total_bytes}) + " need " +
-        sim::format_bytes(sim::Bytes{static_cast<int64_t>(needed)}) + ", more than the storage capacity " +
-        sim::format_bytes(sim::Bytes{storage.capacity_bytes}));
+    throw std::invalid_argument("training_job.checkpoint.keep_last_n = " + std::to_string(keep_last_n) +
+                                " checkpoints of " + sim::format_bytes(sim::Bytes{size.total_bytes}) +
+                                " need " + sim::format_bytes(sim::Bytes{static_cast<int64_t>(needed)}) +
+                                ", more than the storage capacity " +
+                                sim::format_bytes(sim::Bytes{storage.capacity_bytes}));
   }
 }
 

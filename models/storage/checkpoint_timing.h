@@ -25,10 +25,10 @@
 namespace ct::storage {
 
 struct CheckpointTiming {
-  sim::Duration blocking;  // training stall per checkpoint (the "d" of Young/Daly)
-  sim::Duration flush;     // background write after the snapshot (zero when synchronous)
-  sim::Duration durable;   // save start to checkpoint durable: blocking + flush
-  sim::Duration restore;   // reading the checkpoint back after a restart
+  sim::Duration blocking;          // training stall per checkpoint (the "d" of Young/Daly)
+  sim::Duration flush;             // background write after the snapshot (zero when synchronous)
+  sim::Duration durable;           // save start to checkpoint durable: blocking + flush
+  sim::Duration restore;           // reading the checkpoint back after a restart
   double write_bytes_per_s = 0.0;  // effective write bandwidth min(W, w_c n_w)
   double read_bytes_per_s = 0.0;   // effective read bandwidth min(R, r_c n)
 };

@@ -8,13 +8,14 @@ namespace ct::storage {
 
 int token_bytes_for_vocab(int64_t vocab) { return vocab < 65500 ? 2 : 4; }
 
-DataLoading data_loading(int64_t global_batch_size, int64_t seq_length, int bytes_per_token,
-                         int nodes, const StorageSpec& storage, sim::Duration step_time) {
+DataLoading data_loading(int64_t global_batch_size, int64_t seq_length, int bytes_per_token, int nodes,
+                         const StorageSpec& storage, sim::Duration step_time) {
   if (global_batch_size <= 0) throw std::invalid_argument("training_job.global_batch_size must be positive");
   if (seq_length <= 0) throw std::invalid_argument("training_job.model.seq_length must be positive");
   if (bytes_per_token <= 0) throw std::invalid_argument("data loading: bytes per token must be positive");
   if (storage.read.bps() <= 0.0) throw std::invalid_argument("cluster.storage.read must be positive");
-  if (step_time <= sim::Duration::zero()) throw std::invalid_argument("data loading: step time must be positive");
+  if (step_time <= sim::Duration::zero())
+    throw std::invalid_argument("data loading: step time must be positive");
 
   DataLoading d;
   d.tokens_per_step = global_batch_size * seq_length;

@@ -21,9 +21,9 @@ namespace ct::storage {
 struct DataLoading {
   int64_t tokens_per_step = 0;
   int64_t bytes_per_step = 0;
-  sim::Duration read_time;           // r
-  sim::Duration stall_per_step;      // 0 when the loader keeps up
-  bool keeps_up = true;              // r <= step_time
+  sim::Duration read_time;                 // r
+  sim::Duration stall_per_step;            // 0 when the loader keeps up
+  bool keeps_up = true;                    // r <= step_time
   double required_read_bytes_per_s = 0.0;  // B / step_time: the bandwidth that would keep up
 };
 
@@ -33,7 +33,7 @@ int token_bytes_for_vocab(int64_t vocab);
 // Throws std::invalid_argument naming the key for non-positive global batch, sequence
 // length or bytes per token, a zero read bandwidth (cluster.storage.read), or a
 // non-positive step time.
-DataLoading data_loading(int64_t global_batch_size, int64_t seq_length, int bytes_per_token,
-                         int nodes, const StorageSpec& storage, sim::Duration step_time);
+DataLoading data_loading(int64_t global_batch_size, int64_t seq_length, int bytes_per_token, int nodes,
+                         const StorageSpec& storage, sim::Duration step_time);
 
 }  // namespace ct::storage

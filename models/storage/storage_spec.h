@@ -12,12 +12,12 @@
 namespace ct::storage {
 
 struct StorageSpec {
-  sim::Bandwidth read;                // aggregate read bandwidth     (cluster.storage.read)
-  sim::Bandwidth write;               // aggregate write bandwidth    (cluster.storage.write)
-  sim::Duration metadata_latency;     // one metadata operation       (cluster.storage.metadata_latency)
-  sim::Bandwidth per_client_read;     // per node; 0 = unlimited
-  sim::Bandwidth per_client_write;    // per node; 0 = unlimited
-  int64_t capacity_bytes = 0;         // 0 = unlimited
+  sim::Bandwidth read;              // aggregate read bandwidth     (cluster.storage.read)
+  sim::Bandwidth write;             // aggregate write bandwidth    (cluster.storage.write)
+  sim::Duration metadata_latency;   // one metadata operation       (cluster.storage.metadata_latency)
+  sim::Bandwidth per_client_read;   // per node; 0 = unlimited
+  sim::Bandwidth per_client_write;  // per node; 0 = unlimited
+  int64_t capacity_bytes = 0;       // 0 = unlimited
 };
 
 // Where the job runs, as far as checkpoint I/O is concerned.

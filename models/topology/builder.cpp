@@ -6,13 +6,14 @@
 // Tier inference (explicit fabrics): a switch with a NIC attached is tier 1; any other switch
 // is 1 + its hop distance to the nearest tier-1 switch (Boost multi-source BFS), capped at 3;
 // a switch no NIC can reach is counted as tier 3.
+#include "models/topology/builder.h"
+
 #include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/pending/queue.hpp>
 #include <stdexcept>
 #include <utility>
 
-#include "models/topology/builder.h"
 #include "models/topology/graph.h"
 
 namespace ct::topology {
@@ -56,8 +57,7 @@ void TopologyBuilder::reserve_links(size_t cables) {
   link_latency_.reserve(cables);
 }
 
-LinkDir TopologyBuilder::add_link(VertexId a, VertexId b, sim::Bandwidth rate,
-                                  sim::Duration latency) {
+LinkDir TopologyBuilder::add_link(VertexId a, VertexId b, sim::Bandwidth rate, sim::Duration latency) {
   const auto d = static_cast<LinkDir>(t_.src_.size());
   t_.src_.push_back(a);
   t_.dst_.push_back(b);
@@ -123,8 +123,7 @@ Topology TopologyBuilder::finish() {
   Graph& g = t.graph_->g;
   g = Graph(static_cast<size_t>(n));
   for (LinkDir d = 0; d < dirs; d += 2) {
-    boost::add_edge(static_cast<size_t>(t.src_[d]), static_cast<size_t>(t.dst_[d]),
-                    CableProperty{d / 2}, g);
+    boost::add_edge(static_cast<size_t>(t.src_[d]), static_cast<size_t>(t.dst_[d]), CableProperty{d / 2}, g);
   }
 
   // Destination slots: switches with a NIC attached.

@@ -82,8 +82,7 @@ Topology build_clos(const FabricConfig& c) {
     for (int q = 0; q < s.pods; ++q) {
       for (int k = 0; k < s.spines; ++k) {
         for (int j = 0; j < s.spine_up; ++j) {
-          b.add_link(spine[q * s.spines + k], core[k * cpg + (q * s.spine_up + j) % cpg], rate,
-                     lat);
+          b.add_link(spine[q * s.spines + k], core[k * cpg + (q * s.spine_up + j) % cpg], rate, lat);
         }
       }
     }

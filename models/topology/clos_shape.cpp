@@ -38,8 +38,7 @@ long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 void check_common(const FabricConfig& c) {
   if (c.nodes < 1) bad_value("cluster.nodes", std::to_string(c.nodes), "an integer >= 1");
   if (c.nics_per_node < 1) {
-    bad_value("cluster.nics_per_node", std::to_string(c.nics_per_node),
-              "an integer >= 1 (one NIC per rail)");
+    bad_value("cluster.nics_per_node", std::to_string(c.nics_per_node), "an integer >= 1 (one NIC per rail)");
   }
   if (!(c.link_rate.bps() > 0.0) || !std::isfinite(c.link_rate.bps())) {
     bad_value("cluster.nic", num(c.link_rate.gbps_value()) + " Gbps", "a positive rate");
@@ -49,12 +48,11 @@ void check_common(const FabricConfig& c) {
               "a duration >= 0");
   }
   if (c.switch_latency < sim::Duration::zero()) {
-    bad_value("cluster.fabric.switch_latency",
-              std::to_string(c.switch_latency.count_ps()) + " ps", "a duration >= 0");
+    bad_value("cluster.fabric.switch_latency", std::to_string(c.switch_latency.count_ps()) + " ps",
+              "a duration >= 0");
   }
   if (static_cast<long long>(c.nodes) * c.nics_per_node > 100'000'000LL) {
-    bad_value("cluster.nodes", std::to_string(c.nodes),
-              "at most 1e8 NICs in all (nodes x nics_per_node)");
+    bad_value("cluster.nodes", std::to_string(c.nodes), "at most 1e8 NICs in all (nodes x nics_per_node)");
   }
 }
 
@@ -66,8 +64,7 @@ ClosShape clos_shape(const FabricConfig& c) {
     bad_value("cluster.fabric.tiers", std::to_string(c.tiers), "2 or 3");
   }
   if (c.switch_radix < 2 || c.switch_radix % 2 != 0) {
-    bad_value("cluster.fabric.switch_radix", std::to_string(c.switch_radix),
-              "an even integer >= 2");
+    bad_value("cluster.fabric.switch_radix", std::to_string(c.switch_radix), "an even integer >= 2");
   }
   if (!(c.oversubscription >= 1.0) || !std::isfinite(c.oversubscription)) {
     bad_value("cluster.fabric.oversubscription", num(c.oversubscription),
@@ -85,26 +82,21 @@ ClosShape clos_shape(const FabricConfig& c) {
   s.up = c.switch_radix - s.down;
   if (s.up < 1) {
     bad_value("cluster.fabric.oversubscription", num(o),
-              "a ratio that leaves a radix-" + std::to_string(c.switch_radix) +
-                  " leaf at least one uplink");
+              "a ratio that leaves a radix-" + std::to_string(c.switch_radix) + " leaf at least one uplink");
   }
 
   const long long nics = static_cast<long long>(c.nodes) * c.nics_per_node;
   const long long rails = c.nics_per_node;
   const long long max_leaves =
-      c.tiers == 2 ? c.switch_radix
-                   : static_cast<long long>(c.switch_radix) * (c.switch_radix / 2);
+      c.tiers == 2 ? c.switch_radix : static_cast<long long>(c.switch_radix) * (c.switch_radix / 2);
   s.max_nics = s.rail_aligned ? (max_leaves / rails) * rails * s.down : max_leaves * s.down;
-  const long long leaves = s.rail_aligned ? ceil_div(c.nodes, s.down) * rails
-                                          : ceil_div(nics, s.down);
+  const long long leaves = s.rail_aligned ? ceil_div(c.nodes, s.down) * rails : ceil_div(nics, s.down);
   if (leaves > max_leaves) {
     std::ostringstream m;
-    m << "cluster.fabric.tiers: " << c.tiers << " tiers of radix " << c.switch_radix
-      << " switches at " << num(o) << ":1 connect at most " << s.max_nics << " NICs ("
-      << max_leaves << " leaves x " << s.down << " NIC ports"
-      << (s.rail_aligned ? ", whole rail groups of " + std::to_string(rails) + " leaves" : "")
-      << "); the cluster asks for " << nics << " NICs (" << c.nodes << " nodes x "
-      << c.nics_per_node << ")"
+    m << "cluster.fabric.tiers: " << c.tiers << " tiers of radix " << c.switch_radix << " switches at "
+      << num(o) << ":1 connect at most " << s.max_nics << " NICs (" << max_leaves << " leaves x " << s.down
+      << " NIC ports" << (s.rail_aligned ? ", whole rail groups of " + std::to_string(rails) + " leaves" : "")
+      << "); the cluster asks for " << nics << " NICs (" << c.nodes << " nodes x " << c.nics_per_node << ")"
       << (c.tiers == 2 ? "; use 3 tiers or a larger switch_radix" : "; use a larger switch_radix");
     throw std::invalid_argument(m.str());
   }

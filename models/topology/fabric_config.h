@@ -21,17 +21,17 @@ struct ExplicitLink {
 };
 
 struct FabricConfig {
-  std::string topology = "rail_optimized";  // rail_optimized | fat_tree | multi_plane | explicit
-  int tiers = 3;                            // 2 or 3 switch tiers (generated fabrics)
-  int switch_radix = 128;                   // ports per switch, even, >= 2
-  double oversubscription = 1.0;            // leaf downlinks : uplinks, >= 1
-  int planes = 1;                           // multi_plane only: independent parallel fabrics
+  std::string topology = "rail_optimized";               // rail_optimized | fat_tree | multi_plane | explicit
+  int tiers = 3;                                         // 2 or 3 switch tiers (generated fabrics)
+  int switch_radix = 128;                                // ports per switch, even, >= 2
+  double oversubscription = 1.0;                         // leaf downlinks : uplinks, >= 1
+  int planes = 1;                                        // multi_plane only: independent parallel fabrics
   sim::Bandwidth link_rate = sim::Bandwidth::gbps(400);  // NIC rate (cluster.nic)
   sim::Duration link_latency = sim::Duration::ns(500);
   sim::Duration switch_latency = sim::Duration::ns(600);
-  int nodes = 1280;                         // cluster.nodes
-  int nics_per_node = 8;                    // cluster.nics_per_node (rails)
-  std::vector<ExplicitLink> links;          // explicit only (cluster.fabric.links)
+  int nodes = 1280;                 // cluster.nodes
+  int nics_per_node = 8;            // cluster.nics_per_node (rails)
+  std::vector<ExplicitLink> links;  // explicit only (cluster.fabric.links)
 };
 
 }  // namespace ct::topology

@@ -17,8 +17,7 @@ LinkState Topology::state(LinkDir d) const {
 }
 
 void Topology::refresh_usable(LinkDir d) {
-  usable_[d] = static_cast<uint8_t>(link_up_[d] && !vertex_down_[src_[d]] &&
-                                    !vertex_down_[dst_[d]]);
+  usable_[d] = static_cast<uint8_t>(link_up_[d] && !vertex_down_[src_[d]] && !vertex_down_[dst_[d]]);
 }
 
 void Topology::apply_link_state(LinkDir d, LinkState s, bool both_directions) {
@@ -40,8 +39,7 @@ void Topology::set_link_state(LinkDir d, LinkState s, bool both_directions) {
   compute_routes();
 }
 
-void Topology::set_link_states(std::span<const LinkDir> dirs, LinkState s,
-                               bool both_directions) {
+void Topology::set_link_states(std::span<const LinkDir> dirs, LinkState s, bool both_directions) {
   for (LinkDir d : dirs) check_link(d, "set_link_states");
   if (s == LinkState::degraded) {
     throw std::invalid_argument("topology::set_link_states: use degrade_link to degrade links");
@@ -62,8 +60,7 @@ void Topology::degrade_link(LinkDir d, double factor, bool both_directions) {
 
 void Topology::fail_switch(VertexId sw) {
   if (sw < nic_count_ || sw >= vertex_count()) {
-    throw std::invalid_argument("topology::fail_switch: vertex " + std::to_string(sw) +
-                                " is not a switch");
+    throw std::invalid_argument("topology::fail_switch: vertex " + std::to_string(sw) + " is not a switch");
   }
   vertex_down_[sw] = 1;
   for (LinkDir d : out_links(sw)) {

@@ -12,8 +12,8 @@ struct CableProperty {
   int32_t cable = 0;
 };
 
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
-                                    boost::no_property, CableProperty>;
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, CableProperty>;
 
 struct BoostGraph {
   Graph g;

@@ -83,8 +83,8 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out)
   check_nic(dst_nic, "route");
   out.clear();
   if (src_nic == dst_nic) return;
-  const uint64_t key = detail::flow_key(static_cast<uint64_t>(src_nic),
-                                        static_cast<uint64_t>(dst_nic), flow_id);
+  const uint64_t key =
+      detail::flow_key(static_cast<uint64_t>(src_nic), static_cast<uint64_t>(dst_nic), flow_id);
 
   // 1. First and last hop.
   int best = kUnreachable;

@@ -75,8 +75,7 @@ std::string Topology::name(LinkDir d) const {
   return vertices_[src_[d]].name + "->" + vertices_[dst_[d]].name;
 }
 
-std::optional<LinkDir> Topology::find_link(std::string_view name_a,
-                                           std::string_view name_b) const {
+std::optional<LinkDir> Topology::find_link(std::string_view name_a, std::string_view name_b) const {
   if (name_b.empty()) {
     const auto arrow = name_a.find("->");
     if (arrow == std::string_view::npos) return std::nullopt;
@@ -94,9 +93,8 @@ std::optional<LinkDir> Topology::find_link(std::string_view name_a,
 
 void Topology::check_link(LinkDir d, const char* what) const {
   if (d < 0 || d >= link_dir_count()) {
-    throw std::out_of_range(std::string("topology::") + what + ": link direction " +
-                            std::to_string(d) + " out of range [0, " +
-                            std::to_string(link_dir_count()) + ")");
+    throw std::out_of_range(std::string("topology::") + what + ": link direction " + std::to_string(d) +
+                            " out of range [0, " + std::to_string(link_dir_count()) + ")");
   }
 }
 

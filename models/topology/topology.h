@@ -42,10 +42,10 @@ enum class LinkState : uint8_t { up, down, degraded };
 struct Vertex {
   std::string name;  // "node12.nic3", "leaf5", "spine2.pod1", "core7" (+ ".plane1")
   VertexKind kind = VertexKind::nic;
-  int tier = 0;      // 0 for NICs; 1 leaf, 2 spine, 3 core
+  int tier = 0;  // 0 for NICs; 1 leaf, 2 spine, 3 core
   int plane = 0;
-  int pod = -1;      // 3-tier Clos only
-  int index = 0;     // NIC: nic_id; switch: index within its tier (and plane)
+  int pod = -1;   // 3-tier Clos only
+  int index = 0;  // NIC: nic_id; switch: index within its tier (and plane)
 };
 
 // Thrown by route() when no usable path joins two NICs.
@@ -113,8 +113,7 @@ class Topology {
   [[nodiscard]] std::string name(LinkDir d) const;
   // The first direction a->b between the named vertices, if they are linked. Also accepts
   // a link name "a->b" as `name_a` with an empty `name_b`.
-  [[nodiscard]] std::optional<LinkDir> find_link(std::string_view name_a,
-                                                 std::string_view name_b = {}) const;
+  [[nodiscard]] std::optional<LinkDir> find_link(std::string_view name_a, std::string_view name_b = {}) const;
 
   // Routing. Empty path for src == dst; throws NoRouteError naming both NICs when no usable
   // path exists, std::out_of_range for a bad NIC id. Thread-safe (const, no caches).

@@ -43,7 +43,8 @@ json covered(const std::vector<Sample>& samples, const char* size_name, Size siz
   return {{size_name, {lo, hi}}, {"seconds", {tlo, thi}}};
 }
 
-json family_json(bool fitted, size_t samples, size_t kernels, const hardware::FamilyErrors& e, double objective) {
+json family_json(bool fitted, size_t samples, size_t kernels, const hardware::FamilyErrors& e,
+                 double objective) {
   json j = {{"fitted", fitted}, {"samples", samples}, {"operators", kernels}};
   if (fitted) {
     j["fit_mean_squared_log_error"] = objective;
@@ -57,7 +58,9 @@ json family_json(bool fitted, size_t samples, size_t kernels, const hardware::Fa
 
 struct Collected {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<double>> gemm;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::pair<std::vector<double>, std::vector<double>>> attention;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>,
+           std::pair<std::vector<double>, std::vector<double>>>
+      attention;
   std::map<std::pair<std::string, int64_t>, std::vector<double>> memory;
   std::map<std::string, int> skipped;  // reason -> operators
   size_t gemm_ops = 0, attention_ops = 0, memory_ops = 0;
@@ -101,8 +104,8 @@ std::string base_gpu(const kineto::KinetoTrace& kt, const CalibrateOptions& opti
 }
 
 // One operator's GPU time filed under its family's shape, or under the reason it is skipped.
-void classify(const OpView& view, const std::string& op_name, const std::vector<const kineto::GpuEvent*>& events,
-              Collected& c) {
+void classify(const OpView& view, const std::string& op_name,
+              const std::vector<const kineto::GpuEvent*>& events, Collected& c) {
   double seconds = 0;
   for (const kineto::GpuEvent* e : events) seconds += e->dur * 1e-6;
   const OpWork w = op_work(view);
@@ -115,7 +118,8 @@ void classify(const OpView& view, const std::string& op_name, const std::vector<
     ++c.gemm_ops;
   } else if (w.kind == OpWork::Kind::memory) {
     if (events.size() != 1) {
-      ++c.skipped[op_name + ": launched " + std::to_string(events.size()) + " GPU events (one-kernel ops only)"];
+      ++c.skipped[op_name + ": launched " + std::to_string(events.size()) +
+                  " GPU events (one-kernel ops only)"];
     } else {
       c.memory[{w.memory_op, static_cast<int64_t>(w.bytes)}].push_back(seconds);
       ++c.memory_ops;
@@ -131,7 +135,8 @@ void classify(const OpView& view, const std::string& op_name, const std::vector<
 
 // Every operator with GPU events, seen through the execution trace when given (matched by
 // rf_id), else through Kineto's own shapes, classified.
-Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path, const CalibrateOptions& options) {
+Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path,
+                  const CalibrateOptions& options) {
   std::unordered_map<int64_t, size_t> op_by_external;
   for (size_t i = 0; i < kt.ops.size(); ++i) {
     if (kt.ops[i].external_id >= 0) op_by_external.emplace(kt.ops[i].external_id, i);
@@ -145,7 +150,8 @@ Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path,
     }
   }
   std::map<size_t, std::vector<const kineto::GpuEvent*>> events_of_op;
-  const std::vector<kineto::GpuEvent> gpu_events = kineto::device_events(kt, options.device, kineto_path, "trace.path");
+  const std::vector<kineto::GpuEvent> gpu_events =
+      kineto::device_events(kt, options.device, kineto_path, "trace.path");
   for (const kineto::GpuEvent& e : gpu_events) {
     const auto l = kt.launches.find(e.correlation);
     const auto op = op_by_external.find(l != kt.launches.end() ? l->second.external_id : e.external_id);
@@ -162,24 +168,25 @@ Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path,
     }
     const EtNode& n = et.nodes[node->second];
     if (n.op.name != op.name) {
-      throw TraceError("trace.execution_trace: " + options.execution_trace + ": node id " + std::to_string(n.id) +
-                       " '" + n.op.name + "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
-                       " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
-                       "': the traces are not of the same run");
+      throw TraceError("trace.execution_trace: " + options.execution_trace + ": node id " +
+                       std::to_string(n.id) + " '" + n.op.name + "' has rf_id " + std::to_string(n.rf_id) +
+                       " but in " + kineto_path + " Record function id " + std::to_string(n.rf_id) + " is '" +
+                       op.name + "': the traces are not of the same run");
     }
     ++matched;
     classify(n.op, op.name, events, c);
   }
   if (!options.execution_trace.empty() && matched == 0) {
-    throw TraceError("trace.execution_trace: " + options.execution_trace + ": no node's rf_id matches a Record function id of " +
-                     kineto_path + ": the traces are not of the same run");
+    throw TraceError("trace.execution_trace: " + options.execution_trace +
+                     ": no node's rf_id matches a Record function id of " + kineto_path +
+                     ": the traces are not of the same run");
   }
   return c;
 }
 
 // The fit's samples: the median time of each shape (attention only with both passes).
-hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace& kt, const std::string& kineto_path,
-                                        const CalibrateOptions& options) {
+hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace& kt,
+                                        const std::string& kineto_path, const CalibrateOptions& options) {
   hardware::KernelMeasurements data;
   data.device = kt.device_name;
   data.sm_count = kt.sm_count;
@@ -205,41 +212,48 @@ hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace&
     data.elementwise.push_back(e);
   }
   if (data.gemm.empty() && data.attention.empty() && data.elementwise.empty()) {
-    throw TraceError("trace.path: " + kineto_path + ": no GEMM, attention or element-wise kernel with usable shapes" +
-                     (options.execution_trace.empty() ? " (record_shapes off? give the execution trace)" : ""));
+    throw TraceError(
+        "trace.path: " + kineto_path + ": no GEMM, attention or element-wise kernel with usable shapes" +
+        (options.execution_trace.empty() ? " (record_shapes off? give the execution trace)" : ""));
   }
   return data;
 }
 
 // The GPU file's "fit" section: per family, samples, operators, errors and objectives; what
 // the samples cover; the skipped operators by reason.
-json fit_json(const hardware::KernelMeasurements& data, const Collected& c, const hardware::ComputeModel& model) {
+json fit_json(const hardware::KernelMeasurements& data, const Collected& c,
+              const hardware::ComputeModel& model) {
   const hardware::ErrorTable errors = hardware::evaluate_errors(model, data);
   const hardware::FitObjectives objectives = hardware::fit_objectives(model, data);
   json skipped = json::object();
   for (const auto& [why, n] : c.skipped) skipped[why] = n;
-  return {{"gemm", family_json(!data.gemm.empty(), data.gemm.size(), c.gemm_ops, errors.gemm, objectives.gemm)},
-          {"attention_fwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
-                                        errors.attention_fwd, objectives.attention)},
-          {"attention_fwdbwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
-                                           errors.attention_fwdbwd, objectives.attention)},
-          {"elementwise", family_json(!data.elementwise.empty(), data.elementwise.size(), c.memory_ops,
-                                      errors.elementwise, objectives.elementwise)},
-          {"holdout_rule", "entry i of each family held out when (i + i/4) % 4 == 3 (compute_fit.h)"},
-          {"covered",
-           {{"gemm", covered(data.gemm, "flops",
-                             [](const hardware::GemmSample& g) {
-                               return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                                      static_cast<double>(g.k) * static_cast<double>(g.count);
-                             },
-                             &hardware::GemmSample::seconds)},
-            {"attention", covered(data.attention, "seq",
-                                  [](const hardware::AttentionSample& a) { return static_cast<double>(a.seq); },
-                                  &hardware::AttentionSample::fwd_seconds)},
-            {"elementwise", covered(data.elementwise, "bytes",
-                                    [](const hardware::ElementwiseSample& x) { return static_cast<double>(x.bytes_moved); },
-                                    &hardware::ElementwiseSample::seconds)}}},
-          {"skipped_operators", skipped}};
+  return {
+      {"gemm", family_json(!data.gemm.empty(), data.gemm.size(), c.gemm_ops, errors.gemm, objectives.gemm)},
+      {"attention_fwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
+                                    errors.attention_fwd, objectives.attention)},
+      {"attention_fwdbwd", family_json(!data.attention.empty(), data.attention.size(), c.attention_ops,
+                                       errors.attention_fwdbwd, objectives.attention)},
+      {"elementwise", family_json(!data.elementwise.empty(), data.elementwise.size(), c.memory_ops,
+                                  errors.elementwise, objectives.elementwise)},
+      {"holdout_rule", "entry i of each family held out when (i + i/4) % 4 == 3 (compute_fit.h)"},
+      {"covered",
+       {{"gemm", covered(
+                     data.gemm, "flops",
+                     [](const hardware::GemmSample& g) {
+                       return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                              static_cast<double>(g.k) * static_cast<double>(g.count);
+                     },
+                     &hardware::GemmSample::seconds)},
+        {"attention", covered(
+                          data.attention, "seq",
+                          [](const hardware::AttentionSample& a) { return static_cast<double>(a.seq); },
+                          &hardware::AttentionSample::fwd_seconds)},
+        {"elementwise",
+         covered(
+             data.elementwise, "bytes",
+             [](const hardware::ElementwiseSample& x) { return static_cast<double>(x.bytes_moved); },
+             &hardware::ElementwiseSample::seconds)}}},
+      {"skipped_operators", skipped}};
 }
 
 }  // namespace
@@ -259,15 +273,16 @@ CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions
   file.calibration = hardware::fit_calibration_from(data, gpu, hardware::Calibration::h200());
   file.fit = fit_json(data, c, hardware::ComputeModel(gpu, file.calibration));
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  file.provenance = {{"created_by", "clustertwin calibrate"},
-                     {"trace", kineto_path},
-                     {"execution_trace", options.execution_trace},
-                     {"device_name", kt.device_name},
-                     {"device_sm_count", kt.sm_count},
-                     {"catalog_sm_count", gpu.sm_count},
-                     {"start", "Calibration::h200() (the built-in fit to shared/calibration/h200-kernels.json)"},
-                     {"kernel_times", "Kineto GPU kernel durations: GPU execution only, no CPU launch cost"},
-                     {"wall_s", out.wall_s}};
+  file.provenance = {
+      {"created_by", "clustertwin calibrate"},
+      {"trace", kineto_path},
+      {"execution_trace", options.execution_trace},
+      {"device_name", kt.device_name},
+      {"device_sm_count", kt.sm_count},
+      {"catalog_sm_count", gpu.sm_count},
+      {"start", "Calibration::h200() (the built-in fit to shared/calibration/h200-kernels.json)"},
+      {"kernel_times", "Kineto GPU kernel durations: GPU execution only, no CPU launch cost"},
+      {"wall_s", out.wall_s}};
   return out;
 }
 

@@ -22,9 +22,8 @@
 // the CPU launch cost.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/hardware/kernel_data.h"
 #include "models/trace/gpu_file.h"

@@ -43,6 +43,8 @@
 //     buckets, so replayed time costs memory --; comm_size is 0..1 TiB; ct_step < 1024.
 //     Violations are errors naming the file and node.
 // Every error names the file and the byte offset (wire format) or the node id (content).
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,8 +54,6 @@
 #include <queue>
 #include <tuple>
 #include <unordered_map>
-
-#include <google/protobuf/io/coded_stream.h>
 
 #include "chakra_et.pb.h"
 #include "models/trace/file_io.h"
@@ -109,7 +109,8 @@ struct Node {
   }
   [[nodiscard]] int64_t integer(const std::string& k, const std::string& file) const {
     const auto it = attr.find(k);
-    if (it == attr.end() || !it->second.is_integer) throw TraceError(where(file) + " lacks integer attribute " + k);
+    if (it == attr.end() || !it->second.is_integer)
+      throw TraceError(where(file) + " lacks integer attribute " + k);
     return it->second.i;
   }
   [[nodiscard]] const Attr* find(const std::string& k) const {
@@ -136,22 +137,51 @@ Attr attr_of(const chakra::AttributeProto& a) {
   using V = chakra::AttributeProto;
   Attr out;
   switch (a.value_case()) {
-    case V::kDoubleVal: set_real(out, a.double_val()); break;
-    case V::kFloatVal: set_real(out, a.float_val()); break;
-    case V::kInt32Val: set_integer(out, a.int32_val()); break;
-    case V::kInt64Val: set_integer(out, a.int64_val()); break;
-    case V::kUint32Val: set_integer(out, a.uint32_val()); break;
-    case V::kUint64Val: set_integer(out, static_cast<int64_t>(a.uint64_val())); break;
-    case V::kSint32Val: set_integer(out, a.sint32_val()); break;
-    case V::kSint64Val: set_integer(out, a.sint64_val()); break;
-    case V::kFixed32Val: set_integer(out, a.fixed32_val()); break;
-    case V::kFixed64Val: set_integer(out, static_cast<int64_t>(a.fixed64_val())); break;
-    case V::kSfixed32Val: set_integer(out, a.sfixed32_val()); break;
-    case V::kSfixed64Val: set_integer(out, a.sfixed64_val()); break;
-    case V::kBoolVal: set_integer(out, a.bool_val() ? 1 : 0); break;
-    case V::kStringVal: out.s = a.string_val(); break;
+    case V::kDoubleVal:
+      set_real(out, a.double_val());
+      break;
+    case V::kFloatVal:
+      set_real(out, a.float_val());
+      break;
+    case V::kInt32Val:
+      set_integer(out, a.int32_val());
+      break;
+    case V::kInt64Val:
+      set_integer(out, a.int64_val());
+      break;
+    case V::kUint32Val:
+      set_integer(out, a.uint32_val());
+      break;
+    case V::kUint64Val:
+      set_integer(out, static_cast<int64_t>(a.uint64_val()));
+      break;
+    case V::kSint32Val:
+      set_integer(out, a.sint32_val());
+      break;
+    case V::kSint64Val:
+      set_integer(out, a.sint64_val());
+      break;
+    case V::kFixed32Val:
+      set_integer(out, a.fixed32_val());
+      break;
+    case V::kFixed64Val:
+      set_integer(out, static_cast<int64_t>(a.fixed64_val()));
+      break;
+    case V::kSfixed32Val:
+      set_integer(out, a.sfixed32_val());
+      break;
+    case V::kSfixed64Val:
+      set_integer(out, a.sfixed64_val());
+      break;
+    case V::kBoolVal:
+      set_integer(out, a.bool_val() ? 1 : 0);
+      break;
+    case V::kStringVal:
+      out.s = a.string_val();
+      break;
     case V::kBytesVal:
-    case V::VALUE_NOT_SET: break;
+    case V::VALUE_NOT_SET:
+      break;
   }
   return out;
 }
@@ -167,8 +197,8 @@ bool next_message(google::protobuf::io::CodedInputStream& in, size_t total, goog
   if (!in.ReadVarint64(&size)) throw TraceError(here + "truncated length prefix of a " + what);
   const size_t left = total - static_cast<size_t>(in.CurrentPosition());
   if (size > left) {
-    throw TraceError(here + what + " of " + std::to_string(size) + " bytes runs past the end (" + std::to_string(left) +
-                     " bytes left)");
+    throw TraceError(here + what + " of " + std::to_string(size) + " bytes runs past the end (" +
+                     std::to_string(left) + " bytes left)");
   }
   const auto limit = in.PushLimit(static_cast<int>(size));
   const bool parsed = m.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
@@ -185,7 +215,8 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw TraceError(prefix(file) + "larger than 2 GiB, the most one protobuf stream reads");
   }
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()), static_cast<int>(data.size()));
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
+                                            static_cast<int>(data.size()));
   chakra::GlobalMetadata meta;
   next_message(in, data.size(), meta, file, "GlobalMetadata");
   if (meta.version() != kChakraVersion) {
@@ -209,7 +240,8 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
     for (const chakra::AttributeProto& a : msg.attr()) n.attr[a.name()] = attr_of(a);
     if (static_cast<int64_t>(nodes.size()) >= sim::input_limit("trace_events")) {
       try {
-        sim::input_limit_exceeded("trace_events", prefix(file) + "nodes", static_cast<int64_t>(nodes.size()) + 1, true);
+        sim::input_limit_exceeded("trace_events", prefix(file) + "nodes",
+                                  static_cast<int64_t>(nodes.size()) + 1, true);
       } catch (const sim::InputLimitError& e) {
         throw TraceError(e.what());
       }
@@ -224,8 +256,8 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
 struct RankBuild {
   std::vector<Instr> instrs;
   std::string file;
-  bool own_ends = false;        // the trace carries its step_end instructions
-  const Node* node = nullptr;   // the node being emitted
+  bool own_ends = false;       // the trace carries its step_end instructions
+  const Node* node = nullptr;  // the node being emitted
 };
 
 void unique_deps(std::vector<int32_t>& deps) {
@@ -239,7 +271,8 @@ void no_join(const RankBuild& rb, size_t deps, size_t limit) {
   if (!rb.own_ends) return;
   throw TraceError(rb.node->where(rb.file) + ": waits for " + std::to_string(deps) +
                    " instructions beyond its stream's order; a trace that carries its own step ends "
-                   "(ct_category step_end) allows " + std::to_string(limit));
+                   "(ct_category step_end) allows " +
+                   std::to_string(limit));
 }
 
 // An instruction index standing for "all of deps done" (-1 = none), adding joins as needed.
@@ -254,9 +287,10 @@ int32_t join(RankBuild& rb, std::vector<int32_t> deps) {
 void depend(RankBuild& rb, Instr& in, std::vector<int32_t> deps) {
   unique_deps(deps);
   if (in.stream != Stream::none) {
-    deps.erase(std::remove_if(deps.begin(), deps.end(),
-                              [&](int32_t d) { return rb.instrs[static_cast<size_t>(d)].stream == in.stream; }),
-               deps.end());
+    deps.erase(
+        std::remove_if(deps.begin(), deps.end(),
+                       [&](int32_t d) { return rb.instrs[static_cast<size_t>(d)].stream == in.stream; }),
+        deps.end());
   }
   if (deps.size() > 2) {
     no_join(rb, deps.size(), 2);
@@ -280,7 +314,8 @@ std::vector<size_t> topo_order(const std::vector<Node>& nodes, const std::string
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const uint64_t d : nodes[i].deps) {
       const auto it = index.find(d);
-      if (it == index.end()) throw TraceError(nodes[i].where(file) + " depends on unknown node " + std::to_string(d));
+      if (it == index.end())
+        throw TraceError(nodes[i].where(file) + " depends on unknown node " + std::to_string(d));
       ++pending[i];
       users[it->second].push_back(i);
     }
@@ -326,8 +361,8 @@ double seconds_of(const Node& n, const std::string& file) {
   const Attr* exact = n.find("ct_duration_s");
   if (exact != nullptr && exact->is_number) {
     if (!std::isfinite(exact->d) || exact->d < 0 || exact->d > kMaxStepSeconds) {
-      throw TraceError(n.where(file) + ": ct_duration_s " + num(exact->d) + " is not in 0.." + num(kMaxStepSeconds) +
-                       " s");
+      throw TraceError(n.where(file) + ": ct_duration_s " + num(exact->d) + " is not in 0.." +
+                       num(kMaxStepSeconds) + " s");
     }
     const auto micros = static_cast<long long>(std::min<uint64_t>(n.duration_us, uint64_t{1} << 62));
     if (std::llround(exact->d * 1e6) == micros) return exact->d;
@@ -342,14 +377,16 @@ double seconds_of(const Node& n, const std::string& file) {
 // A memory node's time: its duration when it has one, else tensor_size / memory_bytes_per_s.
 double memory_seconds(const Node& n, const std::string& file, const ChakraOptions& options) {
   if (n.duration_us > 0 || n.has("ct_duration_s")) return seconds_of(n, file);
-  if (!n.has("tensor_size")) throw TraceError(n.where(file) + ": memory node with neither duration_micros nor tensor_size");
+  if (!n.has("tensor_size"))
+    throw TraceError(n.where(file) + ": memory node with neither duration_micros nor tensor_size");
   const int64_t bytes = n.integer("tensor_size", file);
   if (bytes < 0 || bytes > kMaxMessageBytes) {
     throw TraceError(n.where(file) + ": tensor_size " + std::to_string(bytes) + " is not in 0..2^40 bytes");
   }
   if (!(options.memory_bytes_per_s > 0)) {
-    throw TraceError(n.where(file) + ": memory node of tensor_size " + std::to_string(bytes) +
-                     " without duration_micros, and no memory bandwidth to time it (the cluster's PCIe rate)");
+    throw TraceError(
+        n.where(file) + ": memory node of tensor_size " + std::to_string(bytes) +
+        " without duration_micros, and no memory bandwidth to time it (the cluster's PCIe rate)");
   }
   return static_cast<double>(bytes) / options.memory_bytes_per_s;
 }
@@ -367,8 +404,8 @@ int64_t ct_int(const Node& n, const std::string& k, int64_t lo, int64_t hi, cons
   if (!n.has(k)) return 0;
   const int64_t v = n.integer(k, file);
   if (v < lo || v > hi) {
-    throw TraceError(n.where(file) + ": " + k + " " + std::to_string(v) + " is not in " + std::to_string(lo) + ".." +
-                     std::to_string(hi));
+    throw TraceError(n.where(file) + ": " + k + " " + std::to_string(v) + " is not in " + std::to_string(lo) +
+                     ".." + std::to_string(hi));
   }
   return v;
 }
@@ -380,7 +417,8 @@ std::string pg_of(const Node& n) {
 
 }  // namespace
 
-replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats, const ChakraOptions& options) {
+replay::StepProgram import_chakra(const std::string& directory, ChakraStats* stats,
+                                  const ChakraOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(directory, ec)) throw TraceError(prefix(directory) + "no such directory");
@@ -395,18 +433,21 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
     const std::string stem = f.substr(0, f.size() - 3);
     const size_t dot = stem.rfind('.');
     const std::string rank_text = dot == std::string::npos ? "" : stem.substr(dot + 1);
-    const bool digits = std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (rank_text.empty() || !digits || rank_text.size() > 7) {
       throw TraceError(prefix(entry.path().string()) + "expected <name>.<rank>.et");
     }
     const std::string base = stem.substr(0, dot);
     if (name.empty()) name = base;
-    if (base != name) throw TraceError(prefix(directory) + "traces of two workloads (" + name + ", " + base + ")");
+    if (base != name)
+      throw TraceError(prefix(directory) + "traces of two workloads (" + name + ", " + base + ")");
     files[std::stoi(rank_text)] = entry.path().string();
   }
   if (files.empty()) throw TraceError(prefix(directory) + "no <name>.<rank>.et files");
   try {
-    sim::check_input_limit("trace_ranks", prefix(directory) + "rank files", static_cast<int64_t>(files.size()));
+    sim::check_input_limit("trace_ranks", prefix(directory) + "rank files",
+                           static_cast<int64_t>(files.size()));
   } catch (const sim::InputLimitError& e) {
     throw TraceError(e.what());
   }
@@ -517,7 +558,7 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
   // Emission, per rank in topological order.
   std::vector<RankBuild> build(static_cast<size_t>(n));
   std::map<P2pKey, std::vector<int32_t>> sends, recvs;  // instruction indices, in order
-  std::map<P2pKey, std::vector<uint64_t>> send_nodes;    // node ids, for errors
+  std::map<P2pKey, std::vector<uint64_t>> send_nodes;   // node ids, for errors
   for (int r = 0; r < n; ++r) {
     RankBuild& rb = build[static_cast<size_t>(r)];
     rb.file = files[static_cast<size_t>(r)];
@@ -534,7 +575,8 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
       if (own_ends) {
         in.step = static_cast<int16_t>(ct_int(nd, "ct_step", 0, steps - 1, rb.file));
       }
-      in.chunk = static_cast<int16_t>(ct_int(nd, "ct_chunk", 0, std::numeric_limits<int16_t>::max(), rb.file));
+      in.chunk =
+          static_cast<int16_t>(ct_int(nd, "ct_chunk", 0, std::numeric_limits<int16_t>::max(), rb.file));
       in.microbatch = ct_int(nd, "ct_microbatch", 0, std::numeric_limits<int64_t>::max(), rb.file);
       int32_t result = -1;
       if (nd.type == kMemLoad || nd.type == kMemStore) {
@@ -620,7 +662,8 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
         if (send) depend(rb, in, deps);
         rb.instrs.push_back(in);
         result = static_cast<int32_t>(rb.instrs.size() - 1);
-        const P2pKey key = send ? P2pKey{r, static_cast<int>(peer), tag} : P2pKey{static_cast<int>(peer), r, tag};
+        const P2pKey key =
+            send ? P2pKey{r, static_cast<int>(peer), tag} : P2pKey{static_cast<int>(peer), r, tag};
         (send ? sends : recvs)[key].push_back(result);
         if (send) send_nodes[key].push_back(nd.id);
       } else {
@@ -631,8 +674,8 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
     if (own_ends) {
       for (int64_t k = 0; k < steps; ++k) {
         if (!ends[static_cast<size_t>(k)]) {
-          throw TraceError(prefix(rb.file) + "no step_end node of step " + std::to_string(k) + " (the trace has " +
-                           std::to_string(steps) + " steps)");
+          throw TraceError(prefix(rb.file) + "no step_end node of step " + std::to_string(k) +
+                           " (the trace has " + std::to_string(steps) + " steps)");
         }
       }
       continue;
@@ -662,8 +705,8 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
     if (have != list.size()) {
       throw TraceError(prefix(files[static_cast<size_t>(key.src)]) + std::to_string(list.size()) +
                        " sends to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
-                       ", first node " + std::to_string(send_nodes[key].front()) + ") but " + std::to_string(have) +
-                       " matching receives in " + files[static_cast<size_t>(key.dst)]);
+                       ", first node " + std::to_string(send_nodes[key].front()) + ") but " +
+                       std::to_string(have) + " matching receives in " + files[static_cast<size_t>(key.dst)]);
     }
     for (size_t k = 0; k < list.size(); ++k) {
       Instr& s = build[static_cast<size_t>(key.src)].instrs[static_cast<size_t>(list[k])];

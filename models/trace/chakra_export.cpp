@@ -24,24 +24,24 @@
 // ClusterTwin attributes, ignored by other readers, make the round trip exact: ct_duration_s
 // (double, the duration without rounding to microseconds), ct_tp_s (its exposed TP part),
 // ct_category (forward, backward, optimizer, step_end), ct_stream "compute" (a send that
-// holds the compute stream) or "collectives<k>" (a collective on an extra collective stream), ct_step, ct_chunk, ct_microbatch (written when not zero). Every
-// step keeps its step_end instruction (a COMP node of zero duration), so the importer
-// rebuilds the steps and the step time is the last step's, as the step model reports it.
-// Deviations from what ASTRA-sim may expect: no num_ops / tensor_size (the program carries
+// holds the compute stream) or "collectives<k>" (a collective on an extra collective stream), ct_step,
+// ct_chunk, ct_microbatch (written when not zero). Every step keeps its step_end instruction (a COMP node of
+// zero duration), so the importer rebuilds the steps and the step time is the last step's, as the step model
+// reports it. Deviations from what ASTRA-sim may expect: no num_ops / tensor_size (the program carries
 // calibrated durations, not FLOPs: replay it with the roofline model off); TP collectives are
 // inside the compute durations (the program has them as exposed time, not as nodes); a trace
 // holds `steps` consecutive steps, which ASTRA-sim runs as one graph; durations below 0.5 us
 // round to 0 in duration_micros.
 #include "models/trace/chakra_export.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/util/delimited_message_util.h>
 
 #include "chakra_et.pb.h"
 #include "models/trace/trace_import.h"
@@ -70,32 +70,46 @@ void append_delimited(std::string& out, const google::protobuf::MessageLite& m) 
 
 const char* category_name(Category c) {
   switch (c) {
-    case Category::forward: return "forward";
-    case Category::backward: return "backward";
-    case Category::optimizer: return "optimizer";
-    case Category::step_end: return "step_end";
-    case Category::pp: return "pp";
-    case Category::dp: return "dp";
+    case Category::forward:
+      return "forward";
+    case Category::backward:
+      return "backward";
+    case Category::optimizer:
+      return "optimizer";
+    case Category::step_end:
+      return "step_end";
+    case Category::pp:
+      return "pp";
+    case Category::dp:
+      return "dp";
   }
   return "?";
 }
 
 chakra::CollectiveCommType comm_type(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return chakra::ALL_REDUCE;
-    case CollectiveKind::all_gather: return chakra::ALL_GATHER;
-    case CollectiveKind::all_to_all: return chakra::ALL_TO_ALL;
-    case CollectiveKind::reduce_scatter: return chakra::REDUCE_SCATTER;
+    case CollectiveKind::all_reduce:
+      return chakra::ALL_REDUCE;
+    case CollectiveKind::all_gather:
+      return chakra::ALL_GATHER;
+    case CollectiveKind::all_to_all:
+      return chakra::ALL_TO_ALL;
+    case CollectiveKind::reduce_scatter:
+      return chakra::REDUCE_SCATTER;
   }
   return chakra::ALL_REDUCE;
 }
 
 const char* kind_name(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
   }
   return "?";
 }
@@ -105,7 +119,9 @@ class Encoder {
  public:
   explicit Encoder(const replay::StepProgram& p) : p_(p) {
     if (p.folded) {
-      fail("a folded program (one replica standing for identical others) cannot be exported; build it unfolded");
+      fail(
+          "a folded program (one replica standing for identical others) cannot be exported; build it "
+          "unfolded");
     }
     const auto n = static_cast<int>(p.ranks.size());
     if (n == 0) fail("the program has no ranks");
@@ -121,7 +137,8 @@ class Encoder {
     for (int r = 0; r < n; ++r) {
       const auto& rank = p.ranks[static_cast<size_t>(r)];
       if (rank.gpu != r) {
-        fail("rank " + std::to_string(r) + " runs on GPU " + std::to_string(rank.gpu) + ", not " + std::to_string(r));
+        fail("rank " + std::to_string(r) + " runs on GPU " + std::to_string(rank.gpu) + ", not " +
+             std::to_string(r));
       }
       send_of_[static_cast<size_t>(r)].assign(rank.instrs.size(), {-1, -1});
     }
@@ -139,8 +156,8 @@ class Encoder {
           first_member[g] = r;
           group_calls[g] = std::move(mine[g]);
         } else if (group_calls[g] != mine[g]) {
-          fail("rank " + std::to_string(r) + " issues other collectives of group " + std::to_string(g) + " than rank " +
-               std::to_string(first_member[g]));
+          fail("rank " + std::to_string(r) + " issues other collectives of group " + std::to_string(g) +
+               " than rank " + std::to_string(first_member[g]));
         }
       }
     }
@@ -204,7 +221,8 @@ class Encoder {
           attr(node, "comm_size").set_int64_val(in.bytes);
           attr(node, "pg_name").set_string_val(std::to_string(in.group + 1));
           if (in.stream != Stream::dp) {
-            attr(node, "ct_stream").set_string_val("collectives" + std::to_string(static_cast<int>(in.stream) - 3));
+            attr(node, "ct_stream")
+                .set_string_val("collectives" + std::to_string(static_cast<int>(in.stream) - 3));
           }
           break;
       }
@@ -230,7 +248,8 @@ class Encoder {
         last_on[static_cast<size_t>(in.stream)] = static_cast<int64_t>(i);
       }
       for (const uint64_t d : data) node.add_data_deps(d);
-      if (in.kind == InstrKind::compute) node.set_duration_micros(static_cast<uint64_t>(std::llround(in.seconds * 1e6)));
+      if (in.kind == InstrKind::compute)
+        node.set_duration_micros(static_cast<uint64_t>(std::llround(in.seconds * 1e6)));
       append_delimited(out, node);
     }
     return out;
@@ -254,7 +273,8 @@ class Encoder {
       const Instr& in = instrs[i];
       const std::string at = where(r, i);
       for (const int32_t d : {in.after, in.after2}) {
-        if (d < -1 || d >= size || d == static_cast<int32_t>(i)) fail(at + "bad dependency " + std::to_string(d));
+        if (d < -1 || d >= size || d == static_cast<int32_t>(i))
+          fail(at + "bad dependency " + std::to_string(d));
       }
       if (in.step < 0 || in.step >= p.steps) {
         fail(at + "step " + std::to_string(in.step) + " outside 0.." + std::to_string(p.steps - 1));
@@ -301,7 +321,8 @@ class Encoder {
       }
     }
     for (size_t k = 0; k < ends.size(); ++k) {
-      if (!ends[k]) fail("rank " + std::to_string(r) + " has no step_end instruction of step " + std::to_string(k));
+      if (!ends[k])
+        fail("rank " + std::to_string(r) + " has no step_end instruction of step " + std::to_string(k));
     }
   }
 
@@ -312,7 +333,8 @@ class Encoder {
 std::string clean_name(const std::string& name) {
   std::string out;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     out.push_back(ok ? c : '_');
   }
   return out.empty() ? "trace" : out;
@@ -322,7 +344,8 @@ std::string clean_name(const std::string& name) {
 
 std::string encode_chakra_rank(const replay::StepProgram& program, int rank) {
   if (rank < 0 || rank >= static_cast<int>(program.ranks.size())) {
-    throw TraceError("export: rank " + std::to_string(rank) + " outside 0.." + std::to_string(program.ranks.size() - 1));
+    throw TraceError("export: rank " + std::to_string(rank) + " outside 0.." +
+                     std::to_string(program.ranks.size() - 1));
   }
   return Encoder(program).encode(rank);
 }
@@ -333,7 +356,8 @@ ChakraExportResult export_chakra(const replay::StepProgram& program, const std::
   const Encoder encoder(program);
   std::error_code ec;
   fs::create_directories(directory, ec);
-  if (ec || !fs::is_directory(directory, ec)) throw TraceError("export: " + directory + ": cannot create the directory");
+  if (ec || !fs::is_directory(directory, ec))
+    throw TraceError("export: " + directory + ": cannot create the directory");
   for (const auto& entry : fs::directory_iterator(directory)) {
     const std::string f = entry.path().filename().string();
     if (f.size() >= 3 && f.compare(f.size() - 3, 3, ".et") == 0) {
@@ -370,7 +394,8 @@ ChakraExportResult export_chakra(const replay::StepProgram& program, const std::
     out << "{";
     for (size_t g = 0; g < program.groups.size(); ++g) {
       out << (g > 0 ? ",\n " : "\n ") << "\"" << g + 1 << "\": [";
-      for (size_t k = 0; k < program.groups[g].gpus.size(); ++k) out << (k > 0 ? ", " : "") << program.groups[g].gpus[k];
+      for (size_t k = 0; k < program.groups[g].gpus.size(); ++k)
+        out << (k > 0 ? ", " : "") << program.groups[g].gpus[k];
       out << "]";
     }
     out << "\n}\n";

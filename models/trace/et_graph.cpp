@@ -23,8 +23,10 @@ std::string scalar_text(const json& v) {
 // [tensor id, storage id, offset, numel, element size, device]
 TensorInfo tensor_of(const json& v, const json& shape, const std::string& dtype) {
   if (!v.is_array() || v.size() < 6 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
-      !v[2].is_number_integer() || !v[3].is_number_integer() || !v[4].is_number_integer() || !v[5].is_string()) {
-    throw NodeError{"tensor value " + v.dump() + " is not [id, storage, offset, numel, element size, device]"};
+      !v[2].is_number_integer() || !v[3].is_number_integer() || !v[4].is_number_integer() ||
+      !v[5].is_string()) {
+    throw NodeError{"tensor value " + v.dump() +
+                    " is not [id, storage, offset, numel, element size, device]"};
   }
   TensorInfo t;
   t.id = v[0].get<int64_t>();
@@ -45,7 +47,8 @@ TensorInfo tensor_of(const json& v, const json& shape, const std::string& dtype)
 
 std::string inner(const std::string& type, const std::string& prefix) {
   const size_t end = type.rfind(')');
-  return end == std::string::npos || end < prefix.size() ? std::string() : type.substr(prefix.size(), end - prefix.size());
+  return end == std::string::npos || end < prefix.size() ? std::string()
+                                                         : type.substr(prefix.size(), end - prefix.size());
 }
 
 std::vector<Arg> args_of(const json& node, const char* which) {
@@ -71,12 +74,14 @@ std::vector<Arg> args_of(const json& node, const char* which) {
     if (type.rfind("Tensor(", 0) == 0) {
       a.kind = Arg::Kind::tensor;
       a.tensors.push_back(tensor_of(values[i], shape, inner(type, "Tensor(")));
-    } else if (type.rfind("GenericList[", 0) == 0 && type.find("Tensor(") != std::string::npos && values[i].is_array()) {
+    } else if (type.rfind("GenericList[", 0) == 0 && type.find("Tensor(") != std::string::npos &&
+               values[i].is_array()) {
       a.kind = Arg::Kind::tensor_list;
       const size_t open = type.find("Tensor(") + 7, close = type.find(')', open);
       const std::string dtype = close == std::string::npos ? std::string() : type.substr(open, close - open);
       for (size_t j = 0; j < values[i].size(); ++j) {
-        a.tensors.push_back(tensor_of(values[i][j], shape.is_array() && j < shape.size() ? shape[j] : empty, dtype));
+        a.tensors.push_back(
+            tensor_of(values[i][j], shape.is_array() && j < shape.size() ? shape[j] : empty, dtype));
       }
     } else if (type == "None") {
       a.kind = Arg::Kind::none;
@@ -93,7 +98,8 @@ int64_t attr_int(const json& node, const char* name, int64_t fallback) {
   const auto it = node.find("attrs");
   if (it == node.end() || !it->is_array()) return fallback;
   for (const json& a : *it) {
-    if (a.is_object() && a.value("name", "") == name && a.contains("value") && a["value"].is_number_integer()) {
+    if (a.is_object() && a.value("name", "") == name && a.contains("value") &&
+        a["value"].is_number_integer()) {
       return a["value"].get<int64_t>();
     }
   }
@@ -170,8 +176,8 @@ EtGraph read_execution_trace(const std::string& path, const std::string& key) {
     std::vector<size_t> walk;
     for (size_t j = i; state[j] != 2;) {
       if (state[j] == 1) {
-        throw TraceError(key + ": " + path + ": node id " + std::to_string(g.nodes[j].id) + " '" + g.nodes[j].op.name +
-                         "': its ctrl_deps chain is a cycle");
+        throw TraceError(key + ": " + path + ": node id " + std::to_string(g.nodes[j].id) + " '" +
+                         g.nodes[j].op.name + "': its ctrl_deps chain is a cycle");
       }
       state[j] = 1;
       walk.push_back(j);

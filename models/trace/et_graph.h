@@ -20,13 +20,13 @@ struct EtNode {
   int64_t parent = -1;  // -1 for a root
   int64_t rf_id = -1;   // -1 when the node has none
   int64_t tid = -1;
-  OpView op;            // name, schema, inputs, outputs
+  OpView op;  // name, schema, inputs, outputs
 };
 
 struct EtGraph {
   std::string path;
-  std::vector<EtNode> nodes;                    // in file order
-  std::unordered_map<int64_t, size_t> by_id;    // id -> index
+  std::vector<EtNode> nodes;                  // in file order
+  std::unordered_map<int64_t, size_t> by_id;  // id -> index
 };
 
 // Throws TraceError naming the file and, for a malformed node, its index and id.

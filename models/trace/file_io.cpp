@@ -13,7 +13,8 @@ namespace ct::trace::detail {
 std::string read_file(const std::string& path, const std::string& key, const std::string& limit) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw TraceError(key + ": " + path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) throw TraceError(key + ": " + path + ": is a directory, expected a file");
+  if (std::filesystem::is_directory(path, ec))
+    throw TraceError(key + ": " + path + ": is a directory, expected a file");
   try {
     return sim::read_bounded(path, limit, key + ": " + path);
   } catch (const std::exception& e) {
@@ -24,7 +25,8 @@ std::string read_file(const std::string& path, const std::string& key, const std
 std::string read_maybe_gzip(const std::string& path, const std::string& key, const std::string& limit) {
   std::string raw = read_file(path, key, limit);
   const int64_t max_bytes = sim::input_limit(limit);
-  const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b;
+  const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
+                  static_cast<unsigned char>(raw[1]) == 0x8b;
   if (!gz) {
     if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
       throw TraceError(key + ": " + path + ": not a gzip file (no gzip magic bytes)");

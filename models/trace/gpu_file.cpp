@@ -17,7 +17,9 @@ using nlohmann::json;
 class Reader {
  public:
   Reader(std::string key, std::string path) : key_(std::move(key)), path_(std::move(path)) {}
-  [[noreturn]] void fail(const std::string& what) const { throw TraceError(key_ + ": " + path_ + ": " + what); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw TraceError(key_ + ": " + path_ + ": " + what);
+  }
   const json& object(const json& parent, const char* name, const std::string& at) const {
     const auto it = parent.find(name);
     if (it == parent.end() || !it->is_object()) fail(at + name + ": missing, expected an object");
@@ -38,7 +40,9 @@ class Reader {
   std::string key_, path_;
 };
 
-json memory_class_json(const hardware::Calibration::MemoryClass& c) { return {{"launch_s", c.launch_s}, {"eff", c.eff}}; }
+json memory_class_json(const hardware::Calibration::MemoryClass& c) {
+  return {{"launch_s", c.launch_s}, {"eff", c.eff}};
+}
 
 }  // namespace
 
@@ -47,15 +51,28 @@ json calibration_json(const hardware::Calibration& cal) {
   const auto& a = cal.attention;
   const auto& e = cal.elementwise;
   return {{"gemm",
-           {{"launch_s", g.launch_s}, {"overlap_p", g.overlap_p}, {"eff_max", g.eff_max}, {"k_half", g.k_half},
-            {"wave_gamma", g.wave_gamma}, {"throttle_flops", g.throttle_flops}, {"throttle_delta", g.throttle_delta},
-            {"mem_eff", g.mem_eff}, {"tile_m", g.tile_m}, {"tile_n", g.tile_n}}},
+           {{"launch_s", g.launch_s},
+            {"overlap_p", g.overlap_p},
+            {"eff_max", g.eff_max},
+            {"k_half", g.k_half},
+            {"wave_gamma", g.wave_gamma},
+            {"throttle_flops", g.throttle_flops},
+            {"throttle_delta", g.throttle_delta},
+            {"mem_eff", g.mem_eff},
+            {"tile_m", g.tile_m},
+            {"tile_n", g.tile_n}}},
           {"attention",
-           {{"launch_s", a.launch_s}, {"overlap_p", a.overlap_p}, {"fwd_eff_max", a.fwd_eff_max},
-            {"fwd_seq_half", a.fwd_seq_half}, {"bwd_eff_max", a.bwd_eff_max}, {"bwd_seq_half", a.bwd_seq_half}}},
+           {{"launch_s", a.launch_s},
+            {"overlap_p", a.overlap_p},
+            {"fwd_eff_max", a.fwd_eff_max},
+            {"fwd_seq_half", a.fwd_seq_half},
+            {"bwd_eff_max", a.bwd_eff_max},
+            {"bwd_seq_half", a.bwd_seq_half}}},
           {"elementwise",
-           {{"overlap_p", e.overlap_p}, {"streaming", memory_class_json(e.streaming)},
-            {"normalization", memory_class_json(e.normalization)}, {"softmax", memory_class_json(e.softmax)}}}};
+           {{"overlap_p", e.overlap_p},
+            {"streaming", memory_class_json(e.streaming)},
+            {"normalization", memory_class_json(e.normalization)},
+            {"softmax", memory_class_json(e.softmax)}}}};
 }
 
 json gpu_file_json(const GpuFile& file) {
@@ -78,13 +95,16 @@ GpuFile read_gpu_file(const std::string& path, const std::string& key) {
   const json doc = kineto::parse_json_text(detail::read_maybe_gzip(path, key, "input_file_bytes"), path, key);
   const Reader r(key, path);
   if (!doc.is_object()) r.fail("expected a JSON object");
-  if (doc.value("format", "") != "clustertwin-gpu") r.fail("format: expected \"clustertwin-gpu\" (a file written by clustertwin calibrate)");
+  if (doc.value("format", "") != "clustertwin-gpu")
+    r.fail("format: expected \"clustertwin-gpu\" (a file written by clustertwin calibrate)");
   const int version = r.integer(doc, "version", "");
   if (version != kGpuFileVersion) {
-    r.fail("version: got " + std::to_string(version) + ", this build reads version " + std::to_string(kGpuFileVersion));
+    r.fail("version: got " + std::to_string(version) + ", this build reads version " +
+           std::to_string(kGpuFileVersion));
   }
   GpuFile f;
-  if (!doc.contains("base_gpu") || !doc["base_gpu"].is_string()) r.fail("base_gpu: missing, expected a catalog GPU name");
+  if (!doc.contains("base_gpu") || !doc["base_gpu"].is_string())
+    r.fail("base_gpu: missing, expected a catalog GPU name");
   f.base_gpu = doc["base_gpu"].get<std::string>();
   if (hardware::find_gpu(f.base_gpu) == nullptr) {
     std::string names;

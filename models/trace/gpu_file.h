@@ -14,9 +14,8 @@
 // hardware::validate. Errors are TraceErrors "<key>: <path>: <what>", naming the field.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/hardware/compute_model.h"
 

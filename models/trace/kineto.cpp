@@ -30,8 +30,8 @@
 #include <cctype>
 #include <set>
 
-#include "models/trace/kineto_events.h"
 #include "models/trace/et_graph.h"
+#include "models/trace/kineto_events.h"
 #include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 
@@ -47,7 +47,8 @@ constexpr const char* kKey = "trace.path";
 
 }  // namespace
 
-replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options, KinetoStats* stats) {
+replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options,
+                                  KinetoStats* stats) {
   const kineto::KinetoTrace trace = kineto::read_kineto(trace_path, kKey);
   const std::vector<kineto::GpuEvent> gpu = kineto::step_events(trace, options.device, trace_path, kKey);
   const kineto::PhaseOf phase_of(trace);
@@ -74,7 +75,9 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
     streams.insert(g.stream);
     const kineto::Phase phase = phase_of(g);
     Instr in = compute_instr(beyond * 1e-6, phase_category(phase));
-    (phase == kineto::Phase::optimizer ? st.optimizer : phase == kineto::Phase::backward ? st.backward : st.forward) += 1;
+    (phase == kineto::Phase::optimizer  ? st.optimizer
+     : phase == kineto::Phase::backward ? st.backward
+                                        : st.forward) += 1;
     if (kineto::is_nccl(g.name)) {
       in.tp_seconds = in.seconds;
       ++st.nccl_kernels;
@@ -85,13 +88,14 @@ replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOpt
   }
   st.span_s = (frontier - t0) * 1e-6;
   if (st.span_s > kMaxStepSeconds) {
-    throw TraceError(std::string(kKey) + ": " + trace_path + ": the GPU events span " + std::to_string(st.span_s) +
-                     " s, more than the hour a replayed step may");
+    throw TraceError(std::string(kKey) + ": " + trace_path + ": the GPU events span " +
+                     std::to_string(st.span_s) + " s, more than the hour a replayed step may");
   }
   st.streams = static_cast<int>(streams.size());
   rank.instrs.push_back(compute_instr(0, Category::step_end));
 
-  if (!options.execution_trace.empty()) st.et_nodes = static_cast<int>(read_execution_trace(options.execution_trace).nodes.size());
+  if (!options.execution_trace.empty())
+    st.et_nodes = static_cast<int>(read_execution_trace(options.execution_trace).nodes.size());
 
   replay::StepProgram program;
   program.ranks.push_back(std::move(rank));

@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
-#include <string_view>
 #include <map>
+#include <string_view>
 
 #include "models/trace/file_io.h"
 #include "models/trace/trace_import.h"
@@ -59,13 +59,27 @@ bool one_of(const std::string& s, const std::array<std::string_view, N>& names) 
 // below, their fields below, and of their args the keys the importers read (kineto_events.cpp,
 // kineto_ranks.cpp, op_view.cpp). Everything else at the top level is kept as it is.
 constexpr std::array<std::string_view, 9> kEventCats = {
-    "kernel", "gpu_memset", "gpu_memcpy", "cuda_runtime", "cuda_driver", "cpu_op", "user_annotation",
-    "gpu_user_annotation", "overhead"};
-constexpr std::array<std::string_view, 8> kEventFields = {"ph", "cat", "name", "ts", "dur", "pid", "tid", "args"};
-constexpr std::array<std::string_view, 17> kArgFields = {
-    "External id", "Record function id", "correlation", "device", "stream", "Input Dims", "Input type",
-    "Concrete Inputs", "Collective name", "In msg nelems", "Out msg nelems", "Group size", "Process Group Ranks",
-    "Process Group Name", "Src Rank", "Dst Rank", "dtype"};
+    "kernel", "gpu_memset",      "gpu_memcpy",          "cuda_runtime", "cuda_driver",
+    "cpu_op", "user_annotation", "gpu_user_annotation", "overhead"};
+constexpr std::array<std::string_view, 8> kEventFields = {"ph",  "cat", "name", "ts",
+                                                          "dur", "pid", "tid",  "args"};
+constexpr std::array<std::string_view, 17> kArgFields = {"External id",
+                                                         "Record function id",
+                                                         "correlation",
+                                                         "device",
+                                                         "stream",
+                                                         "Input Dims",
+                                                         "Input type",
+                                                         "Concrete Inputs",
+                                                         "Collective name",
+                                                         "In msg nelems",
+                                                         "Out msg nelems",
+                                                         "Group size",
+                                                         "Process Group Ranks",
+                                                         "Process Group Name",
+                                                         "Src Rank",
+                                                         "Dst Rank",
+                                                         "dtype"};
 
 // The filter as a DOM builder: events sit at level 1 of an array trace and at level 2 of an
 // object trace (under "traceEvents"). An unwanted event becomes null in place.
@@ -94,7 +108,8 @@ class KinetoDom : public sim::JsonDomBuilder {
     const auto ph = obj.find("ph");
     const auto cat = obj.find("cat");
     const bool wanted = ph != obj.end() && ph->is_string() && ph->get_ref<const std::string&>() == "X" &&
-                        cat != obj.end() && cat->is_string() && one_of(cat->get_ref<const std::string&>(), kEventCats);
+                        cat != obj.end() && cat->is_string() &&
+                        one_of(cat->get_ref<const std::string&>(), kEventCats);
     if (!wanted) obj = nullptr;
   }
 
@@ -118,8 +133,8 @@ json parse_kineto_text(const std::string& text, const std::string& path, const s
     return dom.parse(text);
   } catch (const sim::JsonDomBuilder::ParseFailure& e) {
     if (e.overflow) throw TraceError(key + ": " + path + ": not JSON: " + e.what());
-    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
-                     std::to_string(text.size()) + " (" + e.what() + ")");
+    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) +
+                     " of " + std::to_string(text.size()) + " (" + e.what() + ")");
   }
 }
 
@@ -129,8 +144,8 @@ json parse_json_text(const std::string& text, const std::string& path, const std
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
-                     std::to_string(text.size()) + " (" + e.what() + ")");
+    throw TraceError(key + ": " + path + ": not JSON: syntax error at byte " + std::to_string(e.byte) +
+                     " of " + std::to_string(text.size()) + " (" + e.what() + ")");
   } catch (const json::exception& e) {  // out_of_range 406: a number beyond double's range
     throw TraceError(key + ": " + path + ": not JSON: " + e.what());
   }
@@ -229,11 +244,13 @@ std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const 
     chosen = by_device.begin()->first;
   }
   const auto it = by_device.find(chosen);
-  if (it == by_device.end()) throw TraceError(key + ": " + path + ": no GPU events on device " + std::to_string(chosen));
+  if (it == by_device.end())
+    throw TraceError(key + ": " + path + ": no GPU events on device " + std::to_string(chosen));
   return it->second;
 }
 
-std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path, const std::string& key) {
+std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
+                                  const std::string& key) {
   const Interval& step = trace.last_profiler_step;
   std::vector<GpuEvent> out;
   for (const GpuEvent& g : device_events(trace, device, path, key)) {
@@ -250,13 +267,15 @@ std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const st
 
 bool is_nccl(const std::string& kernel_name) {
   std::string lower = kernel_name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower.find("nccl") != std::string::npos;
 }
 
 PhaseOf::PhaseOf(const KinetoTrace& trace) : trace_(trace) {
   for (const CpuOp& op : trace.ops) {
-    if (!op.annotation && starts_with(op.name, "autograd::engine::evaluate_function")) autograd_threads_.insert(op.tid);
+    if (!op.annotation && starts_with(op.name, "autograd::engine::evaluate_function"))
+      autograd_threads_.insert(op.tid);
   }
 }
 
@@ -265,7 +284,8 @@ Phase PhaseOf::operator()(const GpuEvent& event) const {
     if (event.ts >= w.begin && event.ts < w.end) return Phase::optimizer;
   }
   const auto l = trace_.launches.find(event.correlation);
-  return l != trace_.launches.end() && autograd_threads_.count(l->second.tid) != 0 ? Phase::backward : Phase::forward;
+  return l != trace_.launches.end() && autograd_threads_.count(l->second.tid) != 0 ? Phase::backward
+                                                                                   : Phase::forward;
 }
 
 }  // namespace ct::trace::kineto

@@ -13,12 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ct::trace::kineto {
 
@@ -27,8 +26,8 @@ struct CpuOp {
   double ts = 0, dur = 0;  // us
   int64_t tid = -1;
   int64_t external_id = -1;
-  int64_t rf_id = -1;        // "Record function id", -1 when absent
-  bool annotation = false;   // user_annotation rather than cpu_op
+  int64_t rf_id = -1;                    // "Record function id", -1 when absent
+  bool annotation = false;               // user_annotation rather than cpu_op
   const nlohmann::json* args = nullptr;  // into KinetoTrace::doc
 };
 
@@ -52,16 +51,16 @@ struct Interval {
 
 struct KinetoTrace {
   nlohmann::json doc;
-  std::string device_name;  // deviceProperties[0].name, "" when absent
-  int sm_count = 0;         // deviceProperties[0].numSms, 0 when absent
-  std::vector<CpuOp> ops;   // cpu_op and user_annotation events, in file order
+  std::string device_name;                       // deviceProperties[0].name, "" when absent
+  int sm_count = 0;                              // deviceProperties[0].numSms, 0 when absent
+  std::vector<CpuOp> ops;                        // cpu_op and user_annotation events, in file order
   std::unordered_map<int64_t, Launch> launches;  // by correlation
-  std::vector<Launch> syncs;  // cuda*Synchronize calls: the CPU waits for the GPU there
-  std::vector<GpuEvent> gpu;  // every device
-  std::vector<Interval> overhead;            // profiler overhead events
-  std::vector<Interval> optimizer_windows;   // gpu_user_annotation Optimizer.step*
-  Interval last_profiler_step{-1, -1};       // the last ProfilerStep#N annotation, if any
-  int64_t rank = -1, world_size = -1;        // distributedInfo (torch.distributed), -1 when absent
+  std::vector<Launch> syncs;                     // cuda*Synchronize calls: the CPU waits for the GPU there
+  std::vector<GpuEvent> gpu;                     // every device
+  std::vector<Interval> overhead;                // profiler overhead events
+  std::vector<Interval> optimizer_windows;       // gpu_user_annotation Optimizer.step*
+  Interval last_profiler_step{-1, -1};           // the last ProfilerStep#N annotation, if any
+  int64_t rank = -1, world_size = -1;            // distributedInfo (torch.distributed), -1 when absent
 };
 
 // Reads and parses the file (gzip or plain). `key` names the scenario key in errors.
@@ -74,7 +73,8 @@ std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const 
 
 // The step's GPU events on `device` (as device_events): those launched inside the last
 // ProfilerStep#N annotation when the trace has one, else all; sorted by start. Throws when none.
-std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path, const std::string& key);
+std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
+                                  const std::string& key);
 
 // Kernel name of an NCCL kernel ("nccl" in any case).
 bool is_nccl(const std::string& kernel_name);

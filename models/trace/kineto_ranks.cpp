@@ -94,9 +94,9 @@ int64_t arg_count(const json& args, const char* key, const std::string& at) {
 
 int64_t dtype_bytes(const std::string& dtype, const std::string& at) {
   static const std::map<std::string, int64_t> sizes = {
-      {"Byte", 1},  {"Char", 1},   {"Bool", 1},          {"Float8_e5m2", 1},   {"Float8_e4m3fn", 1},
-      {"Short", 2}, {"Half", 2},   {"BFloat16", 2},      {"Int", 4},           {"Float", 4},
-      {"Long", 8},  {"Double", 8}, {"ComplexFloat", 8},  {"ComplexDouble", 16}};
+      {"Byte", 1},  {"Char", 1},   {"Bool", 1},         {"Float8_e5m2", 1},   {"Float8_e4m3fn", 1},
+      {"Short", 2}, {"Half", 2},   {"BFloat16", 2},     {"Int", 4},           {"Float", 4},
+      {"Long", 8},  {"Double", 8}, {"ComplexFloat", 8}, {"ComplexDouble", 16}};
   const auto it = sizes.find(dtype);
   if (it == sizes.end()) throw TraceError(at + ": dtype '" + dtype + "' is not a known tensor type");
   return it->second;
@@ -106,10 +106,12 @@ int64_t dtype_bytes(const std::string& dtype, const std::string& at) {
 std::vector<int> parse_ranks(const json& args, int64_t world, const std::string& at) {
   const std::string text = arg_text(args, "Process Group Ranks");
   const auto group_size = args.find("Group size");
-  const bool whole_world = group_size != args.end() && group_size->is_number_integer() && group_size->get<int64_t>() == world;
+  const bool whole_world =
+      group_size != args.end() && group_size->is_number_integer() && group_size->get<int64_t>() == world;
   if (text.find("...") != std::string::npos || text.empty()) {
     if (!whole_world) {
-      throw TraceError(at + ": \"Process Group Ranks\" is " + (text.empty() ? "missing" : "truncated ('" + text + "')") +
+      throw TraceError(at + ": \"Process Group Ranks\" is " +
+                       (text.empty() ? "missing" : "truncated ('" + text + "')") +
                        " and \"Group size\" is not the world size " + std::to_string(world));
     }
     std::vector<int> all(static_cast<size_t>(world));
@@ -124,8 +126,8 @@ std::vector<int> parse_ranks(const json& args, int64_t world, const std::string&
     } else if (c == ',' || c == ']') {
       if (number.empty()) continue;
       if (number.size() > 9 || std::stoll(number) >= world) {
-        throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' names rank " + number + ", outside 0.." +
-                         std::to_string(world - 1));
+        throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' names rank " + number +
+                         ", outside 0.." + std::to_string(world - 1));
       }
       ranks.push_back(std::stoi(number));
       number.clear();
@@ -138,9 +140,10 @@ std::vector<int> parse_ranks(const json& args, int64_t world, const std::string&
   if (ranks.empty() || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     throw TraceError(at + ": \"Process Group Ranks\" '" + text + "' is empty or repeats a rank");
   }
-  if (group_size != args.end() && (!group_size->is_number_integer() || group_size->get<int64_t>() != static_cast<int64_t>(ranks.size()))) {
-    throw TraceError(at + ": \"Group size\" " + group_size->dump() + " differs from the " + std::to_string(ranks.size()) +
-                     " ranks listed");
+  if (group_size != args.end() && (!group_size->is_number_integer() ||
+                                   group_size->get<int64_t>() != static_cast<int64_t>(ranks.size()))) {
+    throw TraceError(at + ": \"Group size\" " + group_size->dump() + " differs from the " +
+                     std::to_string(ranks.size()) + " ranks listed");
   }
   return ranks;
 }
@@ -189,7 +192,8 @@ std::string comm_name(const json& args) {
 
 // max(In, Out msg nelems) x the dtype's size (the nccl-tests buffer per rank).
 int64_t message_bytes(const json& args, const std::string& at) {
-  const int64_t elements = std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
+  const int64_t elements =
+      std::max(arg_count(args, "In msg nelems", at), arg_count(args, "Out msg nelems", at));
   const int64_t element = dtype_bytes(arg_text(args, "dtype"), at);
   if (elements > kMaxMessageBytes / element) throw TraceError(at + ": the message exceeds 1 TiB");
   return elements * element;
@@ -202,7 +206,8 @@ struct PointToPoint {
 };
 
 // A send or recv kernel that names its peer, or false.
-bool p2p_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops, PointToPoint& out) {
+bool p2p_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops,
+            PointToPoint& out) {
   const json* args = comm_args_of(e, comm_ops);
   if (args == nullptr) return false;
   const std::string name = comm_name(*args);
@@ -212,7 +217,9 @@ bool p2p_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, c
   if (!args->contains(key)) return false;
   const std::string at = where(file, e);
   const int64_t peer = arg_count(*args, key, at);
-  if (peer >= world) throw TraceError(at + ": \"" + key + "\" " + std::to_string(peer) + " is outside 0.." + std::to_string(world - 1));
+  if (peer >= world)
+    throw TraceError(at + ": \"" + key + "\" " + std::to_string(peer) + " is outside 0.." +
+                     std::to_string(world - 1));
   out.peer = static_cast<int>(peer);
   out.bytes = message_bytes(*args, at);
   return true;
@@ -271,16 +278,20 @@ std::vector<std::string> rank_files(const std::string& directory) {
   for (; !ec && entry != fs::directory_iterator(); entry.increment(ec)) {
     const std::string name = entry->path().filename().string();
     const auto ends = [&](const std::string& suffix) {
-      return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      return name.size() > suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     std::error_code type_ec;
-    if (entry->is_regular_file(type_ec) && (ends(".json") || ends(".json.gz"))) paths.push_back(entry->path().string());
+    if (entry->is_regular_file(type_ec) && (ends(".json") || ends(".json.gz")))
+      paths.push_back(entry->path().string());
   }
   if (ec) throw TraceError(std::string(kKey) + ": " + directory + ": " + ec.message());
-  if (paths.empty()) throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
+  if (paths.empty())
+    throw TraceError(std::string(kKey) + ": " + directory + ": no .json or .json.gz Kineto traces");
   std::sort(paths.begin(), paths.end());
   try {
-    sim::check_input_limit("trace_ranks", std::string(kKey) + ": " + directory, static_cast<int64_t>(paths.size()));
+    sim::check_input_limit("trace_ranks", std::string(kKey) + ": " + directory,
+                           static_cast<int64_t>(paths.size()));
   } catch (const sim::InputLimitError& e) {
     throw TraceError(e.what());
   }
@@ -302,7 +313,8 @@ struct Instances {
       list.push_back(c);
       members.emplace_back();
       first_seen.emplace_back(rank, ts);
-    } else if (list[static_cast<size_t>(it->second)].kind != c.kind || list[static_cast<size_t>(it->second)].bytes != c.bytes) {
+    } else if (list[static_cast<size_t>(it->second)].kind != c.kind ||
+               list[static_cast<size_t>(it->second)].bytes != c.bytes) {
       throw TraceError(at + ": collective #" + std::to_string(key.second) +
                        " of its process group differs in kind or size from rank " +
                        std::to_string(first_seen[static_cast<size_t>(it->second)].first) + "'s");
@@ -318,11 +330,14 @@ size_t read_rank(const std::string& p, const std::string& directory, int64_t n, 
                  std::vector<RankFile>& files, Instances& instances) {
   const kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
   if (t.rank < 0 || t.world_size < 0) {
-    throw TraceError(std::string(kKey) + ": " + p + ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
+    throw TraceError(
+        std::string(kKey) + ": " + p +
+        ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
   }
   if (t.world_size != n) {
-    throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " + std::to_string(t.world_size) +
-                     " but " + directory + " holds " + std::to_string(n) + " traces");
+    throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " +
+                     std::to_string(t.world_size) + " but " + directory + " holds " + std::to_string(n) +
+                     " traces");
   }
   if (t.rank >= n || seen[static_cast<size_t>(t.rank)]) {
     throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +
@@ -337,7 +352,9 @@ size_t read_rank(const std::string& p, const std::string& directory, int64_t n, 
   std::map<std::string, int> seq;
   for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
     const auto l = t.launches.find(e.correlation);
-    StepEvent ev{e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name), -1, {}};
+    StepEvent ev{
+        e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name),
+        -1,   {}};
     Collective c;
     if (!p2p_of(e, n, p, comm_ops, ev.p2p) && collective_of(e, n, p, comm_ops, c)) {
       const std::string at = where(p, e);
@@ -352,14 +369,16 @@ size_t read_rank(const std::string& p, const std::string& directory, int64_t n, 
 }
 
 // Phase 3: every instance has all its members; one program group per instance.
-void add_groups(const Instances& instances, const std::vector<RankFile>& files, replay::StepProgram& program) {
+void add_groups(const Instances& instances, const std::vector<RankFile>& files,
+                replay::StepProgram& program) {
   for (size_t k = 0; k < instances.list.size(); ++k) {
     const Collective& c = instances.list[k];
     if (instances.members[k].size() != c.ranks.size()) {
       const auto [r, ts] = instances.first_seen[k];
-      throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(r)].path + ": the collective at ts " +
-                       std::to_string(ts) + " has " + std::to_string(instances.members[k].size()) + " of its " +
-                       std::to_string(c.ranks.size()) + " ranks in the traces (the k-th of each group must match)");
+      throw TraceError(
+          std::string(kKey) + ": " + files[static_cast<size_t>(r)].path + ": the collective at ts " +
+          std::to_string(ts) + " has " + std::to_string(instances.members[k].size()) + " of its " +
+          std::to_string(c.ranks.size()) + " ranks in the traces (the k-th of each group must match)");
     }
     replay::Group g;
     g.gpus = c.ranks;
@@ -375,8 +394,8 @@ using P2pLists = std::map<std::pair<int, int>, std::vector<std::pair<int32_t, in
 // timeline (file comment).
 class RankBuilder {
  public:
-  RankBuilder(int r, const Instances& instances, const std::map<std::string, int>& group_stream, P2pLists& sends,
-              P2pLists& recvs, KinetoRanksStats& st)
+  RankBuilder(int r, const Instances& instances, const std::map<std::string, int>& group_stream,
+              P2pLists& sends, P2pLists& recvs, KinetoRanksStats& st)
       : r_(r), instances_(instances), group_stream_(group_stream), sends_(sends), recvs_(recvs), st_(st) {
     rank_.gpu = r;
   }
@@ -470,7 +489,8 @@ class RankBuilder {
       st_.idle_s += gap * 1e-6;
       wait = -1;
     }
-    Instr in = compute_instr(std::max(0.0, e.ts + e.dur - std::max(frontier_, e.ts)) * 1e-6, phase_category(e.phase));
+    Instr in = compute_instr(std::max(0.0, e.ts + e.dur - std::max(frontier_, e.ts)) * 1e-6,
+                             phase_category(e.phase));
     in.after = wait;
     if (e.nccl) {
       in.tp_seconds = in.seconds;
@@ -489,8 +509,8 @@ class RankBuilder {
   P2pLists& recvs_;
   KinetoRanksStats& st_;
   replay::RankProgram rank_;
-  std::multimap<double, int32_t> launched_;  // compute events: launch ts -> instruction
-  std::multimap<double, int32_t> ended_;     // collectives and receives: measured end -> instruction
+  std::multimap<double, int32_t> launched_;   // compute events: launch ts -> instruction
+  std::multimap<double, int32_t> ended_;      // collectives and receives: measured end -> instruction
   std::map<Stream, int32_t> last_on_stream_;  // the last collective of each collective stream
   int32_t last_send_ = -1;
   std::vector<int32_t> receives_;
@@ -506,17 +526,19 @@ void pair_point_to_point(const P2pLists& sends, const P2pLists& recvs, const std
     const size_t have = it == recvs.end() ? 0 : it->second.size();
     if (have != list.size()) {
       throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(pair.first)].path + ": " +
-                       std::to_string(list.size()) + " sends to rank " + std::to_string(pair.second) + " but " +
-                       std::to_string(have) + " receives from rank " + std::to_string(pair.first) + " in " +
-                       files[static_cast<size_t>(pair.second)].path);
+                       std::to_string(list.size()) + " sends to rank " + std::to_string(pair.second) +
+                       " but " + std::to_string(have) + " receives from rank " + std::to_string(pair.first) +
+                       " in " + files[static_cast<size_t>(pair.second)].path);
     }
     for (size_t k = 0; k < list.size(); ++k) {
       if (list[k].second != it->second[k].second) {
         throw TraceError(std::string(kKey) + ": " + files[static_cast<size_t>(pair.first)].path + ": send #" +
                          std::to_string(k) + " to rank " + std::to_string(pair.second) + " carries " +
-                         std::to_string(list[k].second) + " bytes, its receive " + std::to_string(it->second[k].second));
+                         std::to_string(list[k].second) + " bytes, its receive " +
+                         std::to_string(it->second[k].second));
       }
-      program.ranks[static_cast<size_t>(pair.first)].instrs[static_cast<size_t>(list[k].first)].peer_instr = it->second[k].first;
+      program.ranks[static_cast<size_t>(pair.first)].instrs[static_cast<size_t>(list[k].first)].peer_instr =
+          it->second[k].first;
     }
   }
   for (const auto& [pair, list] : recvs) {
@@ -547,7 +569,8 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   // its own CUDA stream), numbered in order of first appearance; past the streams the
   // executor has, groups share them (replay::collective_stream wraps).
   std::map<std::string, int> group_stream;
-  for (const Collective& c : instances.list) group_stream.emplace(c.group_key, static_cast<int>(group_stream.size()));
+  for (const Collective& c : instances.list)
+    group_stream.emplace(c.group_key, static_cast<int>(group_stream.size()));
 
   P2pLists sends, recvs;
   for (size_t r = 0; r < files.size(); ++r) {

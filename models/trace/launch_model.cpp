@@ -67,7 +67,8 @@ LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const Cpu
   for (const Interval& s : cpu.syncs) {
     if (s.begin >= cpu.start_us && s.begin <= cpu.end_us) syncs.push_back(s);
   }
-  std::sort(syncs.begin(), syncs.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::sort(syncs.begin(), syncs.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
 
   LaunchSchedule out;
   out.start_s.reserve(items.size());
@@ -95,7 +96,8 @@ LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const Cpu
     double start = std::max(0.0, (clock.at(issue) + shift_us) * 1e-6 + item.latency_s);
     const auto previous = stream_end.find(item.stream);
     if (previous != stream_end.end()) start = std::max(start, previous->second + item.gap_s);
-    if (item.waits_for >= 0 && static_cast<size_t>(item.waits_for) < i) start = std::max(start, end[static_cast<size_t>(item.waits_for)]);
+    if (item.waits_for >= 0 && static_cast<size_t>(item.waits_for) < i)
+      start = std::max(start, end[static_cast<size_t>(item.waits_for)]);
     out.start_s.push_back(start);
     end[i] = start + item.seconds;
     stream_end[item.stream] = end[i];
@@ -109,7 +111,8 @@ LaunchSchedule schedule_launches(const std::vector<LaunchItem>& items, const Cpu
   // Idle in start order: the gaps of the union of the items' intervals.
   std::vector<size_t> by_start(items.size());
   for (size_t i = 0; i < by_start.size(); ++i) by_start[i] = i;
-  std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return out.start_s[a] < out.start_s[b]; });
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](size_t a, size_t b) { return out.start_s[a] < out.start_s[b]; });
   double frontier = 0;
   for (size_t k = 0; k < by_start.size(); ++k) {
     const size_t i = by_start[k];

@@ -32,30 +32,30 @@
 namespace ct::trace {
 
 struct LaunchItem {
-  double issue_us = 0;   // measured CPU time the launch call (or the filled op) returned
-  double seconds = 0;    // kernel duration
-  double gap_s = 0;      // GPU-side gap after the previous kernel when queued
-  double latency_s = 0;  // launch return -> start on an idle GPU
-  int64_t stream = 0;    // CUDA stream
+  double issue_us = 0;     // measured CPU time the launch call (or the filled op) returned
+  double seconds = 0;      // kernel duration
+  double gap_s = 0;        // GPU-side gap after the previous kernel when queued
+  double latency_s = 0;    // launch return -> start on an idle GPU
+  int64_t stream = 0;      // CUDA stream
   int32_t waits_for = -1;  // an earlier item of another stream it waited for, or -1
 };
 
 struct CpuTimeline {
-  double start_us = 0, end_us = 0;              // the step's first and last operator on the CPU
-  std::vector<kineto::Interval> overhead;       // profiler work, removed (may overlap)
-  std::vector<kineto::Interval> syncs;          // synchronizing calls
+  double start_us = 0, end_us = 0;         // the step's first and last operator on the CPU
+  std::vector<kineto::Interval> overhead;  // profiler work, removed (may overlap)
+  std::vector<kineto::Interval> syncs;     // synchronizing calls
 };
 
 struct LaunchSchedule {
-  std::vector<double> start_s;      // per item, from the step start
-  double busy_end_s = 0;            // the latest end of any item
+  std::vector<double> start_s;  // per item, from the step start
+  double busy_end_s = 0;        // the latest end of any item
   double step_s = 0;
-  double gpu_gap_idle_s = 0;        // idle the GPU's own inter-kernel gaps explain
-  double launch_bound_idle_s = 0;   // idle waiting for the CPU (includes the time before the first launch)
-  double before_first_launch_s = 0; // start of the first item
-  double after_last_kernel_s = 0;   // CPU time after the GPU finished (step_s - end_last)
-  double overhead_removed_s = 0;    // profiler overhead inside the step, removed
-  double sync_wait_s = 0;           // modelled CPU waits at synchronizing calls
+  double gpu_gap_idle_s = 0;         // idle the GPU's own inter-kernel gaps explain
+  double launch_bound_idle_s = 0;    // idle waiting for the CPU (includes the time before the first launch)
+  double before_first_launch_s = 0;  // start of the first item
+  double after_last_kernel_s = 0;    // CPU time after the GPU finished (step_s - end_last)
+  double overhead_removed_s = 0;     // profiler overhead inside the step, removed
+  double sync_wait_s = 0;            // modelled CPU waits at synchronizing calls
 };
 
 // Items in issue order (non-decreasing issue_us expected; a later one issued earlier is

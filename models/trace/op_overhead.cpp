@@ -10,7 +10,7 @@ namespace {
 
 struct ThreadEvent {
   double ts = 0, end = 0;
-  bool op = false;          // a recorded operator (cpu_op or annotation), else a launch call
+  bool op = false;  // a recorded operator (cpu_op or annotation), else a launch call
   bool annotation = false;
 };
 
@@ -42,12 +42,15 @@ bool overlaps(const std::vector<kineto::Interval>& busy, const kineto::Interval&
 
 OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
   std::map<int64_t, std::vector<ThreadEvent>> threads;
-  for (const kineto::CpuOp& op : trace.ops) threads[op.tid].push_back({op.ts, op.ts + op.dur, true, op.annotation});
+  for (const kineto::CpuOp& op : trace.ops)
+    threads[op.tid].push_back({op.ts, op.ts + op.dur, true, op.annotation});
   std::vector<std::pair<int64_t, const kineto::Launch*>> calls;  // by correlation: no map order
   for (const auto& [correlation, call] : trace.launches) calls.emplace_back(correlation, &call);
   std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [correlation, call] : calls) threads[call->tid].push_back({call->ts, call->ts + call->dur, false, false});
-  for (const kineto::Launch& call : trace.syncs) threads[call.tid].push_back({call.ts, call.ts + call.dur, false, false});
+  for (const auto& [correlation, call] : calls)
+    threads[call->tid].push_back({call->ts, call->ts + call->dur, false, false});
+  for (const kineto::Launch& call : trace.syncs)
+    threads[call.tid].push_back({call.ts, call.ts + call.dur, false, false});
 
   std::vector<double> gaps;
   struct Boundary {
@@ -79,7 +82,8 @@ OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
         boundary = std::max(boundary, previous.end);
         const bool cpp_parent = parent.event >= 0 && events[static_cast<size_t>(parent.event)].op &&
                                 !events[static_cast<size_t>(parent.event)].annotation;
-        if (cpp_parent && previous.op && !previous.annotation && e.op && !e.annotation && e.ts >= previous.end) {
+        if (cpp_parent && previous.op && !previous.annotation && e.op && !e.annotation &&
+            e.ts >= previous.end) {
           gaps.push_back(e.ts - previous.end);
         }
       }
@@ -102,7 +106,8 @@ OpOverhead op_overhead(const kineto::KinetoTrace& trace, double per_op_us) {
     for (const Boundary& b : boundaries) {
       const kineto::Interval removed{std::max(b.gap.begin, b.gap.end - out.per_op_us), b.gap.end};
       bool clear = true;
-      for (const auto& [other, intervals] : busy) clear = clear && (other == b.tid || !overlaps(intervals, removed));
+      for (const auto& [other, intervals] : busy)
+        clear = clear && (other == b.tid || !overlaps(intervals, removed));
       if (clear) out.intervals.push_back(removed);
     }
   }

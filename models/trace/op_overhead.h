@@ -31,8 +31,8 @@ namespace ct::trace {
 inline constexpr int kMinOverheadSamples = 20;
 
 struct OpOverhead {
-  double per_op_us = 0;  // w
-  int samples = 0;       // clean sibling gaps seen
+  double per_op_us = 0;                     // w
+  int samples = 0;                          // clean sibling gaps seen
   std::vector<kineto::Interval> intervals;  // one per recorded operator (may be empty ones)
 };
 

@@ -44,11 +44,23 @@ const json* field(const json* args, const char* k) {
 }  // namespace
 
 int dtype_size(const std::string& dtype) {
-  static const std::unordered_map<std::string, int> sizes = {
-      {"c10::BFloat16", 2}, {"BFloat16", 2}, {"c10::Half", 2}, {"Half", 2}, {"float", 4}, {"double", 8},
-      {"long int", 8}, {"long", 8}, {"int", 4}, {"short int", 2}, {"short", 2}, {"signed char", 1},
-      {"unsigned char", 1}, {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1},
-      {"c10::complex<float>", 8}};
+  static const std::unordered_map<std::string, int> sizes = {{"c10::BFloat16", 2},
+                                                             {"BFloat16", 2},
+                                                             {"c10::Half", 2},
+                                                             {"Half", 2},
+                                                             {"float", 4},
+                                                             {"double", 8},
+                                                             {"long int", 8},
+                                                             {"long", 8},
+                                                             {"int", 4},
+                                                             {"short int", 2},
+                                                             {"short", 2},
+                                                             {"signed char", 1},
+                                                             {"unsigned char", 1},
+                                                             {"bool", 1},
+                                                             {"c10::Float8_e4m3fn", 1},
+                                                             {"c10::Float8_e5m2", 1},
+                                                             {"c10::complex<float>", 8}};
   const auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -71,7 +83,8 @@ OpView kineto_op_view(const kineto::CpuOp& op) {
       a.tensors.push_back(tensor_of(dims_of((*dims)[i]), type));
     } else if (!type.empty() || (concrete != nullptr && i < concrete->size())) {
       a.kind = Arg::Kind::scalar;
-      if (concrete != nullptr && i < concrete->size() && (*concrete)[i].is_string()) a.scalar = (*concrete)[i].get<std::string>();
+      if (concrete != nullptr && i < concrete->size() && (*concrete)[i].is_string())
+        a.scalar = (*concrete)[i].get<std::string>();
     }
     v.inputs.push_back(std::move(a));
   }

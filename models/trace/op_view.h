@@ -25,9 +25,9 @@ namespace ct::trace {
 struct TensorInfo {
   std::vector<int64_t> shape;
   int64_t numel = 0;
-  int elem_size = 0;       // bytes per element, 0 when unknown
-  std::string dtype;       // as written, e.g. "c10::BFloat16", "float"
-  std::string device;      // "cuda:0", "cpu", "" (unknown or undefined tensor)
+  int elem_size = 0;                          // bytes per element, 0 when unknown
+  std::string dtype;                          // as written, e.g. "c10::BFloat16", "float"
+  std::string device;                         // "cuda:0", "cpu", "" (unknown or undefined tensor)
   int64_t id = -1, storage = -1, offset = 0;  // ET only
   [[nodiscard]] bool defined() const { return numel > 0 && elem_size > 0; }
   [[nodiscard]] double bytes() const { return static_cast<double>(numel) * elem_size; }
@@ -40,10 +40,10 @@ struct Arg {
 };
 
 struct OpView {
-  std::string name;                 // e.g. "aten::addmm"
-  std::string schema;               // ET op_schema, "" when unknown
+  std::string name;    // e.g. "aten::addmm"
+  std::string schema;  // ET op_schema, "" when unknown
   std::vector<Arg> inputs, outputs;
-  bool outputs_known = false;       // true for the execution trace
+  bool outputs_known = false;  // true for the execution trace
 };
 
 // Bytes per element of a dtype name ("c10::BFloat16" 2, "float" 4, ...); 0 when unknown.

@@ -13,10 +13,10 @@ using hardware::MemoryOp;
 
 struct AttentionArgs {
   bool backward;
-  int query;          // argument index of the query
-  int causal;         // index of is_causal, or of custom_mask_type when mask_type
+  int query;   // argument index of the query
+  int causal;  // index of is_causal, or of custom_mask_type when mask_type
   bool mask_type;
-  bool seq_major;     // query is [b, s, h, d]
+  bool seq_major;  // query is [b, s, h, d]
 };
 
 // PyTorch 2.x native_functions.yaml signatures.
@@ -41,25 +41,73 @@ const std::unordered_map<std::string, AttentionArgs>& attention_ops() {
 
 MemoryOp memory_class_of(const std::string& name) {
   static const std::unordered_set<std::string> norm = {
-      "layer_norm", "native_layer_norm", "native_layer_norm_backward", "rms_norm", "_fused_rms_norm",
-      "_fused_rms_norm_backward", "group_norm", "native_group_norm", "native_group_norm_backward"};
-  static const std::unordered_set<std::string> softmax = {
-      "softmax", "_softmax", "log_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"};
+      "layer_norm", "native_layer_norm", "native_layer_norm_backward",
+      "rms_norm",   "_fused_rms_norm",   "_fused_rms_norm_backward",
+      "group_norm", "native_group_norm", "native_group_norm_backward"};
+  static const std::unordered_set<std::string> softmax = {"softmax",
+                                                          "_softmax",
+                                                          "log_softmax",
+                                                          "_log_softmax",
+                                                          "_softmax_backward_data",
+                                                          "_log_softmax_backward_data"};
   if (norm.count(name) != 0) return MemoryOp::normalization;
   if (softmax.count(name) != 0) return MemoryOp::softmax;
   return MemoryOp::streaming;
 }
 
 bool is_memory_op(const std::string& name) {
-  static const std::unordered_set<std::string> ops = {
-      "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "div", "div_", "neg", "gelu", "gelu_",
-      "gelu_backward", "silu", "silu_", "silu_backward", "relu", "relu_", "threshold_backward", "tanh",
-      "tanh_backward", "sigmoid", "sigmoid_backward", "exp", "log", "pow", "sqrt", "rsqrt", "dropout",
-      "native_dropout", "native_dropout_backward", "copy_", "clone", "_to_copy", "fill_", "zero_",
-      "zeros_like", "ones_like", "masked_fill", "masked_fill_", "where", "cat", "sum", "mean",
-      "addcmul_", "addcdiv_", "lerp_", "_fused_adam_", "_fused_adamw_",
-      "_amp_foreach_non_finite_check_and_unscale_"};
-  return ops.count(name) != 0 || name.rfind("_foreach_", 0) == 0 || memory_class_of(name) != MemoryOp::streaming;
+  static const std::unordered_set<std::string> ops = {"add",
+                                                      "add_",
+                                                      "sub",
+                                                      "sub_",
+                                                      "rsub",
+                                                      "mul",
+                                                      "mul_",
+                                                      "div",
+                                                      "div_",
+                                                      "neg",
+                                                      "gelu",
+                                                      "gelu_",
+                                                      "gelu_backward",
+                                                      "silu",
+                                                      "silu_",
+                                                      "silu_backward",
+                                                      "relu",
+                                                      "relu_",
+                                                      "threshold_backward",
+                                                      "tanh",
+                                                      "tanh_backward",
+                                                      "sigmoid",
+                                                      "sigmoid_backward",
+                                                      "exp",
+                                                      "log",
+                                                      "pow",
+                                                      "sqrt",
+                                                      "rsqrt",
+                                                      "dropout",
+                                                      "native_dropout",
+                                                      "native_dropout_backward",
+                                                      "copy_",
+                                                      "clone",
+                                                      "_to_copy",
+                                                      "fill_",
+                                                      "zero_",
+                                                      "zeros_like",
+                                                      "ones_like",
+                                                      "masked_fill",
+                                                      "masked_fill_",
+                                                      "where",
+                                                      "cat",
+                                                      "sum",
+                                                      "mean",
+                                                      "addcmul_",
+                                                      "addcdiv_",
+                                                      "lerp_",
+                                                      "_fused_adam_",
+                                                      "_fused_adamw_",
+                                                      "_amp_foreach_non_finite_check_and_unscale_"};
+  return ops.count(name) != 0 || name.rfind("_foreach_", 0) == 0 ||
+         memory_class_of(name) != MemoryOp::streaming;
 }
 
 const TensorInfo* tensor_arg(const OpView& op, size_t i) {
@@ -146,7 +194,8 @@ OpWork attention_work(const OpView& op, const AttentionArgs& spec) {
   w.kind = spec.backward ? Kind::attention_backward : Kind::attention_forward;
   const TensorInfo* q = tensor_arg(op, static_cast<size_t>(spec.query));
   if (q == nullptr || q->shape.size() != 4) return not_modelled(w, "query is not a 4-D tensor");
-  if (static_cast<size_t>(spec.causal) >= op.inputs.size() || op.inputs[static_cast<size_t>(spec.causal)].kind != Arg::Kind::scalar) {
+  if (static_cast<size_t>(spec.causal) >= op.inputs.size() ||
+      op.inputs[static_cast<size_t>(spec.causal)].kind != Arg::Kind::scalar) {
     return not_modelled(w, "no causal argument");
   }
   const std::string& c = op.inputs[static_cast<size_t>(spec.causal)].scalar;
@@ -156,7 +205,8 @@ OpWork attention_work(const OpView& op, const AttentionArgs& spec) {
   w.heads = spec.seq_major ? s[2] : s[1];
   w.seq = spec.seq_major ? s[1] : s[2];
   w.head_dim = s[3];
-  if (w.batch <= 0 || w.heads <= 0 || w.seq <= 0 || w.head_dim <= 0) return not_modelled(w, "empty attention");
+  if (w.batch <= 0 || w.heads <= 0 || w.seq <= 0 || w.head_dim <= 0)
+    return not_modelled(w, "empty attention");
   if (w.batch >= kMaxDim || w.heads >= kMaxDim || w.seq >= kMaxDim || w.head_dim >= kMaxDim) {
     return not_modelled(w, "dimension out of range");
   }
@@ -202,7 +252,8 @@ OpWork memory_work(const OpView& op, const std::string& name) {
 
 OpWork op_work(const OpView& op) {
   const std::string name = op.name.rfind("aten::", 0) == 0 ? op.name.substr(6) : op.name;
-  if (name == "mm" || name == "addmm" || name == "bmm" || name == "baddbmm" || name == "linear" || name == "matmul") {
+  if (name == "mm" || name == "addmm" || name == "bmm" || name == "baddbmm" || name == "linear" ||
+      name == "matmul") {
     return gemm_work(op, name);
   }
   const auto& attn = attention_ops();
@@ -214,16 +265,22 @@ OpWork op_work(const OpView& op) {
 double modelled_seconds(const OpWork& w, const hardware::ComputeModel& model) {
   using hardware::AttentionPass;
   switch (w.kind) {
-    case Kind::gemm: return model.gemm_time(w.m, w.n, w.k, w.count).seconds();
+    case Kind::gemm:
+      return model.gemm_time(w.m, w.n, w.k, w.count).seconds();
     case Kind::attention_forward:
-      return model.attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal, AttentionPass::forward).seconds();
+      return model.attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal, AttentionPass::forward)
+          .seconds();
     case Kind::attention_backward:
-      return model.attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal, AttentionPass::forward_backward)
+      return model
+                 .attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal,
+                                 AttentionPass::forward_backward)
                  .seconds() -
-             model.attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal, AttentionPass::forward).seconds();
+             model.attention_time(w.batch, w.heads, w.seq, w.head_dim, w.causal, AttentionPass::forward)
+                 .seconds();
     case Kind::memory:
       return model.elementwise_time(sim::Bytes{static_cast<int64_t>(w.bytes)}, w.memory_class).seconds();
-    case Kind::none: break;
+    case Kind::none:
+      break;
   }
   return 0.0;
 }

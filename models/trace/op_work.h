@@ -37,8 +37,8 @@ struct OpWork {
   enum class Kind { none, gemm, attention_forward, attention_backward, memory } kind = Kind::none;
   bool modelled = false;  // shapes usable by the compute model; else `why` says what is missing
   std::string why;
-  int64_t m = 0, n = 0, k = 0, count = 1;                   // gemm
-  int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;      // attention
+  int64_t m = 0, n = 0, k = 0, count = 1;               // gemm
+  int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;  // attention
   bool causal = false;
   hardware::MemoryOp memory_class = hardware::MemoryOp::streaming;
   std::string memory_op;  // the name without "aten::", e.g. "add_", "native_layer_norm"

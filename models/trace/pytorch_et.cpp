@@ -70,7 +70,7 @@ struct Unit {
   size_t node = 0;                              // ET node index
   std::vector<const kineto::GpuEvent*> events;  // measured
   bool filled = false;
-  double issue_us = 0;                          // filled: when its operator returned
+  double issue_us = 0;  // filled: when its operator returned
   double filled_s = 0;
 };
 
@@ -156,8 +156,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     if (it == op_by_rf.end()) continue;
     const kineto::CpuOp& op = kt.ops[it->second];
     if (op.name != n.op.name) {
-      throw TraceError("trace.execution_trace: " + et_path + ": node id " + std::to_string(n.id) + " '" + n.op.name +
-                       "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
+      throw TraceError("trace.execution_trace: " + et_path + ": node id " + std::to_string(n.id) + " '" +
+                       n.op.name + "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
                        " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
                        "': the traces are not of the same run");
     }
@@ -166,13 +166,15 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     ++st.ops_matched;
   }
   if (st.ops_matched == 0) {
-    throw TraceError("trace.execution_trace: " + et_path + ": no node's rf_id matches a Record function id of " +
-                     kineto_path + " (" + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(kt.ops.size()) +
+    throw TraceError("trace.execution_trace: " + et_path +
+                     ": no node's rf_id matches a Record function id of " + kineto_path + " (" +
+                     std::to_string(g.nodes.size()) + " nodes, " + std::to_string(kt.ops.size()) +
                      " Kineto ops): the traces are not of the same run");
   }
 
   // Measured GPU events -> ET nodes.
-  const std::vector<kineto::GpuEvent> gpu = kineto::device_events(kt, options.device, kineto_path, "trace.path");
+  const std::vector<kineto::GpuEvent> gpu =
+      kineto::device_events(kt, options.device, kineto_path, "trace.path");
   std::unordered_map<size_t, size_t> unit_of_node;
   std::vector<Unit> units;
   std::set<int64_t> streams;
@@ -239,14 +241,15 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
     }
   }
   const hardware::ComputeModel model(options.gpu, options.calibration);
-  const hardware::ComputeModel target = options.what_if ? hardware::ComputeModel(options.target_gpu, options.target_calibration)
-                                                        : model;
+  const hardware::ComputeModel target =
+      options.what_if ? hardware::ComputeModel(options.target_gpu, options.target_calibration) : model;
   std::vector<OpWork> work(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) work[i] = op_work(g.nodes[i].op);
   // Issue time of ET-only nodes: the latest Kineto-timed node before them in rf_id order.
   std::vector<size_t> by_rf(g.nodes.size());
   for (size_t i = 0; i < by_rf.size(); ++i) by_rf[i] = i;
-  std::stable_sort(by_rf.begin(), by_rf.end(), [&](size_t a, size_t b) { return g.nodes[a].rf_id < g.nodes[b].rf_id; });
+  std::stable_sort(by_rf.begin(), by_rf.end(),
+                   [&](size_t a, size_t b) { return g.nodes[a].rf_id < g.nodes[b].rf_id; });
   std::vector<double> op_end(g.nodes.size(), 0);
   double cpu_start = 0, cpu_end = 0, carried = std::numeric_limits<double>::quiet_NaN();
   bool timed = false;
@@ -306,7 +309,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   {
     std::vector<const kineto::GpuEvent*> by_start;
     for (const Unit& u : units) by_start.insert(by_start.end(), u.events.begin(), u.events.end());
-    std::stable_sort(by_start.begin(), by_start.end(), [](const kineto::GpuEvent* a, const kineto::GpuEvent* b) { return a->ts < b->ts; });
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [](const kineto::GpuEvent* a, const kineto::GpuEvent* b) { return a->ts < b->ts; });
     double frontier = by_start.empty() ? 0 : by_start.front()->ts;
     std::map<int64_t, double> stream_free;
     std::map<int64_t, int> per_stream;
@@ -317,9 +321,11 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       Shown& sh = shown[e];
       const auto free = stream_free.find(e->stream);
       const bool first = free == stream_free.end();
-      const double lo = std::max(first ? -std::numeric_limits<double>::infinity() : free->second, launch_end(e));
+      const double lo =
+          std::max(first ? -std::numeric_limits<double>::infinity() : free->second, launch_end(e));
       const auto latest = ended.upper_bound(e->ts);
-      if (latest != ended.begin() && std::prev(latest)->first > lo && std::prev(latest)->second->stream != e->stream) {
+      if (latest != ended.begin() && std::prev(latest)->first > lo &&
+          std::prev(latest)->second->stream != e->stream) {
         sh.waited = std::prev(latest)->second;
       }
       sh.queued = !first && launch_end(e) <= free->second;
@@ -343,17 +349,20 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   std::vector<uint8_t> batch_scaled(units.size(), 0);  // ratio already includes the target GPU
   if (options.batch_scale != 1.0) {
     if (!(options.batch_scale > 0.0 && options.batch_scale <= 1024.0)) {
-      throw TraceError("trace.batch_scale: got " + std::to_string(options.batch_scale) + ", expected in (0, 1024]");
+      throw TraceError("trace.batch_scale: got " + std::to_string(options.batch_scale) +
+                       ", expected in (0, 1024]");
     }
     for (const OpWork& w : work) {
-      if ((w.kind == OpWork::Kind::attention_forward || w.kind == OpWork::Kind::attention_backward) && w.modelled) {
+      if ((w.kind == OpWork::Kind::attention_forward || w.kind == OpWork::Kind::attention_backward) &&
+          w.modelled) {
         st.recorded_batch = w.batch;
         st.recorded_seq = w.seq;
         break;
       }
     }
     if (st.recorded_batch <= 0) {
-      throw TraceError("trace.batch_scale: " + et_path + " has no attention op with shapes, so the batch dimension is unknown");
+      throw TraceError("trace.batch_scale: " + et_path +
+                       " has no attention op with shapes, so the batch dimension is unknown");
     }
     const int64_t tokens = st.recorded_batch * st.recorded_seq;
     for (size_t u = 0; u < units.size(); ++u) {
@@ -421,7 +430,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
       const Shown& sh = shown.at(r.event);
       const bool measured_gap = sh.queued && sh.waited == nullptr;
       const bool measured_latency = !sh.queued && sh.waited == nullptr;
-      item = {launch_end(r.event), r.event->dur * 1e-6 * speed_ratio[r.unit], (measured_gap ? sh.gap_us : median_gap) * 1e-6,
+      item = {launch_end(r.event), r.event->dur * 1e-6 * speed_ratio[r.unit],
+              (measured_gap ? sh.gap_us : median_gap) * 1e-6,
               (measured_latency ? sh.latency_us : median_latency) * 1e-6};
       item.stream = r.event->stream;
       item_index[r.event] = static_cast<int32_t>(items.size());
@@ -454,8 +464,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   for (const kineto::Launch& s : kt.syncs) cpu.syncs.push_back({s.ts, s.ts + s.dur});
   const LaunchSchedule sched = schedule_launches(items, cpu);
   if (!(sched.step_s <= kMaxStepSeconds)) {
-    throw TraceError("trace.path: " + kineto_path + ": the modelled step lasts " + std::to_string(sched.step_s) +
-                     " s, more than the hour a replayed step may");
+    throw TraceError("trace.path: " + kineto_path + ": the modelled step lasts " +
+                     std::to_string(sched.step_s) + " s, more than the hour a replayed step may");
   }
 
   // The program.
@@ -467,7 +477,8 @@ replay::StepProgram import_pytorch_et(const std::string& kineto_path, const std:
   // stream: all of it), so kernels of several streams keep their modelled overlap.
   std::vector<size_t> order(items.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sched.start_s[a] < sched.start_s[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sched.start_s[a] < sched.start_s[b]; });
   double frontier = 0;
   for (const size_t k : order) {
     const auto [u, event] = item_of[k];

@@ -7,9 +7,8 @@
 #pragma once
 
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/hardware/compute_model.h"
 #include "models/hardware/gpu_catalog.h"
@@ -45,32 +44,33 @@ struct EtImportOptions {
 
 struct EtImportStats {
   int et_nodes = 0;
-  int kineto_ops = 0;          // cpu_op and user_annotation events of the Kineto trace
-  int ops_matched = 0;         // ET nodes matched to a Kineto op (rf_id = Record function id)
-  int gpu_ops = 0;             // ET ops that launched measured GPU events
+  int kineto_ops = 0;   // cpu_op and user_annotation events of the Kineto trace
+  int ops_matched = 0;  // ET nodes matched to a Kineto op (rf_id = Record function id)
+  int gpu_ops = 0;      // ET ops that launched measured GPU events
   int kernels = 0, memsets = 0, memcpys = 0, nccl_kernels = 0;
   int kernels_outside_et = 0;  // GPU events on the device launched by no ET op (not replayed)
   int filled_by_compute_model = 0;
-  std::map<std::string, int> filled_ops;     // name -> count
-  std::map<std::string, int> not_modelled;   // GPU-class ops without kernels the model cannot take: "name: why"
-  int dependencies = 0;        // data dependencies between GPU ops (through storages)
-  int joins = 0;               // join instructions for ops with more than two producers
-  int streams = 0;             // CUDA streams of the measured kernels
-  double overlap_s = 0;        // measured kernel overlap across streams (kept in the replay)
+  std::map<std::string, int> filled_ops;  // name -> count
+  std::map<std::string, int>
+      not_modelled;      // GPU-class ops without kernels the model cannot take: "name: why"
+  int dependencies = 0;  // data dependencies between GPU ops (through storages)
+  int joins = 0;         // join instructions for ops with more than two producers
+  int streams = 0;       // CUDA streams of the measured kernels
+  double overlap_s = 0;  // measured kernel overlap across streams (kept in the replay)
   int forward = 0, backward = 0, optimizer = 0;  // GPU instructions by category
   double measured_gpu_s = 0, filled_s = 0;
   double compute_bound_s = 0, memory_bound_s = 0, other_gpu_s = 0;  // by op (op_work.h)
-  double step_s = 0;           // the modelled step (launch_model.h)
+  double step_s = 0;                                                // the modelled step (launch_model.h)
   double idle_s = 0, gpu_gap_idle_s = 0, launch_bound_idle_s = 0;
   double before_first_launch_s = 0, after_last_kernel_s = 0;
   double profiler_overhead_removed_s = 0, sync_wait_s = 0;
-  double profiler_op_overhead_us = 0;  // per recorded operator (op_overhead.h)
+  double profiler_op_overhead_us = 0;    // per recorded operator (op_overhead.h)
   int profiler_op_overhead_samples = 0;  // clean sibling gaps it was estimated from
   bool profiler_op_overhead_estimated = false;
-  double measured_span_s = 0;  // first to last measured GPU event of the step, as profiled
-  int what_if_model_scaled = 0;      // what-if: ops scaled by the compute model's ratio
-  int what_if_bandwidth_scaled = 0;  // what-if: ops scaled by the HBM bandwidth ratio
-  int batch_scaled_ops = 0;          // what-if batch: ops whose shapes carried the batch
+  double measured_span_s = 0;                    // first to last measured GPU event of the step, as profiled
+  int what_if_model_scaled = 0;                  // what-if: ops scaled by the compute model's ratio
+  int what_if_bandwidth_scaled = 0;              // what-if: ops scaled by the HBM bandwidth ratio
+  int batch_scaled_ops = 0;                      // what-if batch: ops whose shapes carried the batch
   int64_t recorded_batch = 0, recorded_seq = 0;  // found for batch_scale != 1
 };
 

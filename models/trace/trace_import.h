@@ -53,14 +53,14 @@ inline constexpr const char* kChakraVersion = "0.0.4";
 
 struct ChakraStats {
   int ranks = 0;
-  int nodes = 0;            // Chakra nodes over all ranks
-  int collectives = 0;      // collective instances (groups of matching nodes)
-  int all_to_all = 0;       // of which all-to-all, decomposed into sends
-  int point_to_point = 0;   // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
-  int computes = 0;         // COMP nodes
-  int memory = 0;           // MEM_LOAD / MEM_STORE nodes
-  int steps = 1;            // steps the trace carries (step_end nodes of a ClusterTwin export)
-  std::string name;         // the <name> of <name>.<rank>.et
+  int nodes = 0;           // Chakra nodes over all ranks
+  int collectives = 0;     // collective instances (groups of matching nodes)
+  int all_to_all = 0;      // of which all-to-all, decomposed into sends
+  int point_to_point = 0;  // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
+  int computes = 0;        // COMP nodes
+  int memory = 0;          // MEM_LOAD / MEM_STORE nodes
+  int steps = 1;           // steps the trace carries (step_end nodes of a ClusterTwin export)
+  std::string name;        // the <name> of <name>.<rank>.et
 };
 
 struct ChakraOptions {
@@ -95,11 +95,11 @@ struct KinetoStats {
   int kernels = 0, memsets = 0, memcpys = 0, nccl_kernels = 0;
   int forward = 0, backward = 0, optimizer = 0;  // GPU events by category
   int streams = 0;
-  double gpu_busy_s = 0;   // sum of GPU event durations
-  double span_s = 0;       // first GPU event start to last GPU event end
-  double idle_s = 0;       // time inside the span with no GPU event running
-  double overlap_s = 0;    // time GPU events of different streams overlapped (kept in the replay)
-  int et_nodes = 0;        // nodes of the execution trace, when given
+  double gpu_busy_s = 0;  // sum of GPU event durations
+  double span_s = 0;      // first GPU event start to last GPU event end
+  double idle_s = 0;      // time inside the span with no GPU event running
+  double overlap_s = 0;   // time GPU events of different streams overlapped (kept in the replay)
+  int et_nodes = 0;       // nodes of the execution trace, when given
 };
 
 // One-rank program (GPU 0) from the GPU events of the profiled step. Throws TraceError.
@@ -139,7 +139,7 @@ struct TraceRunOptions {
   // replayed time, so a trace of minutes at the step model's 100 us costs seconds and
   // megabytes; the trace report does not use the series.
   double busy_bucket_s = 10e-3;
-  bool fabric_links = false;  // fill TraceRunResult::fabric_links
+  bool fabric_links = false;             // fill TraceRunResult::fabric_links
   replay::Timeline* timeline = nullptr;  // the first trace_ranks ranks' instructions as columns
 };
 

@@ -55,14 +55,15 @@ double hardware_flops_per_iteration(const JobSpec& job) {
     // torchtitan's op-level policy: the GEMMs its recompute list holds (layer_ops.cpp), per
     // token of the whole layer (the ops are one TP rank's share of b s / cp tokens).
     const LayerOps ops = transformer_layer_ops(job);
-    const double tokens = d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
+    const double tokens =
+        d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
     recompute = ops.recompute_flops() * d(job.parallelism.tensor_parallel) / tokens * d(job.model.layers);
   }
   return (model_flops_per_token(job.model) + recompute) * d(job.global_batch_size) * d(job.model.seq_length);
 }
 
-double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,
-                                    int64_t vocab, bool full_recompute) {
+double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden, int64_t vocab,
+                                    bool full_recompute) {
   const double B = d(batch), s = d(seq), l = d(layers), h = d(hidden), V = d(vocab);
   const double factor = full_recompute ? 96.0 : 72.0;
   return factor * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));

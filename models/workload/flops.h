@@ -39,8 +39,8 @@ double hardware_flops_per_token(const ModelSpec& model, Recompute recompute);
 double model_flops_per_iteration(const JobSpec& job);     // MFU numerator x step time
 double hardware_flops_per_iteration(const JobSpec& job);  // HFU numerator x step time
 
-double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,
-                                    int64_t vocab, bool full_recompute);
+double megatron_flops_per_iteration(int64_t batch, int64_t seq, int64_t layers, int64_t hidden, int64_t vocab,
+                                    bool full_recompute);
 // Megatron SC'21 Sec. 5.1: P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)).
 double megatron_parameters(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq);
 

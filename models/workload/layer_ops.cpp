@@ -169,7 +169,9 @@ void to_fp8(std::vector<Step>& steps, int64_t microbatches, const std::string& r
     const int64_t input = s.op.m * s.op.k * s.op.count, weight = s.op.k * s.op.n * s.op.count;
     const int64_t grad = s.op.m * s.op.n * s.op.count;
     out.push_back({elementwise("fp8_cast", cast(input) + cast(weight) / std::max<int64_t>(1, microbatches)),
-                   "fp8_cast.bwd", {}, cast(grad)});
+                   "fp8_cast.bwd",
+                   {},
+                   cast(grad)});
     out.push_back(s);
   }
   steps = std::move(out);
@@ -304,26 +306,24 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     const int64_t ep = job.parallelism.expert_parallel;
     const int64_t local_experts = e.experts / ep;
     const int64_t router_tokens = job.parallelism.sequence_parallel ? T / t : T;
-    const auto per_expert = static_cast<int64_t>(
-        std::ceil(e.capacity_factor * d(T) * d(e.top_k) * d(ep) / d(e.experts)));
+    const auto per_expert =
+        static_cast<int64_t>(std::ceil(e.capacity_factor * d(T) * d(e.top_k) * d(ep) / d(e.experts)));
     st.push_back({gemm("router", router_tokens, e.experts, h), "router.dgrad", "router.wgrad"});
     if (e.shared_experts > 0) {
       const int64_t fs = e.shared_experts * fe;
       st.push_back({gemm("shared_fc1", T, g * fs, h), "shared_fc1.dgrad", "shared_fc1.wgrad"});
-      st.push_back({elementwise("shared_activation", act_bytes_per_elem * T * fs),
-                    "shared_activation.bwd",
-                    {}});
+      st.push_back(
+          {elementwise("shared_activation", act_bytes_per_elem * T * fs), "shared_activation.bwd", {}});
       st.push_back({gemm("shared_fc2", T, h, fs), "shared_fc2.dgrad", "shared_fc2.wgrad"});
     }
     st.push_back({elementwise("moe_permute", 4 * T * e.top_k * h), "moe_permute.bwd", {}});
-    st.push_back({gemm("expert_fc1", per_expert, g * fe, h, local_experts), "expert_fc1.dgrad",
-                  "expert_fc1.wgrad"});
     st.push_back(
-        {elementwise("expert_activation", act_bytes_per_elem * per_expert * local_experts * fe),
-         "expert_activation.bwd",
-         {}});
-    st.push_back({gemm("expert_fc2", per_expert, h, fe, local_experts), "expert_fc2.dgrad",
-                  "expert_fc2.wgrad"});
+        {gemm("expert_fc1", per_expert, g * fe, h, local_experts), "expert_fc1.dgrad", "expert_fc1.wgrad"});
+    st.push_back({elementwise("expert_activation", act_bytes_per_elem * per_expert * local_experts * fe),
+                  "expert_activation.bwd",
+                  {}});
+    st.push_back(
+        {gemm("expert_fc2", per_expert, h, fe, local_experts), "expert_fc2.dgrad", "expert_fc2.wgrad"});
     st.push_back({elementwise("moe_unpermute", 4 * T * e.top_k * h), "moe_unpermute.bwd", {}});
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
@@ -342,7 +342,8 @@ LayerOps output_layer_ops(const JobSpec& job) {
   // Eager cross entropy: about 10 bytes per logit each way (fp32 copy, log-softmax, NLL). A
   // compiled one reads the bf16 logits once forward and reads them and writes their gradient
   // backward: 2 + 4 bytes, 3 per pass on average (the backward step repeats the forward's bytes).
-  st.push_back({elementwise("cross_entropy", (job.compiled_loss ? 3 : 10) * x.T * v), "cross_entropy.bwd", {}});
+  st.push_back(
+      {elementwise("cross_entropy", (job.compiled_loss ? 3 : 10) * x.T * v), "cross_entropy.bwd", {}});
   return assemble(st, Recompute::none);
 }
 
@@ -359,9 +360,15 @@ AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
     switch (parse_stack(job.stack)) {
       case Stack::torchtitan:
       case Stack::deepspeed:
-      case Stack::deepspeed_2021: k = "fa2"; break;
-      case Stack::composer: k = "triton"; break;
-      default: k = "cudnn"; break;
+      case Stack::deepspeed_2021:
+        k = "fa2";
+        break;
+      case Stack::composer:
+        k = "triton";
+        break;
+      default:
+        k = "cudnn";
+        break;
     }
   }
   const bool ampere = sm_arch < 90;

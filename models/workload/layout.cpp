@@ -34,12 +34,12 @@ void positive(Errors& err, const std::string& key, int64_t value) {
 }
 
 // "<divisor_key> (d) must divide <dividend_key> (n)": n % d != 0.
-void divides(Errors& err, const std::string& divisor_key, int64_t divisor,
-             const std::string& dividend_key, int64_t dividend) {
+void divides(Errors& err, const std::string& divisor_key, int64_t divisor, const std::string& dividend_key,
+             int64_t dividend) {
   if (divisor < 1 || dividend < 0) return;  // reported by positive()
   if (dividend % divisor != 0) {
-    err.add() << divisor_key << " = " << divisor << " must divide " << dividend_key << " = "
-              << dividend << " (remainder " << dividend % divisor << ")";
+    err.add() << divisor_key << " = " << divisor << " must divide " << dividend_key << " = " << dividend
+              << " (remainder " << dividend % divisor << ")";
   }
 }
 
@@ -138,8 +138,7 @@ void check_model(Errors& err, const JobSpec& job) {
   if (m.moe.experts < 0) err.add() << E << "experts = " << m.moe.experts << " must be >= 0";
   if (m.moe.experts > 0) {
     if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts) {
-      err.add() << E << "top_k = " << m.moe.top_k << " must be in 1.." << E
-                << "experts = " << m.moe.experts;
+      err.add() << E << "top_k = " << m.moe.top_k << " must be in 1.." << E << "experts = " << m.moe.experts;
     }
     if (m.moe.shared_experts < 0) {
       err.add() << E << "shared_experts = " << m.moe.shared_experts << " must be >= 0";
@@ -151,7 +150,6 @@ void check_model(Errors& err, const JobSpec& job) {
       err.add() << E << "capacity_factor = " << m.moe.capacity_factor << " must be > 0";
     }
   }
-
 }
 
 // Each parallelism, batch and runtime field on its own.
@@ -178,18 +176,21 @@ void check_fields(Errors& err, const JobSpec& job) {
   if (p.shard_size < 0) err.add() << P << "shard_size = " << p.shard_size << " must be >= 0";
   if (p.shard_size > 0) {
     if (p.zero_stage < 1) {
-      err.add() << P << "shard_size = " << p.shard_size << " needs " << P << "zero_stage >= 1 (got " << p.zero_stage
-                << "): without ZeRO nothing is sharded";
+      err.add() << P << "shard_size = " << p.shard_size << " needs " << P << "zero_stage >= 1 (got "
+                << p.zero_stage << "): without ZeRO nothing is sharded";
     }
     if (p.context_parallel > 1) {
-      err.add() << P << "shard_size = " << p.shard_size << " with " << P << "context_parallel = "
-                << p.context_parallel << " is not modelled: hybrid sharding needs context_parallel = 1";
+      err.add() << P << "shard_size = " << p.shard_size << " with " << P
+                << "context_parallel = " << p.context_parallel
+                << " is not modelled: hybrid sharding needs context_parallel = 1";
     }
     divides(err, P + "shard_size", p.shard_size, P + "data_parallel", p.data_parallel);
-    if (p.expert_parallel > 1) divides(err, P + "expert_parallel", p.expert_parallel, P + "shard_size", p.shard_size);
+    if (p.expert_parallel > 1)
+      divides(err, P + "expert_parallel", p.expert_parallel, P + "shard_size", p.shard_size);
   }
   if (job.precision != "bf16" && !is_fp8(job)) {
-    err.add() << "training_job.runtime.precision = \"" << job.precision << "\" must be bf16, fp8, fp8-cs or mxfp8";
+    err.add() << "training_job.runtime.precision = \"" << job.precision
+              << "\" must be bf16, fp8, fp8-cs or mxfp8";
   }
   if (job.recompute_layers < 0) {
     err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers << " must be >= 0";
@@ -198,7 +199,6 @@ void check_fields(Errors& err, const JobSpec& job) {
               << " needs training_job.runtime.recompute_granularity = \"full\" (got \""
               << job.recompute_granularity << "\")";
   }
-
 }
 
 // How the layout splits the model and the batch: TP over heads and widths, pipeline stages
@@ -221,8 +221,7 @@ void check_splits(Errors& err, const JobSpec& job) {
   }
   if (m.moe.experts > 0 && m.moe.expert_ffn_hidden >= 0 && m.hidden > 0) {
     divides(err, P + "tensor_parallel", p.tensor_parallel,
-            m.moe.expert_ffn_hidden > 0 ? E + "expert_ffn_hidden"
-                                        : E + "expert_ffn_hidden (= ffn_hidden)",
+            m.moe.expert_ffn_hidden > 0 ? E + "expert_ffn_hidden" : E + "expert_ffn_hidden (= ffn_hidden)",
             expert_ffn_hidden(m));
   }
 
@@ -232,10 +231,10 @@ void check_splits(Errors& err, const JobSpec& job) {
   // pipeline-split: 126 layers + 2 on 128 virtual stages), every other one at least one layer.
   if (p.pipeline_parallel >= 1 && p.virtual_pipeline >= 1 && m.layers >= 1 &&
       m.layers + 2 < int64_t{p.pipeline_parallel} * p.virtual_pipeline) {
-    err.add() << P << "pipeline_parallel x " << P << "virtual_pipeline = " << p.pipeline_parallel
-              << " x " << p.virtual_pipeline << " = "
-              << int64_t{p.pipeline_parallel} * p.virtual_pipeline << " virtual stages need at least "
-              << M << "layers + 2 (the end stages may hold only the embedding and the loss), got " << m.layers;
+    err.add() << P << "pipeline_parallel x " << P << "virtual_pipeline = " << p.pipeline_parallel << " x "
+              << p.virtual_pipeline << " = " << int64_t{p.pipeline_parallel} * p.virtual_pipeline
+              << " virtual stages need at least " << M
+              << "layers + 2 (the end stages may hold only the embedding and the loss), got " << m.layers;
   }
 
   // Batch: global = micro x DP x m.
@@ -257,19 +256,16 @@ void check_splits(Errors& err, const JobSpec& job) {
   }
   if (p.expert_parallel >= 1 && p.data_parallel >= 1 && p.context_parallel >= 1 &&
       (int64_t{p.data_parallel} * p.context_parallel) % p.expert_parallel != 0) {
-    err.add() << P << "expert_parallel = " << p.expert_parallel << " must divide " << P
-              << "data_parallel x " << P << "context_parallel = " << p.data_parallel << " x "
-              << p.context_parallel << " = " << int64_t{p.data_parallel} * p.context_parallel;
+    err.add() << P << "expert_parallel = " << p.expert_parallel << " must divide " << P << "data_parallel x "
+              << P << "context_parallel = " << p.data_parallel << " x " << p.context_parallel << " = "
+              << int64_t{p.data_parallel} * p.context_parallel;
   }
 
   // Context parallelism: load-balanced causal CP splits the sequence into 2 CP chunks.
-  if (p.context_parallel > 1 && m.seq_length >= 1 &&
-      m.seq_length % (2 * int64_t{p.context_parallel}) != 0) {
-    err.add() << "2 x " << P << "context_parallel = " << 2 * int64_t{p.context_parallel}
-              << " must divide " << M << "seq_length = " << m.seq_length
-              << " (load-balanced causal context parallelism)";
+  if (p.context_parallel > 1 && m.seq_length >= 1 && m.seq_length % (2 * int64_t{p.context_parallel}) != 0) {
+    err.add() << "2 x " << P << "context_parallel = " << 2 * int64_t{p.context_parallel} << " must divide "
+              << M << "seq_length = " << m.seq_length << " (load-balanced causal context parallelism)";
   }
-
 }
 
 }  // namespace
@@ -283,12 +279,12 @@ void validate(const JobSpec& job, int64_t gpus_in_cluster) {
   check_splits(err, job);
 
   // GPUs.
-  if (p.tensor_parallel >= 1 && p.pipeline_parallel >= 1 && p.data_parallel >= 1 &&
-      p.context_parallel >= 1 && gpus_used(p) > gpus_in_cluster) {
+  if (p.tensor_parallel >= 1 && p.pipeline_parallel >= 1 && p.data_parallel >= 1 && p.context_parallel >= 1 &&
+      gpus_used(p) > gpus_in_cluster) {
     err.add() << P << "tensor_parallel x pipeline_parallel x data_parallel x context_parallel = "
-              << p.tensor_parallel << " x " << p.pipeline_parallel << " x " << p.data_parallel
-              << " x " << p.context_parallel << " = " << gpus_used(p) << " GPUs exceeds the "
-              << gpus_in_cluster << " GPUs of the cluster (cluster.nodes x cluster.gpus_per_node)";
+              << p.tensor_parallel << " x " << p.pipeline_parallel << " x " << p.data_parallel << " x "
+              << p.context_parallel << " = " << gpus_used(p) << " GPUs exceeds the " << gpus_in_cluster
+              << " GPUs of the cluster (cluster.nodes x cluster.gpus_per_node)";
   }
 
   err.throw_if_any();

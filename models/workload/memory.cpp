@@ -73,8 +73,8 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
 double op_level_selective(const ModelSpec& m, const StackMemory& st, const ActivationTerms& a) {
   const double h = d(m.hidden);
   const double kv = d(kv_dim(m));
-  const double mlp_out = is_moe(m) ? (a.split - 8.0 * h - 4.0 * kv) * 2.0 / 3.0
-                                   : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
+  const double mlp_out =
+      is_moe(m) ? (a.split - 8.0 * h - 4.0 * kv) * 2.0 / 3.0 : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
   const double matmul_outputs = 2.0 * h + 4.0 * kv + 2.0 * h + mlp_out + 2.0 * h;
   return 2.0 * st.residual_bytes * h + 2.0 * h + a.lse + 0.5 * matmul_outputs;
 }
@@ -83,8 +83,8 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 
 const std::vector<std::string>& stack_names() {
   // In the order of enum Stack.
-  static const std::vector<std::string> names{"megatron-core", "nemo", "deepspeed", "deepspeed-2021", "torchtitan",
-                                              "pytorch", "composer"};
+  static const std::vector<std::string> names{"megatron-core", "nemo",    "deepspeed", "deepspeed-2021",
+                                              "torchtitan",    "pytorch", "composer"};
   return names;
 }
 
@@ -255,8 +255,8 @@ int64_t fp8_weight_cache(const JobSpec& job, const StackMemory& st, int stage) {
   const ParallelSpec& par = job.parallelism;
   const int64_t t = par.tensor_parallel;
   const LayerParameters L = layer_parameters(job.model);
-  const double matmul = d((L.attention + L.dense_mlp) / t) +
-                        d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
+  const double matmul =
+      d((L.attention + L.dense_mlp) / t) + d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
   // With ZeRO-3 / FSDP the FP8 copies are sharded like the weights (Megatron FSDP's
   // fp8_param_gather gathers FP8 shards per unit): the gathered unit is in `temporary`.
   const double shard = par.zero_stage >= 3 ? d(zero_shard_degree(par)) : 1.0;

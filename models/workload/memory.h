@@ -107,16 +107,16 @@ const std::vector<std::string>& stack_names();
 
 // What a stack does with memory (the table in memory.cpp, sourced there).
 struct StackMemory {
-  double weight_bytes = 2;        // per parameter held as the working weights
-  double grad_bytes = 4;          // per parameter of the gradient buffer
-  double optimizer_bytes = 12;    // master copy (if separate) + Adam moments
-  double reduce_bytes = 4;        // per parameter of a ZeRO-3 reduce-scatter input
-  bool persistent_grads = true;   // gradients exist at the forward/backward boundary
+  double weight_bytes = 2;          // per parameter held as the working weights
+  double grad_bytes = 4;            // per parameter of the gradient buffer
+  double optimizer_bytes = 12;      // master copy (if separate) + Adam moments
+  double reduce_bytes = 4;          // per parameter of a ZeRO-3 reduce-scatter input
+  bool persistent_grads = true;     // gradients exist at the forward/backward boundary
   double autocast_weight_copy = 0;  // bf16 casts of fp32 weights kept forward -> backward
-  double residual_bytes = 2;      // residual stream / norm inputs
+  double residual_bytes = 2;        // residual stream / norm inputs
   double loss_bytes_per_logit = 6;
-  double dp_bucket_copy = 0;      // bytes per parameter of DDP bucket copies when DP > 1
-  int64_t dp_bucket_elements = 0; // fixed reduce + gather buckets (deepspeed), 16-bit
+  double dp_bucket_copy = 0;        // bytes per parameter of DDP bucket copies when DP > 1
+  int64_t dp_bucket_elements = 0;   // fixed reduce + gather buckets (deepspeed), 16-bit
   bool op_level_selective = false;  // selective recompute = torchtitan's op-level policy
   bool unsharded_with_pp = false;   // ZeRO-3 + PP: stage kept gathered, grads unsharded
   // precision fp8: bytes per matmul parameter of cached FP8 weights (Transformer Engine keeps
@@ -124,7 +124,7 @@ struct StackMemory {
   // FP8-cast input instead of the bf16 one (TE yes; torchao's float8 keeps bf16 inputs).
   double fp8_weight_cache_bytes = 2;
   bool fp8_saves_fp8_inputs = true;
-  double fragmentation = 0.0;     // reserved / allocated - 1 of the caching allocator
+  double fragmentation = 0.0;  // reserved / allocated - 1 of the caching allocator
 };
 StackMemory stack_memory(Stack stack);
 // The job's stack (training_job.runtime.stack).
@@ -154,8 +154,8 @@ struct MemoryBreakdown {
   int64_t nccl = 0;
   int64_t total = 0;  // reserved + context + NCCL: what the GPU must hold
   int64_t capacity = 0;
-  int64_t margin = 0;  // capacity - total (negative: short by that much)
-  bool fits = false;   // total <= capacity
+  int64_t margin = 0;                   // capacity - total (negative: short by that much)
+  bool fits = false;                    // total <= capacity
   double in_flight_microbatches = 0.0;  // micro-batches' worth of this stage's L/p layers
   std::string peak_phase;               // "forward-backward" or "optimizer"
 };

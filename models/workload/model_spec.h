@@ -93,7 +93,9 @@ struct JobSpec {
 };
 
 // The linear layers run in FP8 (any of the FP8 recipes).
-inline bool is_fp8(const JobSpec& j) { return j.precision == "fp8" || j.precision == "fp8-cs" || j.precision == "mxfp8"; }
+inline bool is_fp8(const JobSpec& j) {
+  return j.precision == "fp8" || j.precision == "fp8-cs" || j.precision == "mxfp8";
+}
 
 enum class Recompute { none, selective, full };
 
@@ -101,7 +103,9 @@ enum class Recompute { none, selective, full };
 
 inline bool is_swiglu(const ModelSpec& m) { return m.activation == "swiglu"; }
 inline bool has_biases(const ModelSpec& m) { return !is_swiglu(m); }
-inline bool has_dropout(const ModelSpec& m) { return m.dropout == "yes" || (m.dropout == "auto" && !is_swiglu(m)); }
+inline bool has_dropout(const ModelSpec& m) {
+  return m.dropout == "yes" || (m.dropout == "auto" && !is_swiglu(m));
+}
 inline bool learned_positions(const ModelSpec& m) { return !is_swiglu(m); }
 // LayerNorm has weight and bias per channel, RMSNorm only a weight.
 inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }

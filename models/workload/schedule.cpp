@@ -11,8 +11,8 @@ void check_interleaving(int stages, int chunks, int64_t microbatches) {
     throw std::invalid_argument(
         "training_job.parallelism.virtual_pipeline = " + std::to_string(chunks) +
         " (interleaved schedule) needs the micro-batches per step (global_batch_size / (micro_batch_size x "
-        "data_parallel) = " + std::to_string(microbatches) + ") to be a multiple of pipeline_parallel = " +
-        std::to_string(stages));
+        "data_parallel) = " +
+        std::to_string(microbatches) + ") to be a multiple of pipeline_parallel = " + std::to_string(stages));
   }
 }
 
@@ -31,8 +31,8 @@ std::vector<PipelinePass> pipeline_schedule(int stage, int stages, int chunks, i
     out.microbatch = v == 1 ? k : (k / (p * v)) * p + k % p;
     return out;
   };
-  const int64_t warmup =
-      v == 1 ? std::min<int64_t>(p - stage - 1, m) : std::min<int64_t>((p - stage - 1) * 2 + (v - 1) * p, total);
+  const int64_t warmup = v == 1 ? std::min<int64_t>(p - stage - 1, m)
+                                : std::min<int64_t>((p - stage - 1) * 2 + (v - 1) * p, total);
   std::vector<PipelinePass> order;
   order.reserve(static_cast<size_t>(2 * total));
   int64_t f = 0, b = 0;

@@ -31,7 +31,7 @@
 namespace ct::workload {
 
 struct ModuleFetch {
-  double compute_fraction = 1.0;        // of the layer's pass that waits for this module
+  double compute_fraction = 1.0;         // of the layer's pass that waits for this module
   std::vector<double> gather_fractions;  // one all-gather each, as shares of the layer's parameters
 };
 

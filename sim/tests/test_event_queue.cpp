@@ -59,7 +59,7 @@ TYPED_TEST(EventQueueTest, CancelAndReschedule) {
   EXPECT_TRUE(b.pending());
   q.cancel(b);
   EXPECT_FALSE(b.pending());
-  q.cancel(b);  // cancelling an idle timer is harmless
+  q.cancel(b);             // cancelling an idle timer is harmless
   q.schedule(c, 5, 128);   // move earlier
   q.schedule(a, 40, 128);  // move later
   std::vector<uint64_t> order;
@@ -76,7 +76,7 @@ TYPED_TEST(EventQueueTest, StressAgainstMultimap) {
   std::vector<std::unique_ptr<Timer>> timers;
   for (uint64_t i = 0; i < 200; ++i) timers.push_back(std::make_unique<Timer>(&this->handler, 1000000 + i));
   std::map<std::pair<int64_t, uint64_t>, uint64_t> reference;  // (time, seq) -> tag
-  std::map<uint64_t, std::pair<int64_t, uint64_t>> timer_key;   // timer idx -> key
+  std::map<uint64_t, std::pair<int64_t, uint64_t>> timer_key;  // timer idx -> key
   uint64_t seq = 0;
   int64_t now = 0;
   for (int step = 0; step < 50000; ++step) {

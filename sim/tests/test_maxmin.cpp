@@ -20,7 +20,8 @@ TEST(MaxMin, SingleBottleneckSharesEqually) {
   MaxMinSolver s;
   const auto link = s.add_resource(100.0);
   std::vector<int32_t> flows;
-  for (int i = 0; i < 4; ++i) flows.push_back(s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{link, 1.0}}));
+  for (int i = 0; i < 4; ++i)
+    flows.push_back(s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{link, 1.0}}));
   EXPECT_EQ(solve(s).size(), 4u);
   for (auto f : flows) EXPECT_DOUBLE_EQ(s.rate(f), 25.0);
   EXPECT_DOUBLE_EQ(s.load(link), 100.0);

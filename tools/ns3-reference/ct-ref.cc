@@ -6,12 +6,18 @@
 // Written for ClusterTwin's side-by-side validation; lives only in a scratch folder.
 //
 // Usage: ct-ref <config> <topology> <flows> <out_prefix>
-// topology: "<nodes> <switches> <links>" / switch ids / "<a> <b> <rate e.g. 100Gbps> <delay e.g. 1us>" per link
-// flows:    "<n>" / "<src> <dst> <pg> <bytes> <start_seconds> [<after>]" per flow; `after` (0-based
+// topology: "<nodes> <switches> <links>" / switch ids / "<a> <b> <rate e.g. 100Gbps> <delay e.g. 1us>" per
+// link flows:    "<n>" / "<src> <dst> <pg> <bytes> <start_seconds> [<after>]" per flow; `after` (0-based
 //           index of an earlier flow) starts the flow start_seconds after that flow's last byte
 //           reached its destination (dependency chains such as a ring all-reduce).
 // Completion is taken both ways: when the sender gets the last ACK (the model's QpComplete) and
 // when the last data byte reaches the receiving NIC (MacRx), the time a dependent flow starts.
+#include <ns3/rdma-client-helper.h>
+#include <ns3/rdma-client.h>
+#include <ns3/rdma-driver.h>
+#include <ns3/rdma.h>
+#include <ns3/switch-node.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,21 +25,16 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
+#include "ns3/custom-header.h"
 #include "ns3/internet-module.h"
 #include "ns3/qbb-helper.h"
-#include <ns3/rdma-client-helper.h>
-#include <ns3/rdma-client.h>
-#include <ns3/rdma-driver.h>
-#include <ns3/rdma.h>
-#include <ns3/switch-node.h>
-#include "ns3/custom-header.h"
 
 using namespace ns3;
 
@@ -51,9 +52,10 @@ double cfgd(const std::string& k, double d) {
 
 NodeContainer g_nodes;
 std::vector<bool> g_is_switch;
-std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> g_if;  // node -> neighbour -> ifindexes (parallel links)
-std::map<uint32_t, std::map<uint32_t, uint64_t>> g_delay;   // ns
-std::map<uint32_t, std::map<uint32_t, uint64_t>> g_bw;      // bps
+std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>>
+    g_if;                                                  // node -> neighbour -> ifindexes (parallel links)
+std::map<uint32_t, std::map<uint32_t, uint64_t>> g_delay;  // ns
+std::map<uint32_t, std::map<uint32_t, uint64_t>> g_bw;     // bps
 std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> g_next;  // node -> dst host -> next hops
 FILE* g_fct = nullptr;
 uint64_t g_cnp_acks = 0;
@@ -167,7 +169,8 @@ void check_done() {
 void start_flow(size_t i, double delay) {
   FlowRec& f = g_flows[i];
   f.started = Simulator::Now().GetSeconds() + delay;
-  RdmaClientHelper helper(f.pg, ip_of(f.src), ip_of(f.dst), f.sport, 100, f.bytes, 0, 0, nullptr, nullptr, 0, f.src, f.dst);
+  RdmaClientHelper helper(f.pg, ip_of(f.src), ip_of(f.dst), f.sport, 100, f.bytes, 0, 0, nullptr, nullptr, 0,
+                          f.src, f.dst);
   ApplicationContainer app = helper.Install(g_nodes.Get(f.src));
   app.Start(Seconds(delay));  // relative to now (the application is initialised now)
 }
@@ -197,7 +200,8 @@ void configure_globals() {
   const bool ecn = cfgd("ENABLE_QCN", 1) != 0;
   const bool pfc_dyn = cfgd("USE_DYNAMIC_PFC_THRESHOLD", 1) != 0;
   g_sample_us = cfgd("QLEN_SAMPLE_US", 1.0);
-  Config::SetDefault("ns3::QbbNetDevice::PauseTime", UintegerValue(static_cast<uint32_t>(cfgd("PAUSE_TIME", 5))));
+  Config::SetDefault("ns3::QbbNetDevice::PauseTime",
+                     UintegerValue(static_cast<uint32_t>(cfgd("PAUSE_TIME", 5))));
   Config::SetDefault("ns3::QbbNetDevice::QcnEnabled", BooleanValue(ecn));
   Config::SetDefault("ns3::QbbNetDevice::DynamicThreshold", BooleanValue(pfc_dyn));
   IntHeader::mode = IntHeader::NONE;
@@ -278,7 +282,8 @@ void configure_switches(uint32_t n_nodes) {
       uint64_t rate = dev->GetDataRate().GetBitRate();
       // ECN thresholds given for the NIC rate, scaled with the port rate (as the HPCC run.py maps).
       const double scale = static_cast<double>(rate) / static_cast<double>(nic_rate);
-      sw->m_mmu->ConfigEcn(j, static_cast<uint32_t>(kmin_kb * scale), static_cast<uint32_t>(kmax_kb * scale), pmax);
+      sw->m_mmu->ConfigEcn(j, static_cast<uint32_t>(kmin_kb * scale), static_cast<uint32_t>(kmax_kb * scale),
+                           pmax);
       const uint64_t delay_ns = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetNanoSeconds();
       sw->m_mmu->ConfigHdrm(j, static_cast<uint32_t>(rate * delay_ns / 8 / 1000000000 * 3));
       uint32_t shift = 3;
@@ -308,7 +313,8 @@ std::vector<Ptr<RdmaDriver>> install_rdma(uint32_t n_nodes) {
     hw->SetAttribute("ClampTargetRate", BooleanValue(cfgd("CLAMP_TARGET_RATE", 0) != 0));
     hw->SetAttribute("AlphaResumInterval", DoubleValue(cfgd("ALPHA_RESUME_INTERVAL", 1)));
     hw->SetAttribute("RPTimer", DoubleValue(cfgd("RP_TIMER", 300)));
-    hw->SetAttribute("FastRecoveryTimes", UintegerValue(static_cast<uint32_t>(cfgd("FAST_RECOVERY_TIMES", 1))));
+    hw->SetAttribute("FastRecoveryTimes",
+                     UintegerValue(static_cast<uint32_t>(cfgd("FAST_RECOVERY_TIMES", 1))));
     hw->SetAttribute("EwmaGain", DoubleValue(cfgd("EWMA_GAIN", 1.0 / 256)));
     hw->SetAttribute("RateAI", DataRateValue(DataRate(cfg("RATE_AI", "20Mb/s"))));
     hw->SetAttribute("RateHAI", DataRateValue(DataRate(cfg("RATE_HAI", "200Mb/s"))));
@@ -343,8 +349,10 @@ void install_routes(uint32_t n_nodes, const std::vector<Ptr<RdmaDriver>>& driver
       Ipv4Address addr = ip_of(dst);
       for (uint32_t h : hops) {
         for (const uint32_t ifidx : g_if[node][h]) {
-          if (g_is_switch[node]) DynamicCast<SwitchNode>(g_nodes.Get(node))->AddTableEntry(addr, ifidx);
-          else drivers[node]->m_rdma->AddTableEntry(addr, ifidx, false);
+          if (g_is_switch[node])
+            DynamicCast<SwitchNode>(g_nodes.Get(node))->AddTableEntry(addr, ifidx);
+          else
+            drivers[node]->m_rdma->AddTableEntry(addr, ifidx, false);
         }
       }
     }
@@ -390,7 +398,9 @@ uint32_t start_flows(const char* path, uint32_t n_nodes) {
 
 void write_summary(const std::string& prefix, uint32_t n_flows, double end_s) {
   FILE* sum = std::fopen((prefix + ".summary").c_str(), "w");
-  std::fprintf(sum, "flows_done %lu\nflows %lu\nend_s %.9f\ncnp_acks %lu\npause_frames %lu\nresume_frames %lu\npaused_s %.9f\n",
+  std::fprintf(sum,
+               "flows_done %lu\nflows %lu\nend_s %.9f\ncnp_acks %lu\npause_frames %lu\nresume_frames "
+               "%lu\npaused_s %.9f\n",
                (unsigned long)g_flows_done, (unsigned long)n_flows, end_s, (unsigned long)g_cnp_acks,
                (unsigned long)g_pause_frames, (unsigned long)g_resume_frames, g_paused_s);
   for (auto& [k, s] : g_q) {

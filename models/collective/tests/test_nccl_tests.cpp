@@ -44,8 +44,9 @@ TEST(NcclTests, TableLayoutAndSizes) {
   EXPECT_EQ(rows.back().size_bytes, int64_t{8} << 30);
   EXPECT_EQ(rows.front().redop, "none");
   const std::string table = format_nccl_tests(rows, o, 16);
-  EXPECT_NE(table.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("# Avg bus bandwidth    : "), std::string::npos);
   EXPECT_NE(table.find("           8             2     float    none      -1"), std::string::npos) << table;

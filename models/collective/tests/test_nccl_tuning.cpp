@@ -15,8 +15,8 @@ TuningInput h100(int nodes, bool all_reduce = true) {
   in.ppn = 8;
   in.ranks = 8 * nodes;
   in.channels = 8;
-  in.bw_inter = ladder_inter(50.0, 90);          // 400 Gb/s NIC -> 48 GB/s
-  in.nvlink = nccl_nvlink_total(450e9);          // 369 GB/s
+  in.bw_inter = ladder_inter(50.0, 90);  // 400 Gb/s NIC -> 48 GB/s
+  in.nvlink = nccl_nvlink_total(450e9);  // 369 GB/s
   in.sm_arch = 90;
   return in;
 }
@@ -44,7 +44,8 @@ TEST(NcclTuning, BusBandwidthsOfAnHgxH100) {
   EXPECT_FALSE(nccl_cost(h100(2), NcclAlgo::nvls, Protocol::simple, kBig).enabled);
   // More nodes: NVLS tree 45.5 per channel (364), the tree 8 x 36 (288).
   for (const int nodes : {4, 8, 64}) {
-    EXPECT_NEAR(nccl_cost(h100(nodes), NcclAlgo::nvls_tree, Protocol::simple, kBig).busbw, 364.0, 1e-6) << nodes;
+    EXPECT_NEAR(nccl_cost(h100(nodes), NcclAlgo::nvls_tree, Protocol::simple, kBig).busbw, 364.0, 1e-6)
+        << nodes;
     EXPECT_NEAR(nccl_cost(h100(nodes), NcclAlgo::tree, Protocol::simple, kBig).algbw, 144.0, 1e-9) << nodes;
   }
   // Ampere has no NVLS; a Blackwell tree beyond two nodes is capped at 8 x 24 = 192 (the

@@ -27,8 +27,7 @@ TEST_P(RingClosedForm, AllReduceMatchesAlphaBeta) {
   const int n = 8 * nodes;
   const double h = c.node().nvlink_latency.seconds() + net->path_latency(0, 8).seconds() / 8;
   const double alpha = 3e-6;
-  const double expected = 2.0 * (n - 1) * (alpha + h) +
-                          2.0 * (n - 1) / n * bytes / (8 * 400e9 / 8 * 0.95);
+  const double expected = 2.0 * (n - 1) * (alpha + h) + 2.0 * (n - 1) / n * bytes / (8 * 400e9 / 8 * 0.95);
   CollectiveParams p;
   p.algorithm = Algorithm::ring;
   const double t = run_one(c, mode, Op::all_reduce, first_gpus(n), bytes, p);
@@ -37,10 +36,10 @@ TEST_P(RingClosedForm, AllReduceMatchesAlphaBeta) {
               mode.c_str(), nodes, bytes, t * 1e6, expected * 1e6, 100.0 * (t - expected) / expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Collective, RingClosedForm,
-    ::testing::Combine(::testing::Values("analytical", "flow"), ::testing::Values(2, 4, 8, 16, 32, 64),
-                       ::testing::Values(8.0, 1024.0 * 1024 * 1024)));
+INSTANTIATE_TEST_SUITE_P(Collective, RingClosedForm,
+                         ::testing::Combine(::testing::Values("analytical", "flow"),
+                                            ::testing::Values(2, 4, 8, 16, 32, 64),
+                                            ::testing::Values(8.0, 1024.0 * 1024 * 1024)));
 
 TEST(Ring, OneGpuPerNodeRunsAtItsOwnNicRate) {
   // A DP-style group (local 3 of each node): every channel uses the GPU's own NIC, so

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   sim::Simulation sim;
   auto net = network::make_network(mode, sim, cluster);
   collective::CollectiveParams params;
-  params.algorithm = algo == "tree" ? collective::Algorithm::tree
+  params.algorithm = algo == "tree"   ? collective::Algorithm::tree
                      : algo == "auto" ? collective::Algorithm::automatic
                                       : collective::Algorithm::ring;
   collective::CollectiveEngine engine(sim, *net, cluster, params);

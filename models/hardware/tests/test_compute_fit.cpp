@@ -52,8 +52,7 @@ TEST(HoldOut, OneInFourRotatingWithinGroupsOfFour) {
 
 TEST(ComputeFit, CommittedConstantsAreTheFit) {
   const GpuSpec& h200 = gpu("H200-SXM");
-  const FitObjectives refit =
-      fit_objectives(ComputeModel(h200, fit_calibration(data(), h200)), data());
+  const FitObjectives refit = fit_objectives(ComputeModel(h200, fit_calibration(data(), h200)), data());
   const FitObjectives committed = fit_objectives(ComputeModel(h200, Calibration::h200()), data());
   EXPECT_NEAR(committed.gemm, refit.gemm, 0.02 * refit.gemm);
   EXPECT_NEAR(committed.attention, refit.attention, 0.02 * refit.attention);

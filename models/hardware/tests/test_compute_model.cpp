@@ -38,10 +38,13 @@ TEST(ComputeModel, PowerLimitSlowsComputeNotMemory) {
   const double f = clock_factor(capped);
   EXPECT_NEAR(f, std::pow(500.0 / 700.0, kClockPowerExponent), 1e-12);
   const ComputeModel full(h100, Calibration::h200()), slow(capped, Calibration::h200());
-  const double g_full = full.gemm_time(8192, 8192, 8192).seconds(), g_slow = slow.gemm_time(8192, 8192, 8192).seconds();
+  const double g_full = full.gemm_time(8192, 8192, 8192).seconds(),
+               g_slow = slow.gemm_time(8192, 8192, 8192).seconds();
   EXPECT_NEAR(g_slow / g_full, 1.0 / f, 0.01 / f);
-  const double a_full = full.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
-  const double a_slow = slow.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
+  const double a_full =
+      full.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
+  const double a_slow =
+      slow.attention_time(4, 32, 8192, 128, true, AttentionPass::forward_backward).seconds();
   EXPECT_NEAR(a_slow / a_full, 1.0 / f, 0.02 / f);
   const auto bytes = ct::sim::Bytes{int64_t{1} << 30};
   EXPECT_DOUBLE_EQ(slow.elementwise_time(bytes, MemoryOp::streaming).seconds(),
@@ -64,8 +67,7 @@ TEST(ComputeModel, TimesGrowWithWork) {
             m.attention_time(1, 16, 4096, 128, false, AttentionPass::forward));
   EXPECT_LT(m.attention_time(1, 16, 4096, 128, true, AttentionPass::forward),
             m.attention_time(1, 16, 4096, 128, true, AttentionPass::forward_backward));
-  EXPECT_LT(m.elementwise_time(ct::sim::Bytes{1 << 20}),
-            m.elementwise_time(ct::sim::Bytes{1 << 30}));
+  EXPECT_LT(m.elementwise_time(ct::sim::Bytes{1 << 20}), m.elementwise_time(ct::sim::Bytes{1 << 30}));
   EXPECT_LT(m.elementwise_time(ct::sim::Bytes{1 << 30}, MemoryOp::streaming),
             m.elementwise_time(ct::sim::Bytes{1 << 30}, MemoryOp::softmax));
 }
@@ -86,17 +88,15 @@ TEST(ComputeModel, OtherGpusScaleWithTheirSpecs) {
   const ComputeModel a100(gpu("A100-80GB"), Calibration::h200());
   // Same compute peak and SMs: a compute-bound GEMM takes almost the same time on H100 and
   // H200 (only the small memory term of the soft maximum differs).
-  EXPECT_NEAR(h100.gemm_time(8192, 8192, 8192).seconds(),
-              h200.gemm_time(8192, 8192, 8192).seconds(),
+  EXPECT_NEAR(h100.gemm_time(8192, 8192, 8192).seconds(), h200.gemm_time(8192, 8192, 8192).seconds(),
               0.005 * h200.gemm_time(8192, 8192, 8192).seconds());
   // A large copy is memory bound: time scales with the HBM bandwidth ratio.
   const ct::sim::Bytes big{int64_t{8} << 30};
-  EXPECT_NEAR(h100.elementwise_time(big).seconds() / h200.elementwise_time(big).seconds(),
-              4.8 / 3.35, 0.01);
+  EXPECT_NEAR(h100.elementwise_time(big).seconds() / h200.elementwise_time(big).seconds(), 4.8 / 3.35, 0.01);
   // B200 is faster on big GEMMs by about the peak ratio times its measured efficiency ratio
   // (wave quantization differs a little).
-  const double ratio = h200.gemm_time(16384, 16384, 16384).seconds() /
-                       b200.gemm_time(16384, 16384, 16384).seconds();
+  const double ratio =
+      h200.gemm_time(16384, 16384, 16384).seconds() / b200.gemm_time(16384, 16384, 16384).seconds();
   EXPECT_NEAR(ratio, 2.25e15 / 989.4e12 * 77.6 / 80.3, 0.05 * 2.25e15 / 989.4e12);
   // gemm_eff_scale alone: the same spec at scale 1 is slower on a compute-bound GEMM by the
   // scale, and the efficiency is capped at 1.
@@ -104,8 +104,9 @@ TEST(ComputeModel, OtherGpusScaleWithTheirSpecs) {
   unscaled.gemm_eff_scale = 1.0;
   const ComputeModel gb200(gpu("GB200"), Calibration::h200());
   const ComputeModel gb200_unscaled(unscaled, Calibration::h200());
-  EXPECT_NEAR(gb200_unscaled.gemm_efficiency(16384, 16384, 16384) / gb200.gemm_efficiency(16384, 16384, 16384),
-              80.3 / 72.9, 1e-9);
+  EXPECT_NEAR(
+      gb200_unscaled.gemm_efficiency(16384, 16384, 16384) / gb200.gemm_efficiency(16384, 16384, 16384),
+      80.3 / 72.9, 1e-9);
   GpuSpec silly = gpu("H100-SXM");
   silly.gemm_eff_scale = 5.0;
   EXPECT_LE(ComputeModel(silly, Calibration::h200()).gemm_efficiency(16384, 16384, 16384), 1.0);
@@ -119,8 +120,7 @@ TEST(ComputeModel, RejectsBadArguments) {
   const ComputeModel m = h200_model();
   EXPECT_THROW((void)m.gemm_time(0, 1, 1), std::invalid_argument);
   EXPECT_THROW((void)m.gemm_time(1, 1, 1, 0), std::invalid_argument);
-  EXPECT_THROW((void)m.attention_time(1, 1, -1, 128, true, AttentionPass::forward),
-               std::invalid_argument);
+  EXPECT_THROW((void)m.attention_time(1, 1, -1, 128, true, AttentionPass::forward), std::invalid_argument);
   EXPECT_THROW((void)m.elementwise_time(ct::sim::Bytes{-1}), std::invalid_argument);
   Calibration bad = Calibration::h200();
   bad.gemm.eff_max = 1.5;

@@ -11,7 +11,8 @@ namespace {
 
 TEST(GpuCatalog, HasTheRequiredGpusAndAllAreValid) {
   const auto names = gpu_names();
-  for (const char* n : {"A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200-SXM", "B200", "B300", "GB200", "GB300"}) {
+  for (const char* n :
+       {"A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200-SXM", "B200", "B300", "GB200", "GB300"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     ASSERT_NE(find_gpu(n), nullptr) << n;
     EXPECT_NO_THROW(validate(*find_gpu(n))) << n;
@@ -98,20 +99,17 @@ TEST(GpuCatalog, CustomGpuValidatesEveryField) {
     }
     return std::string("no throw");
   };
-  EXPECT_NE(message([] { custom_gpu("X", 0, 2e15, 96e9, 4e12, 400e9, 800, 120, 1.8e9); })
-                .find("bf16_dense_flops"),
+  EXPECT_NE(
+      message([] { custom_gpu("X", 0, 2e15, 96e9, 4e12, 400e9, 800, 120, 1.8e9); }).find("bf16_dense_flops"),
+      std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, -1, 4e12, 400e9, 800, 120, 1.8e9); }).find("hbm_bytes"),
             std::string::npos);
-  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, -1, 4e12, 400e9, 800, 120, 1.8e9); })
-                .find("hbm_bytes"),
+  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 400e9, 800, 0, 1.8e9); }).find("sm_count"),
             std::string::npos);
-  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 400e9, 800, 0, 1.8e9); })
-                .find("sm_count"),
-            std::string::npos);
-  EXPECT_NE(message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 0, 800, 120, 1.8e9); })
-                .find("nvlink_bytes_per_s"),
-            std::string::npos);
-  EXPECT_NE(message([] { custom_gpu("", 1e15, 2e15, 96e9, 4e12, 1, 800, 120, 1.8e9); })
-                .find("name"),
+  EXPECT_NE(
+      message([] { custom_gpu("X", 1e15, 2e15, 96e9, 4e12, 0, 800, 120, 1.8e9); }).find("nvlink_bytes_per_s"),
+      std::string::npos);
+  EXPECT_NE(message([] { custom_gpu("", 1e15, 2e15, 96e9, 4e12, 1, 800, 120, 1.8e9); }).find("name"),
             std::string::npos);
 }
 

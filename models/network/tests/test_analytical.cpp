@@ -52,7 +52,8 @@ TEST_P(BothModes, ChainGoesAtTheSlowestLegPlusFixedLatency) {
   // NVLink leg (3600 Gb/s) and an inter-node leg (400 Gb/s): the chain moves at 400 Gb/s.
   const std::array<Leg, 2> legs{Leg{0, 1}, Leg{1, 9}};
   const double bytes = 64.0 * (1 << 20);
-  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::us(10), testing::kNoCap, rec, 0);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::us(10), testing::kNoCap,
+                      rec, 0);
   sim.run();
   const double expected = 10e-6 + wire_s(bytes, 400e9);
   EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);
@@ -78,7 +79,8 @@ TEST_P(BothModes, ChainCrossingAPortTwiceGetsHalfOfIt) {
   Recorder rec(sim);
   const std::array<Leg, 2> legs{Leg{0, 8}, Leg{1, 9}};
   const double bytes = 64.0 * (1 << 20);
-  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), testing::kNoCap, rec, 0);
+  net->send_pipelined(legs, sim::Bytes{static_cast<int64_t>(bytes)}, sim::Duration::zero(), testing::kNoCap,
+                      rec, 0);
   sim.run();
   const double expected = wire_s(bytes, 200e9);
   EXPECT_NEAR(rec.times[0], expected, 1e-6 * expected);

@@ -84,7 +84,8 @@ TEST(Flow, ChainAndFlowShareByMaxMin) {
   Recorder rec(sim);
   const std::array<Leg, 2> legs{Leg{0, 8}, Leg{1, 9}};
   const double s = 16 * kMiB;
-  net.send_pipelined(legs, sim::Bytes{static_cast<int64_t>(s)}, sim::Duration::zero(), testing::kNoCap, rec, 0);
+  net.send_pipelined(legs, sim::Bytes{static_cast<int64_t>(s)}, sim::Duration::zero(), testing::kNoCap, rec,
+                     0);
   net.send(0, 9, sim::Bytes{static_cast<int64_t>(s)}, rec, 1);
   sim.run();
   const double unit = wire_s(s, 400e9 / 3);

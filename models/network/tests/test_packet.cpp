@@ -132,8 +132,8 @@ TEST(Packet, UncongestedTransferAgreesWithFlowWithinTwoPercent) {
   net.send(0, 16, sim::Bytes{bytes}, rec, 0);
   sim.run();
   const double packet_s = rec.times[0];
-  std::printf("uncongested 4 MiB: flow %.3f us, packet %.3f us (%+.3f%%)\n", flow_s * 1e6,
-              packet_s * 1e6, 100.0 * (packet_s / flow_s - 1.0));
+  std::printf("uncongested 4 MiB: flow %.3f us, packet %.3f us (%+.3f%%)\n", flow_s * 1e6, packet_s * 1e6,
+              100.0 * (packet_s / flow_s - 1.0));
   EXPECT_NEAR(packet_s, flow_s, 0.02 * flow_s);
   EXPECT_GE(packet_s, flow_s);  // store and forward adds one packet per hop
   const PacketStats s = net.packet_stats();
@@ -170,11 +170,12 @@ TEST(Packet, IncastWithPfcIsLosslessAndRunsAtLineRate) {
   sim::Simulation probe_sim;
   const PacketNetwork probe(probe_sim, c);
   const double ideal = 8.0 * packet_wire_s(probe, size, 400e9);
-  std::printf("incast PFC: completion %.1f us (ideal %.1f), pauses %llu, resumes %llu, paused %.1f us, "
-              "max queue %lld B, events %llu\n",
-              r.completion_s * 1e6, ideal * 1e6, static_cast<unsigned long long>(r.stats.pfc_pause_frames),
-              static_cast<unsigned long long>(r.stats.pfc_resume_frames), r.stats.pfc_paused_time_s * 1e6,
-              static_cast<long long>(r.stats.max_queue_bytes), static_cast<unsigned long long>(r.events));
+  std::printf(
+      "incast PFC: completion %.1f us (ideal %.1f), pauses %llu, resumes %llu, paused %.1f us, "
+      "max queue %lld B, events %llu\n",
+      r.completion_s * 1e6, ideal * 1e6, static_cast<unsigned long long>(r.stats.pfc_pause_frames),
+      static_cast<unsigned long long>(r.stats.pfc_resume_frames), r.stats.pfc_paused_time_s * 1e6,
+      static_cast<long long>(r.stats.max_queue_bytes), static_cast<unsigned long long>(r.events));
   EXPECT_EQ(r.delivered, 8);
   EXPECT_EQ(r.stats.dropped_packets, 0U);
   EXPECT_EQ(r.stats.lossless_overflow_packets, 0U);
@@ -219,11 +220,12 @@ TEST(Packet, EcnAndDcqcnMarkAndPauseLessThanPfcAlone) {
   dcqcn.pfc.xoff_bytes = 217'942;
   dcqcn.dcqcn = dcqcn_profile("hpcc-ns3", 400e9);
   const IncastResult cc = incast(dcqcn, size);
-  std::printf("incast 8 x 16 MiB: PFC alone %llu pauses, %.1f us; ECN+DCQCN %llu pauses, marked %.4f, "
-              "CNPs %llu, %.1f us\n",
-              static_cast<unsigned long long>(pfc.stats.pfc_pause_frames), pfc.completion_s * 1e6,
-              static_cast<unsigned long long>(cc.stats.pfc_pause_frames), cc.stats.ecn_marked_fraction,
-              static_cast<unsigned long long>(cc.stats.cnps), cc.completion_s * 1e6);
+  std::printf(
+      "incast 8 x 16 MiB: PFC alone %llu pauses, %.1f us; ECN+DCQCN %llu pauses, marked %.4f, "
+      "CNPs %llu, %.1f us\n",
+      static_cast<unsigned long long>(pfc.stats.pfc_pause_frames), pfc.completion_s * 1e6,
+      static_cast<unsigned long long>(cc.stats.pfc_pause_frames), cc.stats.ecn_marked_fraction,
+      static_cast<unsigned long long>(cc.stats.cnps), cc.completion_s * 1e6);
   EXPECT_EQ(pfc.stats.ecn_marked_fraction, 0.0);
   EXPECT_GT(cc.stats.ecn_marked_fraction, 0.0);
   EXPECT_GT(cc.stats.cnps, 0U);
@@ -352,12 +354,13 @@ TEST(Packet, PermutationThroughput) {
   const PacketStats s = net.packet_stats();
   EXPECT_EQ(rec.count, 64);
   EXPECT_EQ(s.packets_delivered, 64U * 256U);
-  std::printf("permutation 64 x 1 MiB: sim %.1f us, %llu packets, %llu events, wall %.3f s, "
-              "%.3g packets/s, %.3g events/s, pauses %llu, marked %.4f\n",
-              sim.now().seconds() * 1e6, static_cast<unsigned long long>(s.packets_sent),
-              static_cast<unsigned long long>(sim.events_executed()), wall,
-              static_cast<double>(s.packets_sent) / wall, static_cast<double>(sim.events_executed()) / wall,
-              static_cast<unsigned long long>(s.pfc_pause_frames), s.ecn_marked_fraction);
+  std::printf(
+      "permutation 64 x 1 MiB: sim %.1f us, %llu packets, %llu events, wall %.3f s, "
+      "%.3g packets/s, %.3g events/s, pauses %llu, marked %.4f\n",
+      sim.now().seconds() * 1e6, static_cast<unsigned long long>(s.packets_sent),
+      static_cast<unsigned long long>(sim.events_executed()), wall,
+      static_cast<double>(s.packets_sent) / wall, static_cast<double>(sim.events_executed()) / wall,
+      static_cast<unsigned long long>(s.pfc_pause_frames), s.ecn_marked_fraction);
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ TEST(PacketAnalysis, PauseTreeOfAStormCascadeCountsHopsUpTheClos) {
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->hop, h) << name;
     EXPECT_EQ(e->root_name, root) << name;
-    EXPECT_EQ(e->pausing_name, c.resource_name(topology::Topology::reverse(path[static_cast<size_t>(4 - h)])));
+    EXPECT_EQ(e->pausing_name,
+              c.resource_name(topology::Topology::reverse(path[static_cast<size_t>(4 - h)])));
     EXPECT_GT(e->first_s, last) << name;  // the tree grows upstream over time
     EXPECT_GE(e->frames, 1U);
     last = e->first_s;

@@ -57,7 +57,8 @@ TEST(PacketValidation, SingleFlowReachesLineRateMinusHeaders) {
     const double goodput = static_cast<double>(bytes) * 8.0 / t;
     const double expected = 400e9 * static_cast<double>(mtu) / static_cast<double>(mtu + 58);
     std::printf("single flow, MTU %lld: goodput %.3f Gb/s, line minus headers %.3f Gb/s (%.4f%%)\n",
-                static_cast<long long>(mtu), goodput / 1e9, expected / 1e9, 100.0 * (goodput / expected - 1.0));
+                static_cast<long long>(mtu), goodput / 1e9, expected / 1e9,
+                100.0 * (goodput / expected - 1.0));
     EXPECT_LE(goodput, expected * (1.0 + 1e-9));
     EXPECT_GE(goodput, expected * 0.999);  // store and forward: + 3 packet times in 1.4 ms
     const PacketStats s = net.packet_stats();
@@ -96,10 +97,11 @@ TEST(PacketValidation, DcqcnIncastSharesFairly) {
   const double j_time = jain_index(r.completion);
   const double j_tput = jain_index(tput);
   const auto [lo, hi] = std::minmax_element(r.completion.begin(), r.completion.end());
-  std::printf("DCQCN 8:1 x 16 MiB: completions %.1f .. %.1f us, Jain(times) %.4f, Jain(throughput) %.4f, "
-              "CNPs %llu, pauses %llu\n",
-              *lo * 1e6, *hi * 1e6, j_time, j_tput, static_cast<unsigned long long>(r.stats.cnps),
-              static_cast<unsigned long long>(r.stats.pfc_pause_frames));
+  std::printf(
+      "DCQCN 8:1 x 16 MiB: completions %.1f .. %.1f us, Jain(times) %.4f, Jain(throughput) %.4f, "
+      "CNPs %llu, pauses %llu\n",
+      *lo * 1e6, *hi * 1e6, j_time, j_tput, static_cast<unsigned long long>(r.stats.cnps),
+      static_cast<unsigned long long>(r.stats.pfc_pause_frames));
   EXPECT_GT(j_time, 0.95);
   EXPECT_GT(j_tput, 0.95);
   EXPECT_GT(r.stats.cnps, 0U);
@@ -125,7 +127,8 @@ SteadyIncast steady_incast(const std::string& profile) {
   pp.dcqcn = dcqcn_profile(profile, 100e9);
   PacketNetwork net(sim, c, {}, pp);
   Recorder rec(sim);
-  for (int i = 1; i <= 8; ++i) net.send(8 * i, 0, sim::Bytes{int64_t{1} << 30}, rec, static_cast<uint64_t>(i));
+  for (int i = 1; i <= 8; ++i)
+    net.send(8 * i, 0, sim::Bytes{int64_t{1} << 30}, rec, static_cast<uint64_t>(i));
   const sim::Time t_settle = sim::Time::zero() + sim::Duration::ms(10);
   const sim::Time t_end = sim::Time::zero() + sim::Duration::ms(30);
   sim.run_until(t_settle);
@@ -149,10 +152,12 @@ SteadyIncast steady_incast(const std::string& profile) {
   const PortPacketStats* bottleneck = port(r.stats, "leaf0->node0.nic0");
   r.mean_queue = bottleneck != nullptr ? bottleneck->mean_queue_bytes : -1.0;
   r.utilization = (net.link_stats(d).bytes - bytes_settle) * 8.0 / 100e9 / 20e-3;
-  std::printf("DCQCN %s 8:1 long flows at 100 Gb/s, 10..30 ms: mean bottleneck queue %.0f B (Kmin 100000), "
-              "utilization %.4f, Jain %.4f, marked %.4f, CNPs %llu, pauses %llu\n",
-              profile.c_str(), r.mean_queue, r.utilization, r.jain, r.stats.ecn_marked_fraction,
-              static_cast<unsigned long long>(r.stats.cnps), static_cast<unsigned long long>(r.stats.pfc_pause_frames));
+  std::printf(
+      "DCQCN %s 8:1 long flows at 100 Gb/s, 10..30 ms: mean bottleneck queue %.0f B (Kmin 100000), "
+      "utilization %.4f, Jain %.4f, marked %.4f, CNPs %llu, pauses %llu\n",
+      profile.c_str(), r.mean_queue, r.utilization, r.jain, r.stats.ecn_marked_fraction,
+      static_cast<unsigned long long>(r.stats.cnps),
+      static_cast<unsigned long long>(r.stats.pfc_pause_frames));
   return r;
 }
 
@@ -200,7 +205,8 @@ TEST(PacketValidation, BytesAreConservedAtEverySwitch) {
     sim::Simulation sim;
     PacketNetwork net(sim, c);
     Recorder rec(sim);
-    for (int i = 0; i < 16; ++i) net.send(8 * i, 8 * ((i + 5) % 16), sim::Bytes{kMiB}, rec, static_cast<uint64_t>(i));
+    for (int i = 0; i < 16; ++i)
+      net.send(8 * i, 8 * ((i + 5) % 16), sim::Bytes{kMiB}, rec, static_cast<uint64_t>(i));
     sim.run_until(sim::Time::zero() + sim::Duration::us(10));
     expect_conservation(net.packet_stats());
     sim.run();
@@ -298,7 +304,8 @@ TEST(PacketValidation, MemoryEstimateBoundsThePeakAndFailsFast) {
     sim::Simulation sim;
     PacketNetwork net(sim, c, {}, pp);
     Recorder rec(sim);
-    for (int i = 0; i < 64; ++i) net.send(8 * i, 8 * ((i * 7 + 3) % 64), sim::Bytes{kMiB}, rec, static_cast<uint64_t>(i));
+    for (int i = 0; i < 64; ++i)
+      net.send(8 * i, 8 * ((i * 7 + 3) % 64), sim::Bytes{kMiB}, rec, static_cast<uint64_t>(i));
     sim.run();
     EXPECT_EQ(rec.count, 64);
     EXPECT_GT(net.peak_packets(), 64U);

@@ -110,8 +110,10 @@ int run(int64_t mtu, bool cc) {
       "peak packets %zu\n"
       "           peak RSS %.1f MB (%.1f MB at start); pauses %llu, ECN-marked %.4f, CNPs %llu, drops %llu, "
       "max queue %lld B, pause-tree edges %zu (max hop %d), victims %llu, dependency cycle %s\n",
-      static_cast<long long>(mtu), cc ? "" : " (PFC only)", sink.count, kHosts, sink.last * 1e6, sink.sum / sink.count * 1e6,
-      (static_cast<double>(kBytes) / static_cast<double>(mtu) * static_cast<double>(mtu + 58) * 8.0 / 100e9) * 1e6,
+      static_cast<long long>(mtu), cc ? "" : " (PFC only)", sink.count, kHosts, sink.last * 1e6,
+      sink.sum / sink.count * 1e6,
+      (static_cast<double>(kBytes) / static_cast<double>(mtu) * static_cast<double>(mtu + 58) * 8.0 / 100e9) *
+          1e6,
       wall, build, events, events / wall, packets, packets / wall, net.peak_packets(),
       static_cast<double>(vm_hwm_kib()) / 1024.0, static_cast<double>(rss_start) / 1024.0,
       static_cast<unsigned long long>(s.pfc_pause_frames), s.ecn_marked_fraction,

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "models/hardware/gpu_catalog.h"
@@ -23,7 +22,6 @@ using namespace ct::replay;
 using ct::replay::testing::selene;
 
 namespace {
-
 
 struct Prediction {
   double tflops = 0;
@@ -84,8 +82,8 @@ TEST(ValidationMegatronSC21, TableOneWithinStatedError) {
   ASSERT_TRUE(in) << "run from the repository root";
   const auto table = nlohmann::json::parse(in);
   double sum_abs = 0, max_abs = 0;
-  std::printf("%8s %6s %4s %4s %4s %5s %9s %9s %7s\n", "params", "gpus", "tp", "pp", "mb", "v", "paper", "twin",
-              "error");
+  std::printf("%8s %6s %4s %4s %4s %5s %9s %9s %7s\n", "params", "gpus", "tp", "pp", "mb", "v", "paper",
+              "twin", "error");
   for (const auto& row : table["rows"]) {
     const Prediction p = predict(row);
     const double paper = row["tflops_per_gpu"];

@@ -13,10 +13,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/hardware/gpu_catalog.h"
 #include "models/replay/step_model.h"
@@ -31,7 +30,6 @@ using ct::replay::testing::selene;
 
 namespace {
 
-
 struct Row {
   std::string scheme;
   int gpus;
@@ -40,7 +38,8 @@ struct Row {
   double modern = 0, fsdp2 = 0;  // the same ZeRO-3 row on deepspeed v0.6+ and on FSDP2
 };
 
-Row predict(const nlohmann::json& row, const std::string& zero3_stack = "deepspeed-2021", int gpus_override = 0) {
+Row predict(const nlohmann::json& row, const std::string& zero3_stack = "deepspeed-2021",
+            int gpus_override = 0) {
   const auto& m = row["model"];
   workload::JobSpec job;
   job.model.layers = m["layers"];
@@ -57,8 +56,8 @@ Row predict(const nlohmann::json& row, const std::string& zero3_stack = "deepspe
   job.parallelism.zero_stage = zero3 ? 3 : 0;
   job.stack = zero3 ? zero3_stack : "megatron-core";  // deepspeed-2021: the DeepSpeed the paper ran
   job.micro_batch_size = row["micro_batch"];
-  job.global_batch_size = gpus_override > 0 ? int64_t{gpus} * job.micro_batch_size
-                                            : row["global_batch_sequences"].get<int64_t>();
+  job.global_batch_size =
+      gpus_override > 0 ? int64_t{gpus} * job.micro_batch_size : row["global_batch_sequences"].get<int64_t>();
   job.recompute_granularity = "full";
   job.attention = "unfused";
   if (!zero3 && job.parallelism.pipeline_parallel > 1) job.parallelism.virtual_pipeline = 1;
@@ -72,13 +71,17 @@ Row predict(const nlohmann::json& row, const std::string& zero3_stack = "deepspe
   in.program.overlap_p2p = false;
   in.program.overlap_grad_reduce = zero3;  // PTD-P (2021): all-reduce after the backward pass
   const StepResult r = simulate_step(in);
-  const double flops = workload::megatron_flops_per_iteration(job.global_batch_size, job.model.seq_length,
-                                                              job.model.layers, job.model.hidden, job.model.vocab, true);
+  const double flops = workload::megatron_flops_per_iteration(
+      job.global_batch_size, job.model.seq_length, job.model.layers, job.model.hidden, job.model.vocab, true);
   workload::MemoryOptions mem;
   mem.capacity_bytes = static_cast<int64_t>(in.cluster.node.gpu.hbm_bytes);
   const workload::MemoryBreakdown b = workload::peak_memory_per_gpu(job, mem);
-  return {row["scheme"], gpus, row["throughput_published"]["value"].get<double>(),
-          flops / r.step_time_s / gpus / 1e12, static_cast<double>(b.total) / 1073741824.0, b.fits};
+  return {row["scheme"],
+          gpus,
+          row["throughput_published"]["value"].get<double>(),
+          flops / r.step_time_s / gpus / 1e12,
+          static_cast<double>(b.total) / 1073741824.0,
+          b.fits};
 }
 
 }  // namespace
@@ -87,7 +90,8 @@ TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
   std::ifstream in("tests/validation/sc21-table2-zero3.json");
   ASSERT_TRUE(in) << "run from the repository root";
   const auto table = nlohmann::json::parse(in);
-  std::printf("%-36s %-10s %6s %9s %9s %7s %9s\n", "scheme", "model", "gpus", "paper", "twin", "error", "mem GiB");
+  std::printf("%-36s %-10s %6s %9s %9s %7s %9s\n", "scheme", "model", "gpus", "paper", "twin", "error",
+              "mem GiB");
   double sum = 0, worst = 0, sum_z3 = 0, worst_z3 = 0;
   int n = 0, n_z3 = 0;
   std::map<std::string, std::vector<Row>> series;
@@ -99,8 +103,8 @@ TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
     }
     const double error = (r.twin - r.paper) / r.paper;
     const std::string model = row["model"]["name"];
-    std::printf("%-36s %-10s %6d %9.1f %9.1f %+6.1f%% %9.1f%s", r.scheme.c_str(), model.c_str(), r.gpus, r.paper,
-                r.twin, 100 * error, r.memory_gib, r.fits ? "" : " (does not fit)");
+    std::printf("%-36s %-10s %6d %9.1f %9.1f %+6.1f%% %9.1f%s", r.scheme.c_str(), model.c_str(), r.gpus,
+                r.paper, r.twin, 100 * error, r.memory_gib, r.fits ? "" : " (does not fit)");
     if (r.modern > 0) std::printf("   deepspeed v0.6+ %.1f, FSDP2 %.1f", r.modern, r.fsdp2);
     std::printf("\n");
     EXPECT_TRUE(r.fits) << r.scheme << " " << model << " on " << r.gpus << " GPUs ran";
@@ -119,8 +123,8 @@ TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
     for (size_t i = 1; i < rows.size(); ++i) {
       if (rows[i].gpus != 2 * rows[i - 1].gpus) continue;
       const double paper = rows[i].paper / rows[i - 1].paper, twin = rows[i].twin / rows[i - 1].twin;
-      std::printf("%s: %d -> %d GPUs, per-GPU TFLOP/s x%.2f paper, x%.2f twin\n", name.c_str(), rows[i - 1].gpus,
-                  rows[i].gpus, paper, twin);
+      std::printf("%s: %d -> %d GPUs, per-GPU TFLOP/s x%.2f paper, x%.2f twin\n", name.c_str(),
+                  rows[i - 1].gpus, rows[i].gpus, paper, twin);
       if (zero3) {
         EXPECT_LT(twin, 0.75) << name;
       } else {
@@ -144,7 +148,8 @@ TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
   for (const auto& row : table["rows"]) {
     if (row["num_gpus"] == 640) {
       const Row r = predict(row, "deepspeed-2021", 560);
-      std::printf("530B ZeRO-3 micro-batch 4 on 560 GPUs: %.1f GiB per GPU (the paper: did not fit)\n", r.memory_gib);
+      std::printf("530B ZeRO-3 micro-batch 4 on 560 GPUs: %.1f GiB per GPU (the paper: did not fit)\n",
+                  r.memory_gib);
       EXPECT_FALSE(r.fits);
     }
   }

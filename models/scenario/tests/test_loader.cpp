@@ -32,14 +32,17 @@ std::vector<std::string> problems_of(const json& doc) {
   return {};
 }
 
-::testing::AssertionResult has_problem(const json& doc, const std::string& needle1, const std::string& needle2 = "") {
+::testing::AssertionResult has_problem(const json& doc, const std::string& needle1,
+                                       const std::string& needle2 = "") {
   const auto problems = problems_of(doc);
   for (const auto& p : problems) {
-    if (p.find(needle1) != std::string::npos && p.find(needle2) != std::string::npos) return ::testing::AssertionSuccess();
+    if (p.find(needle1) != std::string::npos && p.find(needle2) != std::string::npos)
+      return ::testing::AssertionSuccess();
   }
   std::string all;
   for (const auto& p : problems) all += "\n  " + p;
-  return ::testing::AssertionFailure() << "no problem mentions '" << needle1 << "' and '" << needle2 << "'; got:" << all;
+  return ::testing::AssertionFailure()
+         << "no problem mentions '" << needle1 << "' and '" << needle2 << "'; got:" << all;
 }
 
 }  // namespace
@@ -187,7 +190,8 @@ TEST(Loader, OverridesSetNestedKeys) {
 
 TEST(Schema, GeneratedFromTheTable) {
   const json s = json_schema();
-  EXPECT_EQ(s["properties"]["cluster"]["properties"]["fabric"]["properties"]["switch_radix"]["type"], "integer");
+  EXPECT_EQ(s["properties"]["cluster"]["properties"]["fabric"]["properties"]["switch_radix"]["type"],
+            "integer");
   EXPECT_EQ(s["properties"]["cluster"]["additionalProperties"], false);
   EXPECT_EQ(s["properties"]["network"]["properties"]["mode"]["enum"].size(), 3u);
   EXPECT_EQ(s["properties"]["faults"]["type"], "array");
@@ -250,7 +254,9 @@ TEST(Loader, YamlAliasBombStopsAtTheNodeLimit) {
     yaml += "]\n";
   }
   const std::string e = parse_error(yaml, Format::yaml);  // 1e9 nodes expanded
-  EXPECT_NE(e.find("document: 1000001 nodes or more, above the yaml_nodes limit of 1000000"), std::string::npos) << e;
+  EXPECT_NE(e.find("document: 1000001 nodes or more, above the yaml_nodes limit of 1000000"),
+            std::string::npos)
+      << e;
   EXPECT_NE(e.find("raise it with --limit yaml_nodes=N"), std::string::npos) << e;
   // Aliases within the limit still read as copies.
   const json doc = parse_document("a: &x {n: 1}\nb: *x\n", Format::yaml);
@@ -258,13 +264,15 @@ TEST(Loader, YamlAliasBombStopsAtTheNodeLimit) {
 }
 
 TEST(Loader, KeysGivenTwiceAreErrorsNamingThePath) {
-  EXPECT_NE(parse_error("cluster:\n  nodes: 2\n  nodes: 4\n", Format::yaml).find("cluster.nodes: given twice (line 3)"),
+  EXPECT_NE(parse_error("cluster:\n  nodes: 2\n  nodes: 4\n", Format::yaml)
+                .find("cluster.nodes: given twice (line 3)"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"cluster": {"nodes": 2, "gpu": "A100-80GB", "nodes": 4}})", Format::json)
                 .find("cluster.nodes: given twice"),
             std::string::npos);
   // The same key in two different objects is fine.
-  EXPECT_NO_THROW(parse_document(R"({"a": {"n": 1}, "b": {"n": 2}, "c": [{"n": 1}, {"n": 2}]})", Format::json));
+  EXPECT_NO_THROW(
+      parse_document(R"({"a": {"n": 1}, "b": {"n": 2}, "c": [{"n": 1}, {"n": 2}]})", Format::json));
 }
 
 TEST(Loader, NonFiniteNumbersNameTheirKeyPath) {
@@ -273,7 +281,8 @@ TEST(Loader, NonFiniteNumbersNameTheirKeyPath) {
   EXPECT_NE(parse_error(R"({"faults": [{"kind": "link_down"}, {"factor": 1e400}]})", Format::json)
                 .find("faults[1].factor: a number beyond the range of a double"),
             std::string::npos);
-  EXPECT_NE(parse_error("cluster:\n  nodes: -1e400\n", Format::yaml).find("cluster.nodes: -1e400 is beyond the range"),
+  EXPECT_NE(parse_error("cluster:\n  nodes: -1e400\n", Format::yaml)
+                .find("cluster.nodes: -1e400 is beyond the range"),
             std::string::npos);
   // Quoted, it is a string (and the table walk reports its type).
   EXPECT_EQ(parse_document("name: '1e400'\n", Format::yaml)["name"], "1e400");
@@ -284,7 +293,8 @@ TEST(Loader, ScenarioFromAnEndlessStreamStopsAtTheLimit) {
     read_document("/dev/zero", {});
     FAIL() << "expected a ScenarioError";
   } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("scenario file '/dev/zero': 17825792 bytes or more, above the scenario_bytes limit"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "scenario file '/dev/zero': 17825792 bytes or more, above the scenario_bytes limit"),
               std::string::npos)
         << e.what();
   }

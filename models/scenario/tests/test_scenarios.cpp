@@ -82,8 +82,9 @@ TEST(Scenarios, PacketModeIsReportedAsNotComputedNotInvented) {
 
 // A step graph that cannot fit in this machine's memory fails fast with the estimate.
 TEST(Scenarios, OversizedStepGraphFailsFastWithEstimate) {
-  Config c = to_config(read_document("scenarios/default.json", {"training_job.global_batch_size=31200000",
-                                                                 "training_job.parallelism.virtual_pipeline=1"}));
+  Config c =
+      to_config(read_document("scenarios/default.json", {"training_job.global_batch_size=31200000",
+                                                         "training_job.parallelism.virtual_pipeline=1"}));
   check_config(c);
   try {
     run(c);
@@ -134,9 +135,12 @@ TEST(Scenarios, RolloutReportsScalingLinearity) {
 // parts is slower (compute-bound work at (500/700)^0.303), its busy GPUs draw less, the report
 // says what was assumed; a limit above the rated power or at the idle power is refused by key.
 TEST(Scenarios, PowerLimitSlowsTheStepAndLowersPower) {
-  const std::vector<std::string> base{"cluster.nodes=8", "training_job.parallelism.data_parallel=1",
-                                      "training_job.model.layers=16", "training_job.global_batch_size=16",
-                                      "network.mode=analytical", "recovery.hot_spares=0"};
+  const std::vector<std::string> base{"cluster.nodes=8",
+                                      "training_job.parallelism.data_parallel=1",
+                                      "training_job.model.layers=16",
+                                      "training_job.global_batch_size=16",
+                                      "network.mode=analytical",
+                                      "recovery.hot_spares=0"};
   auto report_with = [&](std::vector<std::string> extra) {
     std::vector<std::string> o = base;
     o.insert(o.end(), extra.begin(), extra.end());
@@ -150,14 +154,16 @@ TEST(Scenarios, PowerLimitSlowsTheStepAndLowersPower) {
   EXPECT_GT(ratio, 1.03);
   EXPECT_LT(ratio, 1.0 / std::pow(500.0 / 700.0, 0.303) + 1e-9);
   EXPECT_LT(capped["power"]["cluster_peak_w"].get<double>(), full["power"]["cluster_peak_w"].get<double>());
-  EXPECT_NE(capped["assumptions"].dump().find("power limit 500 W"), std::string::npos) << capped["assumptions"].dump();
+  EXPECT_NE(capped["assumptions"].dump().find("power limit 500 W"), std::string::npos)
+      << capped["assumptions"].dump();
   for (const char* bad : {"cluster.gpu_spec.power_limit=800W", "cluster.gpu_spec.power_limit=50W"}) {
     Config c = to_config(read_document("scenarios/default.json", {bad}));
     try {
       check_config(c);
       FAIL() << "expected a ScenarioError for " << bad;
     } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find("cluster.gpu_spec.power_limit: got"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cluster.gpu_spec.power_limit: got"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -166,15 +172,21 @@ TEST(Scenarios, PowerLimitSlowsTheStepAndLowersPower) {
 // peak instead of eager torchtitan's 12 (memory.h, 4.); auto compiles it on torchtitan with
 // torch_compile (its loss.py since April 2025); compiled without torch_compile is refused.
 TEST(Scenarios, CompiledLossKeepsFourBytesPerLogit) {
-  const std::vector<std::string> base{"cluster.nodes=1", "training_job.parallelism.tensor_parallel=1",
+  const std::vector<std::string> base{"cluster.nodes=1",
+                                      "training_job.parallelism.tensor_parallel=1",
                                       "training_job.parallelism.pipeline_parallel=1",
-                                      "training_job.parallelism.data_parallel=8", "training_job.parallelism.zero_stage=3",
+                                      "training_job.parallelism.data_parallel=8",
+                                      "training_job.parallelism.zero_stage=3",
                                       "training_job.parallelism.virtual_pipeline=1",
                                       "training_job.parallelism.sequence_parallel=false",
-                                      "training_job.model.layers=4", "training_job.model.hidden=2048",
-                                      "training_job.model.heads=16", "training_job.model.vocab=128256",
-                                      "training_job.global_batch_size=8", "training_job.runtime.stack=torchtitan",
-                                      "training_job.runtime.torch_compile=true", "network.mode=analytical",
+                                      "training_job.model.layers=4",
+                                      "training_job.model.hidden=2048",
+                                      "training_job.model.heads=16",
+                                      "training_job.model.vocab=128256",
+                                      "training_job.global_batch_size=8",
+                                      "training_job.runtime.stack=torchtitan",
+                                      "training_job.runtime.torch_compile=true",
+                                      "network.mode=analytical",
                                       "recovery.hot_spares=0"};
   auto loss_bytes = [&](const std::string& mode) {
     std::vector<std::string> o = base;
@@ -196,7 +208,8 @@ TEST(Scenarios, CompiledLossKeepsFourBytesPerLogit) {
     check_config(c);
     FAIL() << "expected a ScenarioError";
   } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("training_job.runtime.compile_loss: got \"compiled\""), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("training_job.runtime.compile_loss: got \"compiled\""),
+              std::string::npos)
         << e.what();
   }
 }

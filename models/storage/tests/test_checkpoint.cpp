@@ -52,8 +52,8 @@ TEST(CheckpointSize, WithoutZeroOnlyDataParallelRankZeroWrites) {
     most = std::max(most, 14.0 * static_cast<double>(p.dense + p.expert));
   }
   EXPECT_NEAR(static_cast<double>(s.per_gpu_bytes), most + kMiB, 1.0);
-  EXPECT_EQ(s.writers, 64);       // TP 8 x PP 8
-  EXPECT_EQ(s.writer_nodes, 8);   // one node per pipeline stage
+  EXPECT_EQ(s.writers, 64);      // TP 8 x PP 8
+  EXPECT_EQ(s.writer_nodes, 8);  // one node per pipeline stage
   EXPECT_EQ(s.total_bytes, checkpoint_size(workload::testing::gpt3_job(), 8).total_bytes);
 }
 
@@ -69,8 +69,8 @@ TEST(CheckpointSize, FullyParallelSaveSpreadsEverythingEvenly) {
   // ZeRO-3 shards the weights too: same bytes per GPU as fully parallel save.
   workload::JobSpec z3 = j;
   z3.parallelism.zero_stage = 3;
-  EXPECT_NEAR(static_cast<double>(checkpoint_size(z3, 8).per_gpu_bytes),
-              static_cast<double>(s.per_gpu_bytes), 2.0);
+  EXPECT_NEAR(static_cast<double>(checkpoint_size(z3, 8).per_gpu_bytes), static_cast<double>(s.per_gpu_bytes),
+              2.0);
 }
 
 TEST(CheckpointSize, ExpertsShardOverExpertParallel) {

@@ -14,10 +14,14 @@ FabricConfig explicit_config() {
   c.topology = "explicit";
   c.nodes = 2;
   c.nics_per_node = 2;
-  c.links = {{"node0.nic0", "tor-a", {}, {}}, {"node0.nic1", "tor-a", {}, {}},
-             {"node1.nic0", "tor-b", {}, {}}, {"node1.nic1", "tor-b", {}, {}},
-             {"tor-a", "s0", {}, {}},        {"tor-a", "s1", sim::Bandwidth::gbps(100), {}},
-             {"tor-b", "s0", {}, {}},        {"tor-b", "s1", {}, sim::Duration::us(2)},
+  c.links = {{"node0.nic0", "tor-a", {}, {}},
+             {"node0.nic1", "tor-a", {}, {}},
+             {"node1.nic0", "tor-b", {}, {}},
+             {"node1.nic1", "tor-b", {}, {}},
+             {"tor-a", "s0", {}, {}},
+             {"tor-a", "s1", sim::Bandwidth::gbps(100), {}},
+             {"tor-b", "s0", {}, {}},
+             {"tor-b", "s1", {}, sim::Duration::us(2)},
              {"s1", "top", {}, {}}};
   return c;
 }

@@ -94,8 +94,7 @@ TEST(Generators, TwoTierLimit) {
   EXPECT_NE(e.find("cluster.fabric.tiers"), std::string::npos) << e;
   EXPECT_NE(e.find("8193"), std::string::npos) << e;
   EXPECT_NE(e.find("8192"), std::string::npos) << e;
-  EXPECT_NE(error_of(small("rail_optimized", 2, 128, 1025, 8)).find("8200 NICs"),
-            std::string::npos);
+  EXPECT_NE(error_of(small("rail_optimized", 2, 128, 1025, 8)).find("8200 NICs"), std::string::npos);
 }
 
 TEST(Generators, ThreeTierLimit) {

@@ -31,11 +31,11 @@ TEST_F(Routing, ShortestLengths) {
     size_t hops;
   };
   const Case cases[] = {
-      {nic(t, 0, 0), nic(t, 63, 0), 2},     // same leaf (rail group 0, rail 0)
-      {nic(t, 0, 0), nic(t, 0, 1), 4},      // same node, other rail: same pod
-      {nic(t, 0, 3), nic(t, 500, 3), 4},    // rail groups 0 and 7: pod 0
-      {nic(t, 0, 0), nic(t, 1279, 0), 6},   // pod 0 -> pod 2
-      {nic(t, 700, 5), nic(t, 10, 2), 6},   // pod 1 -> pod 0
+      {nic(t, 0, 0), nic(t, 63, 0), 2},    // same leaf (rail group 0, rail 0)
+      {nic(t, 0, 0), nic(t, 0, 1), 4},     // same node, other rail: same pod
+      {nic(t, 0, 3), nic(t, 500, 3), 4},   // rail groups 0 and 7: pod 0
+      {nic(t, 0, 0), nic(t, 1279, 0), 6},  // pod 0 -> pod 2
+      {nic(t, 700, 5), nic(t, 10, 2), 6},  // pod 1 -> pod 0
   };
   for (const Case& c : cases) {
     for (uint64_t flow = 0; flow < 50; ++flow) {
@@ -89,8 +89,7 @@ TEST_F(Routing, Deterministic) {
   for (LinkDir d : p) names.push_back(t.name(d));
   EXPECT_EQ(names, (std::vector<std::string>{"node0.nic0->leaf0", "leaf0->spine35.pod0",
                                              "spine35.pod0->core71", "core71->spine35.pod2",
-                                             "spine35.pod2->leaf159",
-                                             "leaf159->node1279.nic7"}));
+                                             "spine35.pod2->leaf159", "leaf159->node1279.nic7"}));
   Path again;
   t.route_into(0, 10239, 42, again);
   EXPECT_EQ(p, again);

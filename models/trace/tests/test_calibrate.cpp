@@ -2,7 +2,6 @@
 // trip (calibrate -> gpu.json -> cluster.gpu_file in a scenario -> run), and the GPU file's
 // errors, which name the key and the file.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -66,10 +65,11 @@ void print_family(const char* name, const json& f) {
   }
   const json& a = f.at("abs_rel_error_fit_set");
   const json& h = f.at("abs_rel_error_holdout");
-  std::printf("  %-17s %2d shapes (%3d ops)  fit mean %5.1f%% max %5.1f%%  hold-out n=%d mean %5.1f%% max %5.1f%%\n", name,
-              f.at("samples").get<int>(), f.at("operators").get<int>(), 100 * a.at("mean").get<double>(),
-              100 * a.at("max").get<double>(), h.at("count").get<int>(), 100 * h.at("mean").get<double>(),
-              100 * h.at("max").get<double>());
+  std::printf(
+      "  %-17s %2d shapes (%3d ops)  fit mean %5.1f%% max %5.1f%%  hold-out n=%d mean %5.1f%% max %5.1f%%\n",
+      name, f.at("samples").get<int>(), f.at("operators").get<int>(), 100 * a.at("mean").get<double>(),
+      100 * a.at("max").get<double>(), h.at("count").get<int>(), 100 * h.at("mean").get<double>(),
+      100 * h.at("max").get<double>());
 }
 
 TEST(Calibrate, FitsTheProfiledH200Step) {
@@ -80,11 +80,13 @@ TEST(Calibrate, FitsTheProfiledH200Step) {
   EXPECT_GE(r.samples.elementwise.size(), 8U);
   const json& fit = r.file.fit;
   std::printf("[ calibrate ] %s + ET in %.2f s wall\n", kKineto.c_str(), r.wall_s);
-  for (const char* family : {"gemm", "attention_fwd", "attention_fwdbwd", "elementwise"}) print_family(family, fit.at(family));
+  for (const char* family : {"gemm", "attention_fwd", "attention_fwdbwd", "elementwise"})
+    print_family(family, fit.at(family));
   const auto& c = r.file.calibration;
-  std::printf("  gemm L %.2f us e_max %.3f; attention L %.2f us e_fwd %.3f e_bwd %.3f; streaming L %.2f us e %.3f\n",
-              c.gemm.launch_s * 1e6, c.gemm.eff_max, c.attention.launch_s * 1e6, c.attention.fwd_eff_max,
-              c.attention.bwd_eff_max, c.elementwise.streaming.launch_s * 1e6, c.elementwise.streaming.eff);
+  std::printf(
+      "  gemm L %.2f us e_max %.3f; attention L %.2f us e_fwd %.3f e_bwd %.3f; streaming L %.2f us e %.3f\n",
+      c.gemm.launch_s * 1e6, c.gemm.eff_max, c.attention.launch_s * 1e6, c.attention.fwd_eff_max,
+      c.attention.bwd_eff_max, c.elementwise.streaming.launch_s * 1e6, c.elementwise.streaming.eff);
   for (const char* family : {"gemm", "attention_fwd", "attention_fwdbwd", "elementwise"}) {
     EXPECT_TRUE(fit.at(family).at("fitted").get<bool>()) << family;
   }
@@ -125,15 +127,21 @@ TEST(Calibrate, GpuFileRoundTripThroughAScenario) {
   EXPECT_GT(tr.at("step_time_s").get<double>(), 0.3);
 
   // A training job of the same model: the fitted parameters replace the built-in ones.
-  json doc = {{"name", "h200-gpt1.4b"},
-              {"cluster", {{"gpu", "H200-SXM"}, {"nodes", 1}, {"gpus_per_node", 1}, {"nics_per_node", 1},
-                           {"fabric", {{"topology", "rail_optimized"}, {"tiers", 2}, {"switch_radix", 8}}}}},
-              {"network", {{"mode", "analytical"}}},
-              {"training_job", {{"model", {{"layers", 24}, {"hidden", 2048}, {"heads", 16}, {"seq_length", 2048},
-                                           {"vocab", 50304}}},
-                                {"global_batch_size", 8}, {"micro_batch_size", 8},
-                                {"parallelism", {{"zero_stage", 0}}},
-                                {"runtime", {{"recompute_granularity", "none"}}}}}};
+  json doc = {
+      {"name", "h200-gpt1.4b"},
+      {"cluster",
+       {{"gpu", "H200-SXM"},
+        {"nodes", 1},
+        {"gpus_per_node", 1},
+        {"nics_per_node", 1},
+        {"fabric", {{"topology", "rail_optimized"}, {"tiers", 2}, {"switch_radix", 8}}}}},
+      {"network", {{"mode", "analytical"}}},
+      {"training_job",
+       {{"model", {{"layers", 24}, {"hidden", 2048}, {"heads", 16}, {"seq_length", 2048}, {"vocab", 50304}}},
+        {"global_batch_size", 8},
+        {"micro_batch_size", 8},
+        {"parallelism", {{"zero_stage", 0}}},
+        {"runtime", {{"recompute_granularity", "none"}}}}}};
   scenario::Config builtin = scenario::to_config(doc);
   scenario::check_config(builtin);
   doc["cluster"]["gpu_file"] = path;
@@ -142,9 +150,10 @@ TEST(Calibrate, GpuFileRoundTripThroughAScenario) {
   EXPECT_EQ(scenario::node_spec(with_file).compute_calibration.gemm.launch_s, back.calibration.gemm.launch_s);
   const double t_builtin = scenario::run(builtin).at("step_time_s").get<double>();
   const double t_file = scenario::run(with_file).at("step_time_s").get<double>();
-  std::printf("[ calibrate ] GPT-1.42B training_job on one H200: built-in calibration %.4f s, fitted gpu_file %.4f s "
-              "(unprofiled measured 0.3047 s)\n",
-              t_builtin, t_file);
+  std::printf(
+      "[ calibrate ] GPT-1.42B training_job on one H200: built-in calibration %.4f s, fitted gpu_file %.4f s "
+      "(unprofiled measured 0.3047 s)\n",
+      t_builtin, t_file);
   EXPECT_NE(t_builtin, t_file);
   fs::remove_all(dir);
 }
@@ -161,21 +170,31 @@ TEST(Calibrate, GpuFileErrorsNameTheKeyAndFile) {
     std::ofstream(p) << d.dump();
     return p;
   };
-  EXPECT_NE(error_of([] { read_gpu_file("no/such.json"); }).find("cluster.gpu_file: no/such.json: no such file"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] { read_gpu_file("no/such.json"); }).find("cluster.gpu_file: no/such.json: no such file"),
+      std::string::npos);
   const std::string corrupt = (dir / "corrupt.json").string();
   std::ofstream(corrupt) << "{\"format\": \"clustertwin-gpu\" \"version\": 1}";
-  EXPECT_NE(error_of([&] { read_gpu_file(corrupt); }).find("cluster.gpu_file: " + corrupt + ": not JSON: syntax error at byte 38"),
+  EXPECT_NE(error_of([&] {
+              read_gpu_file(corrupt);
+            }).find("cluster.gpu_file: " + corrupt + ": not JSON: syntax error at byte 38"),
             std::string::npos)
       << error_of([&] { read_gpu_file(corrupt); });
   const std::string v2 = variant("v2.json", [](json& d) { d["version"] = 2; });
-  EXPECT_NE(error_of([&] { read_gpu_file(v2); }).find(v2 + ": version: got 2, this build reads version 1"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_gpu_file(v2); }).find(v2 + ": version: got 2, this build reads version 1"),
+            std::string::npos);
   const std::string unknown = variant("unknown.json", [](json& d) { d["base_gpu"] = "Z100"; });
-  EXPECT_NE(error_of([&] { read_gpu_file(unknown); }).find(unknown + ": base_gpu: unknown GPU 'Z100'"), std::string::npos);
-  const std::string missing = variant("missing.json", [](json& d) { d["calibration"]["gemm"].erase("eff_max"); });
-  EXPECT_NE(error_of([&] { read_gpu_file(missing); }).find(missing + ": calibration.gemm.eff_max: missing"), std::string::npos);
-  const std::string range = variant("range.json", [](json& d) { d["calibration"]["attention"]["fwd_eff_max"] = 1.5; });
-  EXPECT_NE(error_of([&] { read_gpu_file(range); }).find(range + ": calibration: Calibration: attention.fwd_eff_max"),
+  EXPECT_NE(error_of([&] { read_gpu_file(unknown); }).find(unknown + ": base_gpu: unknown GPU 'Z100'"),
+            std::string::npos);
+  const std::string missing =
+      variant("missing.json", [](json& d) { d["calibration"]["gemm"].erase("eff_max"); });
+  EXPECT_NE(error_of([&] { read_gpu_file(missing); }).find(missing + ": calibration.gemm.eff_max: missing"),
+            std::string::npos);
+  const std::string range =
+      variant("range.json", [](json& d) { d["calibration"]["attention"]["fwd_eff_max"] = 1.5; });
+  EXPECT_NE(error_of([&] {
+              read_gpu_file(range);
+            }).find(range + ": calibration: Calibration: attention.fwd_eff_max"),
             std::string::npos);
   // Through a scenario: check_config reports the key, the file and the problem.
   const auto check = [](const std::string& gpu, const std::string& file) {
@@ -183,9 +202,11 @@ TEST(Calibrate, GpuFileErrorsNameTheKeyAndFile) {
         "scenarios/trace-kineto-h200.yaml", {"cluster.gpu=" + gpu, "cluster.gpu_file=" + file}));
     scenario::check_config(c);
   };
-  EXPECT_NE(problems_of([&] { check("H200-SXM", v2); }).find("cluster.gpu_file: " + v2 + ": version"), std::string::npos);
-  EXPECT_NE(problems_of([&] { check("H100-SXM", good); })
-                .find("cluster.gpu_file: " + good + ": fitted on H200-SXM but cluster.gpu is H100-SXM"),
+  EXPECT_NE(problems_of([&] { check("H200-SXM", v2); }).find("cluster.gpu_file: " + v2 + ": version"),
+            std::string::npos);
+  EXPECT_NE(problems_of([&] {
+              check("H100-SXM", good);
+            }).find("cluster.gpu_file: " + good + ": fitted on H200-SXM but cluster.gpu is H100-SXM"),
             std::string::npos);
   fs::remove_all(dir);
 }

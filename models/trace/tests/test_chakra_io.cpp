@@ -2,8 +2,9 @@
 // replay to the same step time (bit for bit) on the same cluster and network; the shipped
 // ASTRA-sim collectives must agree with the nccl-tests model; corrupt, truncated and
 // wrong-version files must be errors naming the file and the byte offset or node.
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,15 +15,12 @@
 #include <map>
 #include <string>
 
+#include "chakra_et.pb.h"
 #include "models/collective/nccl_tests.h"
 #include "models/replay/step_model.h"
 #include "models/replay/tests/fixtures.h"
 #include "models/trace/chakra_export.h"
 #include "models/trace/tests/trace_test_util.h"
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/util/delimited_message_util.h>
-
-#include "chakra_et.pb.h"
 #include "models/trace/trace_import.h"
 
 namespace ct::trace {
@@ -30,7 +28,6 @@ namespace {
 
 using testing::error_of;
 using testing::temp_dir;
-
 
 namespace fs = std::filesystem;
 using replay::InstrKind;
@@ -117,10 +114,11 @@ TEST(ChakraExport, RoundTripReplaysToTheSameStepTime) {
       const TraceRunResult ra = run_trace_program(original, in.cluster, mode);
       const TraceRunResult rb = run_trace_program(imported, in.cluster, mode);
       const replay::StepResult model = replay::simulate_step(in);
-      std::printf("[ %s, %s ] step model %.9f s, original program %.9f s, exported+imported %.9f s "
-                  "(%d ranks, %lld nodes, %lld bytes)\n",
-                  c.what, mode.c_str(), model.step_time_s, ra.step_time_s, rb.step_time_s, ex.ranks,
-                  static_cast<long long>(ex.nodes), static_cast<long long>(ex.bytes));
+      std::printf(
+          "[ %s, %s ] step model %.9f s, original program %.9f s, exported+imported %.9f s "
+          "(%d ranks, %lld nodes, %lld bytes)\n",
+          c.what, mode.c_str(), model.step_time_s, ra.step_time_s, rb.step_time_s, ex.ranks,
+          static_cast<long long>(ex.nodes), static_cast<long long>(ex.bytes));
       EXPECT_GT(ra.step_time_s, 0.0);
       EXPECT_NEAR(rb.step_time_s, ra.step_time_s, 1e-12 * ra.step_time_s) << c.what << ", " << mode;
       EXPECT_NEAR(model.step_time_s, ra.step_time_s, 1e-12 * ra.step_time_s) << c.what << ", " << mode;
@@ -172,18 +170,36 @@ TEST(ChakraExport, AttributesUseTheFieldsAstraSimReads) {
   const replay::StepProgram p = replay::build_program(in);
   const std::string rank0 = encode_chakra_rank(p, 0);
   // GlobalMetadata {version "0.0.4"}, length-prefixed, first.
-  EXPECT_EQ(rank0.substr(0, 8), std::string("\x07\x0a\x05" "0.0.4", 8));
+  EXPECT_EQ(rank0.substr(0, 8), std::string("\x07\x0a\x05"
+                                            "0.0.4",
+                                            8));
   // is_cpu_op: bool_val (field 27), false -- the same bytes as all_reduce.0.et.
   const std::string is_cpu_op("\x0a\x09is_cpu_op\xd8\x01\x00", 14);
   EXPECT_NE(rank0.find(is_cpu_op), std::string::npos);
-  EXPECT_NE(read_bytes(kData + "chakra/all_reduce_8npus_1MB/all_reduce.0.et").find(is_cpu_op), std::string::npos);
+  EXPECT_NE(read_bytes(kData + "chakra/all_reduce_8npus_1MB/all_reduce.0.et").find(is_cpu_op),
+            std::string::npos);
   // comm_type: int64_val (field 9); comm_src / comm_dst / comm_tag: int32_val (field 7);
   // pg_name: string_val (field 29).
-  EXPECT_NE(rank0.find(std::string("\x0a\x09" "comm_type\x48", 12)), std::string::npos);
-  EXPECT_NE(rank0.find(std::string("\x0a\x09" "comm_size\x48", 12)), std::string::npos);
-  EXPECT_NE(rank0.find(std::string("\x0a\x08" "comm_dst\x38", 11)), std::string::npos);
-  EXPECT_NE(rank0.find(std::string("\x0a\x08" "comm_tag\x38", 11)), std::string::npos);
-  EXPECT_NE(rank0.find(std::string("\x0a\x07" "pg_name\xea\x01", 11)), std::string::npos);
+  EXPECT_NE(rank0.find(std::string("\x0a\x09"
+                                   "comm_type\x48",
+                                   12)),
+            std::string::npos);
+  EXPECT_NE(rank0.find(std::string("\x0a\x09"
+                                   "comm_size\x48",
+                                   12)),
+            std::string::npos);
+  EXPECT_NE(rank0.find(std::string("\x0a\x08"
+                                   "comm_dst\x38",
+                                   11)),
+            std::string::npos);
+  EXPECT_NE(rank0.find(std::string("\x0a\x08"
+                                   "comm_tag\x38",
+                                   11)),
+            std::string::npos);
+  EXPECT_NE(rank0.find(std::string("\x0a\x07"
+                                   "pg_name\xea\x01",
+                                   11)),
+            std::string::npos);
 }
 
 TEST(ChakraExport, RefusesWhatItCannotWrite) {
@@ -193,16 +209,19 @@ TEST(ChakraExport, RefusesWhatItCannotWrite) {
   in.program.steps = 1;
   in.program.fold = true;
   const replay::StepProgram folded = replay::build_program(in);
-  EXPECT_NE(error_of([&] { encode_chakra_rank(folded, 0); }).find("export: a folded program"), std::string::npos);
+  EXPECT_NE(error_of([&] { encode_chakra_rank(folded, 0); }).find("export: a folded program"),
+            std::string::npos);
   in.program.fold = false;
   const replay::StepProgram p = replay::build_program(in);
   const fs::path dir = temp_dir("ct_chakra_io", "refuse", false);
   export_chakra(p, dir.string());
-  EXPECT_NE(error_of([&] { export_chakra(p, dir.string()); }).find("already holds .et files"), std::string::npos);
+  EXPECT_NE(error_of([&] { export_chakra(p, dir.string()); }).find("already holds .et files"),
+            std::string::npos);
   replay::StepProgram broken = p;
   broken.ranks[1].instrs.front().after = 100000;
-  EXPECT_NE(error_of([&] { encode_chakra_rank(broken, 0); }).find("rank 1 instruction 0: bad dependency 100000"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { encode_chakra_rank(broken, 0); }).find("rank 1 instruction 0: bad dependency 100000"),
+      std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -220,7 +239,9 @@ std::string message(const std::string& body) {
   varint(out, body.size());
   return out + body;
 }
-std::string metadata(const std::string& version) { return message(std::string("\x0a", 1) + static_cast<char>(version.size()) + version); }
+std::string metadata(const std::string& version) {
+  return message(std::string("\x0a", 1) + static_cast<char>(version.size()) + version);
+}
 std::string comp_node(uint64_t id, uint64_t duration_us, const std::string& extra = "") {
   std::string n("\x08", 1);
   varint(n, id);
@@ -260,20 +281,22 @@ TEST(ChakraImport, WireErrorsNameFileAndByte) {
   EXPECT_EQ(import_error("\x80"),
             "trace.path: t.0.et: corrupt protobuf at byte 0: truncated length prefix of a GlobalMetadata");
   // A node whose length runs past the end: metadata (8 bytes), then 100 declared, 3 present.
-  EXPECT_EQ(import_error(metadata("0.0.4") + "\x64\x08\x01\x18"),
-            "trace.path: t.0.et: corrupt protobuf at byte 8: Node of 100 bytes runs past the end (3 bytes left)");
+  EXPECT_EQ(
+      import_error(metadata("0.0.4") + "\x64\x08\x01\x18"),
+      "trace.path: t.0.et: corrupt protobuf at byte 8: Node of 100 bytes runs past the end (3 bytes left)");
   // A varint cut off inside a node: the 2-byte node at byte 8 ends inside its id.
   EXPECT_EQ(import_error(metadata("0.0.4") + "\x02\x08\x80"),
-            "trace.path: t.0.et: corrupt protobuf at byte 8: the 2-byte Node does not parse (a field cut short, or a "
+            "trace.path: t.0.et: corrupt protobuf at byte 8: the 2-byte Node does not parse (a field cut "
+            "short, or a "
             "malformed tag or group)");
   EXPECT_EQ(import_error(metadata("0.0.3") + comp_node(1, 5)),
-            "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3', this reader decodes 0.0.4");
+            "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3', this reader "
+            "decodes 0.0.4");
   EXPECT_EQ(import_error(std::string()), "trace.path: t.0.et: empty file");
   // Byte offsets hold for a real file: cut all_reduce.3.et inside its node.
   const std::string real = read_bytes(kData + "chakra/all_reduce_8npus_1MB/all_reduce.3.et");
   const std::string e = import_error(real.substr(0, 40));
-  EXPECT_NE(e.find("trace.path: t.0.et: corrupt protobuf at byte 8: Node of "), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("trace.path: t.0.et: corrupt protobuf at byte 8: Node of "), std::string::npos) << e;
 }
 
 TEST(ChakraImport, ContentErrorsNameTheNode) {
@@ -284,34 +307,42 @@ TEST(ChakraImport, ContentErrorsNameTheNode) {
   EXPECT_EQ(import_error(meta + comp_node(1, 5) + comp_node(1, 6)),
             "trace.path: t.0.et: node 1 (byte 15): duplicate node id");
   const std::string self_dep("\x2a\x01\x01", 3);
-  EXPECT_EQ(import_error(meta + comp_node(1, 5, self_dep)), "trace.path: t.0.et: node 1 (byte 8) is on a dependency cycle");
+  EXPECT_EQ(import_error(meta + comp_node(1, 5, self_dep)),
+            "trace.path: t.0.et: node 1 (byte 8) is on a dependency cycle");
   EXPECT_EQ(import_error(meta + comp_node(2, uint64_t{1} << 62)),
             "trace.path: t.0.et: node 2 (byte 8): duration_micros 4611686018427387904 exceeds 3600 s");
   // A trace with its own step ends (ct_category step_end) cannot take a join (a step_end
   // instruction): a collective after three computes, a metadata node after two.
-  const std::string ends = comp_node(1, 1) + comp_node(2, 1) + comp_node(3, 0, string_attr("ct_category", "step_end"));
+  const std::string ends =
+      comp_node(1, 1) + comp_node(2, 1) + comp_node(3, 0, string_attr("ct_category", "step_end"));
   const std::string coll = std::string("\x08\x04\x18\x07\x2a\x03\x01\x02\x03", 9) + int_attr("comm_type", 0) +
                            int_attr("comm_size", 8);
   EXPECT_EQ(import_error(meta + ends + message(coll)),
-            "trace.path: t.0.et: node 4 (byte 55): waits for 3 instructions beyond its stream's order; a trace that "
+            "trace.path: t.0.et: node 4 (byte 55): waits for 3 instructions beyond its stream's order; a "
+            "trace that "
             "carries its own step ends (ct_category step_end) allows 2");
   const std::string metadata_node("\x08\x05\x18\x01\x2a\x02\x01\x02", 8);
   EXPECT_EQ(import_error(meta + ends + message(metadata_node)),
-            "trace.path: t.0.et: node 5 (byte 55): waits for 2 instructions beyond its stream's order; a trace that "
+            "trace.path: t.0.et: node 5 (byte 55): waits for 2 instructions beyond its stream's order; a "
+            "trace that "
             "carries its own step ends (ct_category step_end) allows 1");
   const std::string fine = meta + comp_node(1, 1) + comp_node(3, 0, string_attr("ct_category", "step_end"));
   EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", fine}}));
   std::string many;
   for (int k = 0; k < 3; ++k) many += comp_node(static_cast<uint64_t>(k), 1500000000ULL);  // 1500 s each
-  EXPECT_NE(import_error(meta + many).find("node 2 (byte 30): durations on this rank add up to more than 3600 s"),
-            std::string::npos);
+  EXPECT_NE(
+      import_error(meta + many).find("node 2 (byte 30): durations on this rank add up to more than 3600 s"),
+      std::string::npos);
 }
 
 // ct_duration_s gives the exact duration while it rounds to duration_micros; a trace whose
 // duration_micros was edited since replays the edited value.
 TEST(ChakraImport, ExactDurationUnlessEdited) {
   const double exact = 0.0012345678901;
-  std::string attr("\x0a\x0d" "ct_duration_s\x19", 16);
+  std::string attr(
+      "\x0a\x0d"
+      "ct_duration_s\x19",
+      16);
   uint64_t bits = 0;
   std::memcpy(&bits, &exact, sizeof bits);
   for (int i = 0; i < 8; ++i) attr.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
@@ -334,7 +365,8 @@ TEST(ChakraImport, MemoryNodesMoveTheirTensorAtTheMemoryRate) {
   chakra::GlobalMetadata meta;
   meta.set_version(kChakraVersion);
   google::protobuf::util::SerializeDelimitedToZeroCopyStream(meta, &out);
-  const auto node = [&](uint64_t id, chakra::NodeType type, uint64_t micros, int64_t tensor, std::vector<uint64_t> deps) {
+  const auto node = [&](uint64_t id, chakra::NodeType type, uint64_t micros, int64_t tensor,
+                        std::vector<uint64_t> deps) {
     chakra::Node n;
     n.set_id(id);
     n.set_type(type);
@@ -348,7 +380,7 @@ TEST(ChakraImport, MemoryNodesMoveTheirTensorAtTheMemoryRate) {
     google::protobuf::util::SerializeDelimitedToZeroCopyStream(n, &out);
   };
   node(1, chakra::COMP_NODE, 100, -1, {});
-  node(2, chakra::MEM_LOAD_NODE, 0, int64_t{64} << 20, {1});  // 64 MiB from host memory
+  node(2, chakra::MEM_LOAD_NODE, 0, int64_t{64} << 20, {1});   // 64 MiB from host memory
   node(3, chakra::MEM_STORE_NODE, 40, int64_t{1} << 30, {2});  // its duration wins
   node(4, chakra::COMP_NODE, 200, -1, {3});
   ChakraOptions options;
@@ -363,16 +395,21 @@ TEST(ChakraImport, MemoryNodesMoveTheirTensorAtTheMemoryRate) {
   EXPECT_DOUBLE_EQ(in[1].seconds, static_cast<double>(int64_t{64} << 20) / 32e9);
   EXPECT_DOUBLE_EQ(in[2].seconds, 40e-6);
   const TraceRunResult run = run_trace_program(p, replay::testing::small_cluster(1), "analytical");
-  EXPECT_NEAR(run.step_time_s, 100e-6 + static_cast<double>(int64_t{64} << 20) / 32e9 + 40e-6 + 200e-6, 1e-12);
+  EXPECT_NEAR(run.step_time_s, 100e-6 + static_cast<double>(int64_t{64} << 20) / 32e9 + 40e-6 + 200e-6,
+              1e-12);
   // Without a memory rate, or without a size or a duration, the node is named.
-  EXPECT_NE(error_of([&] { import_chakra_bytes("dir", {{"m.0.et", file}}); })
-                .find("m.0.et: node 2 (byte "),
+  EXPECT_NE(error_of([&] {
+              import_chakra_bytes("dir", {{"m.0.et", file}});
+            }).find("m.0.et: node 2 (byte "),
             std::string::npos);
-  EXPECT_NE(error_of([&] { import_chakra_bytes("dir", {{"m.0.et", file}}); }).find("no memory bandwidth to time it"),
+  EXPECT_NE(error_of([&] {
+              import_chakra_bytes("dir", {{"m.0.et", file}});
+            }).find("no memory bandwidth to time it"),
             std::string::npos);
   node(5, chakra::MEM_LOAD_NODE, 0, -1, {4});  // starts where `file` ended
   const std::string e = error_of([&] { import_chakra_bytes("dir", {{"m.0.et", bytes}}, nullptr, options); });
-  EXPECT_NE(e.find("node 5 (byte " + std::to_string(file.size()) + "): memory node with neither duration_micros nor tensor_size"),
+  EXPECT_NE(e.find("node 5 (byte " + std::to_string(file.size()) +
+                   "): memory node with neither duration_micros nor tensor_size"),
             std::string::npos)
       << e;
 }
@@ -410,9 +447,9 @@ TEST(ChakraImport, ShippedCollectivesMatchNcclTests) {
       const auto rows = collective::run_nccl_tests(network::Cluster(spec), o);
       ASSERT_EQ(rows.size(), 1U);
       const double nccl = rows[0].time_us * 1e-6;
-      std::printf("[ %s, %s ] Chakra replay %.3f us, nccl-tests model %.3f us (%+.4f%%), busbw %.1f GB/s\n", b.dir,
-                  mode.c_str(), run.step_time_s * 1e6, nccl * 1e6, 100 * (run.step_time_s - nccl) / nccl,
-                  rows[0].busbw_GBps);
+      std::printf("[ %s, %s ] Chakra replay %.3f us, nccl-tests model %.3f us (%+.4f%%), busbw %.1f GB/s\n",
+                  b.dir, mode.c_str(), run.step_time_s * 1e6, nccl * 1e6,
+                  100 * (run.step_time_s - nccl) / nccl, rows[0].busbw_GBps);
       EXPECT_NEAR(run.step_time_s, nccl, 1e-3 * nccl) << b.dir << ", " << mode;
     }
   }

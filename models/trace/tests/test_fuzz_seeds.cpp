@@ -3,7 +3,6 @@
 // then replays, or stalls with the executor's "replay stalled" error) or a TraceError, nothing
 // else. Plus the regressions by name, with the error they must give.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -20,7 +19,6 @@ namespace ct::trace {
 namespace {
 
 using testing::error_of;
-
 
 namespace fs = std::filesystem;
 
@@ -80,7 +78,8 @@ TEST(TraceFuzzSeeds, EveryInputImportsOrFailsCleanly) {
 // fuzz_kineto: a number beyond double's range (nlohmann's out_of_range 406) escaped the
 // importer as a non-TraceError exception.
 TEST(TraceFuzzSeeds, KinetoNumberOverflowIsAnError) {
-  const std::string e = error_of([] { import_kineto((kSeeds / "regression-kineto-number-overflow.json").string()); });
+  const std::string e =
+      error_of([] { import_kineto((kSeeds / "regression-kineto-number-overflow.json").string()); });
   EXPECT_NE(e.find("trace.path: tests/fuzz/trace-seeds/regression-kineto-number-overflow.json: not JSON: "),
             std::string::npos)
       << e;

@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/network/tests/fixtures.h"
 #include "models/trace/tests/trace_test_util.h"
@@ -17,26 +16,39 @@ namespace ct::trace {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using network::testing::small_cluster;
+using nlohmann::json;
 using testing::error_of;
 using testing::temp_dir;
 
-json nccl_args(const std::string& name, const std::string& dtype, int64_t in, int64_t out, const std::string& pg,
-               const std::string& ranks, int group) {
-  return {{"Collective name", name}, {"dtype", dtype},   {"In msg nelems", in},           {"Out msg nelems", out},
-          {"Group size", group},     {"Process Group Name", pg}, {"Process Group Ranks", ranks}};
+json nccl_args(const std::string& name, const std::string& dtype, int64_t in, int64_t out,
+               const std::string& pg, const std::string& ranks, int group) {
+  return {{"Collective name", name},     {"dtype", dtype},      {"In msg nelems", in},
+          {"Out msg nelems", out},       {"Group size", group}, {"Process Group Name", pg},
+          {"Process Group Ranks", ranks}};
 }
 
 // Appends a launch call (CPU thread 1, 3 us, at `launch`) and its kernel on `stream`; `extra`
 // joins the kernel's args.
-void add_kernel(json& ev, int64_t corr, const std::string& name, double launch, double ts, double dur, int stream,
-                const json& extra = json::object()) {
-  ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", launch},
-                {"dur", 3}, {"args", {{"correlation", corr}}}});
+void add_kernel(json& ev, int64_t corr, const std::string& name, double launch, double ts, double dur,
+                int stream, const json& extra = json::object()) {
+  ev.push_back({{"ph", "X"},
+                {"cat", "cuda_runtime"},
+                {"name", "cudaLaunchKernel"},
+                {"pid", 1},
+                {"tid", 1},
+                {"ts", launch},
+                {"dur", 3},
+                {"args", {{"correlation", corr}}}});
   json args = {{"device", 0}, {"stream", stream}, {"correlation", corr}};
   args.update(extra);
-  ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur},
+  ev.push_back({{"ph", "X"},
+                {"cat", "kernel"},
+                {"name", name},
+                {"pid", 0},
+                {"tid", stream},
+                {"ts", ts},
+                {"dur", dur},
                 {"args", args}});
 }
 
@@ -49,25 +61,34 @@ void add_kernel(json& ev, int64_t corr, const std::string& name, double launch, 
 json rank_trace(int rank, int world = 4, bool args_on_op = false) {
   json ev = json::array();
   int64_t corr = 0;
-  const auto kernel = [&](const std::string& name, double launch, double ts, double dur, json extra = json::object(),
-                          int stream = 7) {
+  const auto kernel = [&](const std::string& name, double launch, double ts, double dur,
+                          json extra = json::object(), int stream = 7) {
     if (args_on_op && !extra.empty()) {
-      ev.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"}, {"pid", 1}, {"tid", 1},
-                    {"ts", launch - 1}, {"dur", 5}, {"args", extra}});
+      ev.push_back({{"ph", "X"},
+                    {"cat", "cpu_op"},
+                    {"name", "record_param_comms"},
+                    {"pid", 1},
+                    {"tid", 1},
+                    {"ts", launch - 1},
+                    {"dur", 5},
+                    {"args", extra}});
       extra = json::object();
     }
     add_kernel(ev, ++corr, name, launch, ts, dur, stream, extra);
   };
   const std::string pair = rank < 2 ? "[0, 1]" : "[2, 3]";
   kernel("gemm_A", -10, 0, 100);
-  kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5, 100, 300, nccl_args("allreduce", "Float", 16 << 20, 16 << 20, "0", "[0, 1, 2, 3]", 4), 20);
+  kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5, 100, 300,
+         nccl_args("allreduce", "Float", 16 << 20, 16 << 20, "0", "[0, 1, 2, 3]", 4), 20);
   kernel("elementwise_B", 6, 100, 20);
   kernel("gemm_C", 398, 405, 50);
-  kernel("ncclDevKernel_Broadcast_RING_LL", 450, 455, 10, nccl_args("broadcast", "Float", 1024, 1024, "0", "[0, 1, 2, 3]", 4), 20);
+  kernel("ncclDevKernel_Broadcast_RING_LL", 450, 455, 10,
+         nccl_args("broadcast", "Float", 1024, 1024, "0", "[0, 1, 2, 3]", 4), 20);
   kernel("ncclDevKernel_AllGather_RING_LL", 460, 470, 100,
          nccl_args("_allgather_base", "BFloat16", 1 << 20, 2 << 20, rank < 2 ? "1" : "2", pair, 2), 20);
   kernel("gemm_D", 590, 600, 10);
-  return {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", world}}}, {"traceEvents", ev}};
+  return {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", world}}},
+          {"traceEvents", ev}};
 }
 
 struct RankDir {
@@ -75,7 +96,9 @@ struct RankDir {
   explicit RankDir(const std::string& name, int ranks = 4) : dir(temp_dir("ct_kineto_ranks", name)) {
     for (int r = 0; r < ranks; ++r) put(r, rank_trace(r));
   }
-  void put(int r, const json& doc) const { std::ofstream(dir / ("worker" + std::to_string(r) + ".pt.trace.json")) << doc.dump(); }
+  void put(int r, const json& doc) const {
+    std::ofstream(dir / ("worker" + std::to_string(r) + ".pt.trace.json")) << doc.dump();
+  }
   ~RankDir() { fs::remove_all(dir); }
 };
 
@@ -85,16 +108,17 @@ TEST(KinetoRanks, CollectivesRunOnTheFabricInTheMeasuredOrder) {
   const replay::StepProgram p = import_kineto_ranks(files.dir.string(), &st);
   ASSERT_EQ(p.ranks.size(), 4U);
   EXPECT_EQ(st.ranks, 4);
-  EXPECT_EQ(st.collectives, 3);     // the all-reduce, the all-gather of {0,1} and of {2,3}
-  EXPECT_EQ(st.nccl_kernels, 8);    // 2 per rank
-  EXPECT_EQ(st.nccl_measured, 4);   // the broadcasts
-  EXPECT_EQ(st.waits, 8);           // C and D on each rank
+  EXPECT_EQ(st.collectives, 3);    // the all-reduce, the all-gather of {0,1} and of {2,3}
+  EXPECT_EQ(st.nccl_kernels, 8);   // 2 per rank
+  EXPECT_EQ(st.nccl_measured, 4);  // the broadcasts
+  EXPECT_EQ(st.waits, 8);          // C and D on each rank
   EXPECT_NEAR(st.idle_s, 4 * 35e-6, 1e-12);
   EXPECT_NEAR(st.measured_step_s, 610e-6, 1e-12);
   ASSERT_EQ(p.groups.size(), 3U);
   EXPECT_EQ(p.groups[0].gpus, (std::vector<int>{0, 1, 2, 3}));
   for (size_t r = 0; r < p.ranks.size(); ++r) {
-    for (size_t i = 0; i < p.ranks[r].instrs.size(); ++i) EXPECT_LT(p.ranks[r].instrs[i].after, static_cast<int32_t>(i));
+    for (size_t i = 0; i < p.ranks[r].instrs.size(); ++i)
+      EXPECT_LT(p.ranks[r].instrs[i].after, static_cast<int32_t>(i));
   }
 
   const TraceRunResult run = run_trace_program(p, small_cluster(1), "analytical");
@@ -115,9 +139,10 @@ TEST(KinetoRanks, CollectivesRunOnTheFabricInTheMeasuredOrder) {
     }
   }
   EXPECT_EQ(gathers, 2);
-  std::printf("[ Kineto 4 ranks ] all-reduce 64 MiB %.1f us (measured 300), all-gather 4 MiB %.1f us (measured 100), "
-              "step %.1f us (measured %.1f)\n",
-              all_reduce * 1e6, all_gather * 1e6, run.step_time_s * 1e6, st.measured_step_s * 1e6);
+  std::printf(
+      "[ Kineto 4 ranks ] all-reduce 64 MiB %.1f us (measured 300), all-gather 4 MiB %.1f us (measured 100), "
+      "step %.1f us (measured %.1f)\n",
+      all_reduce * 1e6, all_gather * 1e6, run.step_time_s * 1e6, st.measured_step_s * 1e6);
   EXPECT_GT(all_reduce, 100e-6);  // 96 MiB over NVLink per rank: the fabric's time, not the 300 us measured
   // A, the all-reduce (B beside it), 5 us, C, the broadcast, the all-gather, 30 us, D.
   EXPECT_NEAR(run.step_time_s, 100e-6 + all_reduce + 5e-6 + 50e-6 + 10e-6 + all_gather + 30e-6 + 10e-6, 1e-9);
@@ -172,19 +197,25 @@ TEST(KinetoRanks, SendsAndReceivesRunOnTheFabric) {
   const network::ClusterSpec cluster = small_cluster(1);
   const TraceRunResult run = run_trace_program(p, cluster, "analytical");
   // The NVLink transfer as the network tests state it: latency + bytes / (0.95 x rate).
-  const double transfer = cluster.node.nvlink_latency.seconds() + network::testing::wire_s(64.0 * (1 << 20), cluster.node.nvlink_rate.bps());
-  std::printf("[ Kineto 2 stages ] 64 MiB activation send %.1f us (measured 50), step %.1f us\n", transfer * 1e6,
-              run.step_time_s * 1e6);
+  const double transfer = cluster.node.nvlink_latency.seconds() +
+                          network::testing::wire_s(64.0 * (1 << 20), cluster.node.nvlink_rate.bps());
+  std::printf("[ Kineto 2 stages ] 64 MiB activation send %.1f us (measured 50), step %.1f us\n",
+              transfer * 1e6, run.step_time_s * 1e6);
   EXPECT_NEAR(run.step_time_s, 100e-6 + transfer + 2e-6 + 100e-6, 1e-9);
   // A size mismatch and a send without its receive name the files.
   d.put(0, stage_trace(0, 16 << 20));
-  EXPECT_NE(error_of([&] { import_kineto_ranks(d.dir.string()); }).find("send #0 to rank 1 carries 33554432 bytes, its receive 67108864"),
+  EXPECT_NE(error_of([&] {
+              import_kineto_ranks(d.dir.string());
+            }).find("send #0 to rank 1 carries 33554432 bytes, its receive 67108864"),
             std::string::npos);
   json lonely = stage_trace(1);
-  lonely["traceEvents"].erase(lonely["traceEvents"].begin(), lonely["traceEvents"].begin() + 2);  // drop the receive
+  lonely["traceEvents"].erase(lonely["traceEvents"].begin(),
+                              lonely["traceEvents"].begin() + 2);  // drop the receive
   d.put(0, stage_trace(0));
   d.put(1, lonely);
-  EXPECT_NE(error_of([&] { import_kineto_ranks(d.dir.string()); }).find("1 sends to rank 1 but 0 receives from rank 0"),
+  EXPECT_NE(error_of([&] {
+              import_kineto_ranks(d.dir.string());
+            }).find("1 sends to rank 1 but 0 receives from rank 0"),
             std::string::npos);
 }
 
@@ -202,7 +233,8 @@ TEST(KinetoRanks, ProcessGroupsInterleavedDifferentlyDoNotBlock) {
     }
     // A kernel that waited for both (they ended at 150 and 155): 45 us after the later one.
     add_kernel(ev, 3, "adam", 110, 200, 10, 7);
-    d.put(rank, {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}}, {"traceEvents", ev}});
+    d.put(rank, {{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
+                 {"traceEvents", ev}});
   }
   KinetoRanksStats st;
   const replay::StepProgram p = import_kineto_ranks(d.dir.string(), &st);
@@ -215,13 +247,17 @@ TEST(KinetoRanks, ProcessGroupsInterleavedDifferentlyDoNotBlock) {
 }
 
 TEST(KinetoRanks, Errors) {
-  const auto message = [](const RankDir& d) { return error_of([&] { import_kineto_ranks(d.dir.string()); }); };
+  const auto message = [](const RankDir& d) {
+    return error_of([&] { import_kineto_ranks(d.dir.string()); });
+  };
   {
     const RankDir d("no_info");
     json doc = rank_trace(2);
     doc.erase("distributedInfo");
     d.put(2, doc);
-    EXPECT_NE(message(d).find("worker2.pt.trace.json: no distributedInfo.rank and world_size"), std::string::npos) << message(d);
+    EXPECT_NE(message(d).find("worker2.pt.trace.json: no distributedInfo.rank and world_size"),
+              std::string::npos)
+        << message(d);
   }
   {
     const RankDir d("world", 3);
@@ -231,7 +267,8 @@ TEST(KinetoRanks, Errors) {
   {
     const RankDir d("twice");
     d.put(3, rank_trace(1));
-    EXPECT_NE(message(d).find("distributedInfo.rank 1 appears in two files"), std::string::npos) << message(d);
+    EXPECT_NE(message(d).find("distributedInfo.rank 1 appears in two files"), std::string::npos)
+        << message(d);
   }
   {
     const RankDir d("size");
@@ -239,7 +276,8 @@ TEST(KinetoRanks, Errors) {
     doc["traceEvents"][3]["args"]["In msg nelems"] = 1024;
     doc["traceEvents"][3]["args"]["Out msg nelems"] = 1024;
     d.put(2, doc);
-    EXPECT_NE(message(d).find("worker2.pt.trace.json: NCCL kernel 'ncclDevKernel_AllReduce_Sum_f32_RING_LL' at ts 100"),
+    EXPECT_NE(message(d).find(
+                  "worker2.pt.trace.json: NCCL kernel 'ncclDevKernel_AllReduce_Sum_f32_RING_LL' at ts 100"),
               std::string::npos)
         << message(d);
     EXPECT_NE(message(d).find("differs in kind or size from rank 0's"), std::string::npos);
@@ -263,7 +301,8 @@ TEST(KinetoRanks, Errors) {
     json doc = rank_trace(0);
     doc["traceEvents"][11]["args"]["Process Group Ranks"] = "[0, ..., 1]";
     d.put(0, doc);
-    EXPECT_NE(message(d).find("\"Process Group Ranks\" is truncated ('[0, ..., 1]') and \"Group size\" is not the world size 4"),
+    EXPECT_NE(message(d).find("\"Process Group Ranks\" is truncated ('[0, ..., 1]') and \"Group size\" is "
+                              "not the world size 4"),
               std::string::npos)
         << message(d);
   }
@@ -280,11 +319,14 @@ TEST(KinetoRanks, Errors) {
     network::ClusterSpec two = small_cluster(1);
     two.node.gpus_per_node = 2;
     two.node.nics_per_node = 2;
-    EXPECT_NE(error_of([&] { run_trace_program(p, two, "analytical"); }).find("the trace has 4 ranks but the cluster has 2 GPUs"),
+    EXPECT_NE(error_of([&] {
+                run_trace_program(p, two, "analytical");
+              }).find("the trace has 4 ranks but the cluster has 2 GPUs"),
               std::string::npos);
   }
   const fs::path empty = temp_dir("ct_kineto_ranks", "empty");
-  EXPECT_NE(error_of([&] { import_kineto_ranks(empty.string()); }).find("no .json or .json.gz Kineto traces"), std::string::npos);
+  EXPECT_NE(error_of([&] { import_kineto_ranks(empty.string()); }).find("no .json or .json.gz Kineto traces"),
+            std::string::npos);
   fs::remove_all(empty);
 }
 

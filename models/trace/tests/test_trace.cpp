@@ -2,16 +2,15 @@
 // replayed through the executor; closed forms for the collectives, the trace's own numbers for
 // Kineto; clear errors for bad inputs. Fixtures: tests/data/traces (see its README).
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <functional>
 #include <filesystem>
 #include <fstream>
-#include <tuple>
+#include <functional>
 #include <string>
+#include <tuple>
 
 #include "models/collective/collective.h"
 #include "models/network/tests/fixtures.h"
@@ -23,7 +22,6 @@ namespace {
 
 using testing::error_of;
 using testing::temp_dir;
-
 
 namespace fs = std::filesystem;
 using network::testing::small_cluster;
@@ -93,8 +91,9 @@ TEST(Chakra, AllToAll16RanksIsOneCollective) {
   collective::CollectiveEngine engine(sim, *net, c);
   std::vector<int> all(16);
   for (int i = 0; i < 16; ++i) all[static_cast<size_t>(i)] = i;
-  const double expected = engine.estimate(collective::Op::all_to_all, all, sim::Bytes{1 << 20},
-                                          collective::Algorithm::ring).seconds();
+  const double expected =
+      engine.estimate(collective::Op::all_to_all, all, sim::Bytes{1 << 20}, collective::Algorithm::ring)
+          .seconds();
   std::printf("[ chakra all_to_all 16 x 1 MiB ] replay %.3f us, collective estimate %.3f us (%+.2f%%)\n",
               run.step_time_s * 1e6, expected * 1e6, 100 * (run.step_time_s - expected) / expected);
   EXPECT_NEAR(run.step_time_s, expected, 0.03 * expected);
@@ -152,12 +151,14 @@ TEST(Chakra, SendRecvAndManyDependencies) {
   // Rank 0: three computes (10, 5, 7 us), then a 1 MiB send to rank 1 that waits for all three
   // (a join); rank 1: the receive, then 20 us of compute.
   const fs::path dir = temp_dir("ct_trace_test", "p2p");
-  write_et(dir / "p2p.0.et", {node(1, 4, {}, 10, {}), node(2, 4, {}, 5, {}), node(3, 4, {}, 7, {}),
-                              node(4, 5, {1, 2, 3}, 0, {int_attr("comm_dst", 1), int_attr("comm_size", 1 << 20),
-                                                        int_attr("comm_tag", 7)})});
-  write_et(dir / "p2p.1.et", {node(1, 6, {}, 0, {int_attr("comm_src", 0), int_attr("comm_size", 1 << 20),
-                                                 int_attr("comm_tag", 7)}),
-                              node(2, 4, {1}, 20, {})});
+  write_et(dir / "p2p.0.et",
+           {node(1, 4, {}, 10, {}), node(2, 4, {}, 5, {}), node(3, 4, {}, 7, {}),
+            node(4, 5, {1, 2, 3}, 0,
+                 {int_attr("comm_dst", 1), int_attr("comm_size", 1 << 20), int_attr("comm_tag", 7)})});
+  write_et(
+      dir / "p2p.1.et",
+      {node(1, 6, {}, 0, {int_attr("comm_src", 0), int_attr("comm_size", 1 << 20), int_attr("comm_tag", 7)}),
+       node(2, 4, {1}, 20, {})});
   ChakraStats st;
   const replay::StepProgram p = import_chakra(dir.string(), &st);
   EXPECT_EQ(st.point_to_point, 1);
@@ -166,12 +167,14 @@ TEST(Chakra, SendRecvAndManyDependencies) {
   const network::Cluster c(spec);
   sim::Simulation sim;
   const auto net = network::make_network("analytical", sim, c);
-  const double send = net->path_latency(0, 1).seconds() + (1 << 20) * 8.0 / 0.95 / net->path_bandwidth(0, 1).bps();
+  const double send =
+      net->path_latency(0, 1).seconds() + (1 << 20) * 8.0 / 0.95 / net->path_bandwidth(0, 1).bps();
   EXPECT_NEAR(run.execution.ranks[1].step_end_s[0], 22e-6 + send + 20e-6, 1e-9);
   EXPECT_NEAR(run.execution.ranks[0].step_end_s[0], 22e-6 + send, 1e-9);
   // A receive without its send is an error.
   write_et(dir / "p2p.0.et", {node(1, 4, {}, 10, {})});
-  EXPECT_NE(error_of([&] { import_chakra(dir.string()); }).find("without a matching send"), std::string::npos);
+  EXPECT_NE(error_of([&] { import_chakra(dir.string()); }).find("without a matching send"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -179,7 +182,8 @@ TEST(Chakra, Errors) {
   EXPECT_NE(error_of([] { import_chakra("no/such/dir"); }).find("trace.path: no/such/dir: no such directory"),
             std::string::npos);
   const fs::path empty = temp_dir("ct_trace_test", "empty");
-  EXPECT_NE(error_of([&] { import_chakra(empty.string()); }).find("no <name>.<rank>.et files"), std::string::npos);
+  EXPECT_NE(error_of([&] { import_chakra(empty.string()); }).find("no <name>.<rank>.et files"),
+            std::string::npos);
   // Truncated protobuf: rank 3 cut in the middle of its node.
   const fs::path cut = temp_dir("ct_trace_test", "cut");
   const std::string src = kData + "chakra/all_reduce_8npus_1MB/";
@@ -196,7 +200,9 @@ TEST(Chakra, Errors) {
   EXPECT_NE(error_of([&] { import_chakra(cut.string()); }).find("rank 3 missing"), std::string::npos);
   // A cluster too small for the trace.
   const replay::StepProgram p = import_chakra(kData + "chakra/all_to_all_16npus_1MB");
-  EXPECT_NE(error_of([&] { run_trace_program(p, small_cluster(1), "analytical"); }).find("16 ranks but the cluster has 8"),
+  EXPECT_NE(error_of([&] {
+              run_trace_program(p, small_cluster(1), "analytical");
+            }).find("16 ranks but the cluster has 8"),
             std::string::npos);
   fs::remove_all(empty);
   fs::remove_all(cut);
@@ -225,16 +231,18 @@ TEST(Kineto, ReplayReproducesTheProfiledStep) {
       import_kineto(kData + "kineto/kineto_gpt1.3b_h200.json.gz", busy_only), spec, "analytical");
 
   const double unprofiled = 0.30470919609069824;  // trace_meta.json
-  std::printf("[ kineto GPT-1.42B step, H200 ] GPU events %d (fwd %d, bwd %d, opt %d), busy %.3f ms, idle %.3f ms, "
-              "span %.3f ms, overlap %.3f ms, ET nodes %d\n",
-              st.kernels + st.memsets + st.memcpys, st.forward, st.backward, st.optimizer, st.gpu_busy_s * 1e3,
-              st.idle_s * 1e3, st.span_s * 1e3, st.overlap_s * 1e3, st.et_nodes);
-  std::printf("[ kineto ] replay with idle gaps %.3f ms (span %+.3f%%, unprofiled %.3f ms: %+.2f%%); "
-              "busy only %.3f ms (busy %+.3f%%, unprofiled %+.2f%%)\n",
-              run.step_time_s * 1e3, 100 * (run.step_time_s - st.span_s) / st.span_s, unprofiled * 1e3,
-              100 * (run.step_time_s - unprofiled) / unprofiled, busy.step_time_s * 1e3,
-              100 * (busy.step_time_s - st.gpu_busy_s) / st.gpu_busy_s,
-              100 * (busy.step_time_s - unprofiled) / unprofiled);
+  std::printf(
+      "[ kineto GPT-1.42B step, H200 ] GPU events %d (fwd %d, bwd %d, opt %d), busy %.3f ms, idle %.3f ms, "
+      "span %.3f ms, overlap %.3f ms, ET nodes %d\n",
+      st.kernels + st.memsets + st.memcpys, st.forward, st.backward, st.optimizer, st.gpu_busy_s * 1e3,
+      st.idle_s * 1e3, st.span_s * 1e3, st.overlap_s * 1e3, st.et_nodes);
+  std::printf(
+      "[ kineto ] replay with idle gaps %.3f ms (span %+.3f%%, unprofiled %.3f ms: %+.2f%%); "
+      "busy only %.3f ms (busy %+.3f%%, unprofiled %+.2f%%)\n",
+      run.step_time_s * 1e3, 100 * (run.step_time_s - st.span_s) / st.span_s, unprofiled * 1e3,
+      100 * (run.step_time_s - unprofiled) / unprofiled, busy.step_time_s * 1e3,
+      100 * (busy.step_time_s - st.gpu_busy_s) / st.gpu_busy_s,
+      100 * (busy.step_time_s - unprofiled) / unprofiled);
   EXPECT_NEAR(run.step_time_s, st.span_s, 1e-4 * st.span_s);
   EXPECT_NEAR(busy.step_time_s, st.gpu_busy_s, 1e-4 * st.gpu_busy_s);
   // The profiled span pays profiler overhead in its CPU-bound gaps; the unprofiled step lies
@@ -256,16 +264,18 @@ TEST(Kineto, ConcurrentStreamsKeepTheirMeasuredOverlap) {
   int corr = 0;
   for (const auto& [stream, ts, dur] : {std::tuple{7, 0, 100}, {9, 10, 50}, {7, 100, 50}, {9, 140, 60}}) {
     ++corr;
-    events += std::string(events.empty() ? "" : ",") + "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":" +
-              std::to_string(stream) + ",\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
-              ",\"args\":{\"device\":0,\"stream\":" + std::to_string(stream) + ",\"correlation\":" + std::to_string(corr) + "}}";
+    events += std::string(events.empty() ? "" : ",") +
+              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":" + std::to_string(stream) +
+              ",\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+              ",\"args\":{\"device\":0,\"stream\":" + std::to_string(stream) +
+              ",\"correlation\":" + std::to_string(corr) + "}}";
   }
   std::ofstream(dir / "two_streams.json") << "{\"traceEvents\":[" << events << "]}";
   KinetoStats st;
   const replay::StepProgram p = import_kineto((dir / "two_streams.json").string(), {}, &st);
   EXPECT_EQ(st.streams, 2);
-  EXPECT_NEAR(st.gpu_busy_s, 260e-6, 1e-12);   // the sum of the kernels
-  EXPECT_NEAR(st.overlap_s, 60e-6, 1e-12);     // B inside A (50), D over C (10)
+  EXPECT_NEAR(st.gpu_busy_s, 260e-6, 1e-12);  // the sum of the kernels
+  EXPECT_NEAR(st.overlap_s, 60e-6, 1e-12);    // B inside A (50), D over C (10)
   EXPECT_NEAR(st.span_s, 200e-6, 1e-12);
   EXPECT_NEAR(run_trace_program(p, small_cluster(1), "analytical").step_time_s, 200e-6, 1e-12);
   fs::remove_all(dir);
@@ -276,9 +286,7 @@ TEST(Kineto, Errors) {
   EXPECT_NE(error_of([&] { import_kineto(missing); }).find("trace.path: no/such/trace.json.gz: no such file"),
             std::string::npos);
   const fs::path dir = temp_dir("ct_trace_test", "kineto");
-  {
-    std::ofstream(dir / "plain.json.gz") << "{\"traceEvents\": []}";
-  }
+  { std::ofstream(dir / "plain.json.gz") << "{\"traceEvents\": []}"; }
   const std::string e1 = error_of([&] { import_kineto((dir / "plain.json.gz").string()); });
   EXPECT_NE(e1.find("trace.path: "), std::string::npos);
   EXPECT_NE(e1.find("not a gzip file"), std::string::npos) << e1;
@@ -299,14 +307,16 @@ TEST(Kineto, Errors) {
   const std::string e3 = error_of([&] { import_kineto((dir / "cut.json.gz").string()); });
   EXPECT_NE(e3.find("cut.json.gz: corrupt gzip stream"), std::string::npos) << e3;
   {
-    std::ofstream(dir / "nokernels.json") << "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}";
+    std::ofstream(dir / "nokernels.json")
+        << "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}";
   }
   EXPECT_NE(error_of([&] { import_kineto((dir / "nokernels.json").string()); }).find("no GPU kernel events"),
             std::string::npos);
   KinetoOptions bad_et;
   bad_et.execution_trace = (dir / "text.json.gz").string();
-  EXPECT_NE(error_of([&] { import_kineto(kData + "kineto/kineto_gpt1.3b_h200.json.gz", bad_et); })
-                .find("trace.execution_trace: "),
+  EXPECT_NE(error_of([&] {
+              import_kineto(kData + "kineto/kineto_gpt1.3b_h200.json.gz", bad_et);
+            }).find("trace.execution_trace: "),
             std::string::npos);
   fs::remove_all(dir);
 }

@@ -22,7 +22,8 @@ inline std::string error_of(const std::function<void()>& f) {
 }
 
 // <tmp>/<prefix>_<name>_<pid>, emptied; created unless `create` is false.
-inline std::filesystem::path temp_dir(const std::string& prefix, const std::string& name, bool create = true) {
+inline std::filesystem::path temp_dir(const std::string& prefix, const std::string& name,
+                                      bool create = true) {
   const std::filesystem::path p =
       std::filesystem::temp_directory_path() / (prefix + "_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);

@@ -61,8 +61,7 @@ TEST(Flops, PalmPerTokenForm) {
   const ModelSpec m = testing::gpt3_175b();
   const ParameterCount c = count_parameters(m);
   const double attention = 12.0 * 96 * 12288 * 2048;
-  EXPECT_DOUBLE_EQ(model_flops_per_token(m),
-                   6.0 * static_cast<double>(c.matmul_active) + attention);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(m), 6.0 * static_cast<double>(c.matmul_active) + attention);
   EXPECT_DOUBLE_EQ(model_flops_per_token(m) - model_flops_per_token(m, true), attention / 2);
   // 6N with N the non-embedding parameters is within 1% of the matmul count for GPT-3.
   EXPECT_NEAR(static_cast<double>(c.matmul_active), static_cast<double>(c.non_embedding),

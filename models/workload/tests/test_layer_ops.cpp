@@ -31,8 +31,8 @@ IterationFlops iteration_flops(const JobSpec& j) {
   const double replicas_x_micro =
       static_cast<double>(j.parallelism.data_parallel) * static_cast<double>(microbatches(j));
   const double l = j.model.layers;
-  const double per_micro = l * (layer.forward_flops() + layer.backward_flops()) +
-                           out.forward_flops() + out.backward_flops();
+  const double per_micro =
+      l * (layer.forward_flops() + layer.backward_flops()) + out.forward_flops() + out.backward_flops();
   IterationFlops f;
   f.model = per_micro * ranks_per_replica * replicas_x_micro;
   f.hardware = f.model + l * layer.recompute_flops() * ranks_per_replica * replicas_x_micro;
@@ -264,7 +264,11 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   EXPECT_EQ(find(compiled, "rope"), -1);
   EXPECT_GT(find(eager, "rope"), 0);
   EXPECT_EQ(3 * find(eager, "activation"), 5 * find(compiled, "activation"));
-  EXPECT_TRUE(eager_llama([&] { JobSpec e = j; e.torch_compile = false; return e; }()));
+  EXPECT_TRUE(eager_llama([&] {
+    JobSpec e = j;
+    e.torch_compile = false;
+    return e;
+  }()));
   j.torch_compile = false;
   j.stack = "megatron-core";
   EXPECT_FALSE(eager_llama(j));

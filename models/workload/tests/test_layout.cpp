@@ -22,8 +22,7 @@ std::string error_of(const JobSpec& j, int64_t gpus) {
 void expect_error(const JobSpec& j, int64_t gpus, std::initializer_list<const char*> parts) {
   const std::string msg = error_of(j, gpus);
   ASSERT_FALSE(msg.empty()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(msg.find(p), std::string::npos) << msg << "\n  lacks: " << p;
+  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg << "\n  lacks: " << p;
 }
 
 TEST(Layout, DefaultScenarioIsValid) {
@@ -40,8 +39,7 @@ TEST(Layout, TensorParallelMustDivideHeads) {
   JobSpec j = testing::gpt3_job();
   j.model.heads = 92;  // 12288 / 92 is not whole either; both are reported
   j.model.hidden = 92 * 128;
-  expect_error(j, 1536,
-               {"training_job.parallelism.tensor_parallel = 8", "training_job.model.heads = 92"});
+  expect_error(j, 1536, {"training_job.parallelism.tensor_parallel = 8", "training_job.model.heads = 92"});
 }
 
 TEST(Layout, TensorParallelMustDivideKvHeads) {
@@ -50,17 +48,15 @@ TEST(Layout, TensorParallelMustDivideKvHeads) {
   j.model.kv_heads = 4;
   j.parallelism.tensor_parallel = 8;
   j.global_batch_size = 8;
-  expect_error(j, 8,
-               {"training_job.parallelism.tensor_parallel = 8", "training_job.model.kv_heads = 4"});
+  expect_error(j, 8, {"training_job.parallelism.tensor_parallel = 8", "training_job.model.kv_heads = 4"});
 }
 
 TEST(Layout, EveryVirtualStageNeedsALayer) {
   JobSpec j = testing::gpt3_job();
   j.parallelism.virtual_pipeline = 13;
-  expect_error(
-      j, 1536,
-      {"training_job.parallelism.pipeline_parallel", "training_job.parallelism.virtual_pipeline",
-       "8 x 13 = 104", "training_job.model.layers + 2", "got 96"});
+  expect_error(j, 1536,
+               {"training_job.parallelism.pipeline_parallel", "training_job.parallelism.virtual_pipeline",
+                "8 x 13 = 104", "training_job.model.layers + 2", "got 96"});
 }
 
 // Megatron-Bridge's 405B recipes: 126 layers + embedding + loss on 16 x 8 = 128 virtual stages
@@ -128,8 +124,7 @@ TEST(Layout, ExpertParallelRules) {
   j.parallelism.data_parallel = 6;
   j.parallelism.expert_parallel = 3;
   j.global_batch_size = 6;
-  expect_error(
-      j, 8, {"training_job.parallelism.expert_parallel = 3", "training_job.model.moe.experts = 8"});
+  expect_error(j, 8, {"training_job.parallelism.expert_parallel = 3", "training_job.model.moe.experts = 8"});
   j.parallelism.expert_parallel = 4;
   expect_error(j, 8,
                {"training_job.parallelism.expert_parallel = 4",
@@ -147,16 +142,15 @@ TEST(Layout, ContextParallelMustSplitTheSequence) {
   j.parallelism.context_parallel = 8;
   j.parallelism.data_parallel = 3;
   j.global_batch_size = 3;
-  expect_error(
-      j, 1536,
-      {"training_job.parallelism.context_parallel = 16", "training_job.model.seq_length = 2040"});
+  expect_error(j, 1536,
+               {"training_job.parallelism.context_parallel = 16", "training_job.model.seq_length = 2040"});
 }
 
 TEST(Layout, MoreGpusThanTheCluster) {
   const JobSpec j = testing::gpt3_job();
   expect_error(j, 1024,
-               {"training_job.parallelism.tensor_parallel x pipeline_parallel x data_parallel",
-                "= 1536 GPUs", "1024 GPUs of the cluster"});
+               {"training_job.parallelism.tensor_parallel x pipeline_parallel x data_parallel", "= 1536 GPUs",
+                "1024 GPUs of the cluster"});
 }
 
 TEST(Layout, ZeroStageAndRecompute) {
@@ -165,8 +159,7 @@ TEST(Layout, ZeroStageAndRecompute) {
   expect_error(j, 1536, {"training_job.parallelism.zero_stage = 4"});
   j.parallelism.zero_stage = 1;
   j.recompute_granularity = "partial";
-  expect_error(j, 1536,
-               {"training_job.runtime.recompute_granularity = \"partial\"", "none|selective|full"});
+  expect_error(j, 1536, {"training_job.runtime.recompute_granularity = \"partial\"", "none|selective|full"});
   EXPECT_THROW(parse_recompute("partial"), std::invalid_argument);
   EXPECT_EQ(parse_recompute("full"), Recompute::full);
 }
@@ -185,9 +178,8 @@ TEST(Layout, BadModelValues) {
 TEST(Layout, TensorParallelMustDivideFfn) {
   JobSpec j = testing::gpt3_job();
   j.model.ffn_hidden = 49148;
-  expect_error(
-      j, 1536,
-      {"training_job.parallelism.tensor_parallel = 8", "training_job.model.ffn_hidden = 49148"});
+  expect_error(j, 1536,
+               {"training_job.parallelism.tensor_parallel = 8", "training_job.model.ffn_hidden = 49148"});
 }
 
 TEST(Pipeline, BubbleFraction) {

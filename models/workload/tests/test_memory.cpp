@@ -22,8 +22,7 @@ TEST(Memory, ActivationsPerLayerMatchKorthikanti) {
   EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none),
             static_cast<int64_t>(sbh * (34 + 5 * a * s / h) / t));
   // selective: s b h 34 / t
-  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective),
-            static_cast<int64_t>(sbh * 34 / t));
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective), static_cast<int64_t>(sbh * 34 / t));
   // full: 2 s b h / t
   EXPECT_EQ(activation_bytes_per_layer(j, Recompute::full), static_cast<int64_t>(2 * sbh / t));
   // TP without SP: s b h (10 + 24/t + 5 a s/(h t))
@@ -34,12 +33,10 @@ TEST(Memory, ActivationsPerLayerMatchKorthikanti) {
   // No TP: s b h (34 + 5 a s / h), whatever sequence_parallel says.
   j.parallelism.tensor_parallel = 1;
   j.parallelism.sequence_parallel = true;
-  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none),
-            static_cast<int64_t>(sbh * (34 + 5 * a * s / h)));
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::none), static_cast<int64_t>(sbh * (34 + 5 * a * s / h)));
   // Micro-batch scales linearly.
   j.micro_batch_size = 4;
-  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective),
-            static_cast<int64_t>(4 * sbh * 34));
+  EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective), static_cast<int64_t>(4 * sbh * 34));
 }
 
 TEST(Memory, InFlightMicrobatches) {
@@ -141,8 +138,8 @@ TEST(Memory, ExpertWeightsSplitByEp) {
   EXPECT_EQ(s.expert, 8 * 8 * 3LL * 4096 * 14336 / (8 * 2));
   const MemoryBreakdown b = memory_per_gpu(j, 1, MemoryOptions{});
   // ZeRO-1: expert optimizer state shards over DP x CP / EP = 1, dense over 8.
-  EXPECT_EQ(b.optimizer, std::llround(12.0 * static_cast<double>(s.dense) / 8.0 +
-                                      12.0 * static_cast<double>(s.expert)));
+  EXPECT_EQ(b.optimizer,
+            std::llround(12.0 * static_cast<double>(s.dense) / 8.0 + 12.0 * static_cast<double>(s.expert)));
 }
 
 }  // namespace
@@ -169,7 +166,9 @@ TEST(Memory, BlockRecomputeSitsBetweenNoneAndFull) {
   j.recompute_granularity = "full";
   const double full_layer = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
   const double input = static_cast<double>(activation_bytes_per_layer(j, Recompute::full));
-  EXPECT_NEAR(static_cast<double>(some), 8.0 * (4.0 * input + 8.0 * full_layer) + (full_layer - (4.0 * input + 8.0 * full_layer) / 12.0), 64.0);
+  EXPECT_NEAR(static_cast<double>(some),
+              8.0 * (4.0 * input + 8.0 * full_layer) + (full_layer - (4.0 * input + 8.0 * full_layer) / 12.0),
+              64.0);
   j.recompute_layers = 4;
   EXPECT_EQ(recomputed_layers_in_stage(j, 0), 4);
   EXPECT_NEAR(recomputed_layer_fraction(j), 1.0 / 3.0, 1e-12);

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "models/workload/layout.h"
@@ -42,7 +41,8 @@ TEST(MemoryValidation, KorthikantiFormulasExact) {
     j.model.vocab = 51200;
     j.micro_batch_size = row["micro_batch"];
     j.parallelism.tensor_parallel = row["tp"];
-    j.parallelism.sequence_parallel = row["sequence_parallel"].is_boolean() && row["sequence_parallel"].get<bool>();
+    j.parallelism.sequence_parallel =
+        row["sequence_parallel"].is_boolean() && row["sequence_parallel"].get<bool>();
     j.attention = "unfused";  // the paper's attention materialises the scores
     const std::string rc = row["recompute"];
     const int64_t twin = activation_bytes_per_layer(j, parse_recompute(rc));
@@ -72,8 +72,8 @@ TEST(MemoryValidation, ZeroPaperModelStates) {
     const ModelStateBytes s = model_state_bytes(j, p);
     const double twin = static_cast<double>(s.weights + s.gradients + s.optimizer);
     const double paper = row["formula_bytes"];
-    std::printf("ZeRO stage %d, Psi %.1fB, Nd %d: paper %.4g B, twin %.4g B%s\n", j.parallelism.zero_stage, psi / 1e9,
-                j.parallelism.data_parallel, paper, twin, bf16_megatron ? " (16-bit grads)" : "");
+    std::printf("ZeRO stage %d, Psi %.1fB, Nd %d: paper %.4g B, twin %.4g B%s\n", j.parallelism.zero_stage,
+                psi / 1e9, j.parallelism.data_parallel, paper, twin, bf16_megatron ? " (16-bit grads)" : "");
     EXPECT_NEAR(twin, paper, 1.0);
     ++checked;
   }
@@ -109,8 +109,8 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaksWithin15Percent) {
   const auto table = load();
   int n = 0, over = 0;
   double sum = 0, worst = 0;
-  std::printf("%-15s %6s %3s %3s %3s %3s %6s %-9s %-8s %9s %9s %7s\n", "model", "seq", "tp", "pp", "cp", "dp", "mb",
-              "recompute", "compile", "measured", "twin", "error");
+  std::printf("%-15s %6s %3s %3s %3s %3s %6s %-9s %-8s %9s %9s %7s\n", "model", "seq", "tp", "pp", "cp", "dp",
+              "mb", "recompute", "compile", "measured", "twin", "error");
   for (const auto& row : table["rows"]) {
     if (!row.contains("twin")) continue;
     const JobSpec j = job_of(row);
@@ -123,10 +123,10 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaksWithin15Percent) {
     const double error = (twin - measured) / measured;
     std::printf("%-15s %6lld %3d %3d %3d %3d %6lld %-9s %-8s %9.1f %9.1f %+6.1f%%\n",
                 row["model"].get<std::string>().c_str(), static_cast<long long>(j.model.seq_length),
-                j.parallelism.tensor_parallel, j.parallelism.pipeline_parallel, j.parallelism.context_parallel,
-                j.parallelism.data_parallel, static_cast<long long>(j.micro_batch_size),
-                j.recompute_granularity.c_str(), row["twin"]["compile"].get<bool>() ? "yes" : "no", measured, twin,
-                100 * error);
+                j.parallelism.tensor_parallel, j.parallelism.pipeline_parallel,
+                j.parallelism.context_parallel, j.parallelism.data_parallel,
+                static_cast<long long>(j.micro_batch_size), j.recompute_granularity.c_str(),
+                row["twin"]["compile"].get<bool>() ? "yes" : "no", measured, twin, 100 * error);
     EXPECT_TRUE(b.fits) << row["model"] << " ran on 96 GB";
     EXPECT_LT(std::fabs(error), 0.17) << row["model"] << " " << row["notes"];
     if (std::fabs(error) > 0.15) ++over;
@@ -134,7 +134,8 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaksWithin15Percent) {
     worst = std::max(worst, std::fabs(error));
     ++n;
   }
-  std::printf("torchtitan peaks: %d rows, mean |error| %.1f%%, worst %.1f%%\n", n, 100 * sum / n, 100 * worst);
+  std::printf("torchtitan peaks: %d rows, mean |error| %.1f%%, worst %.1f%%\n", n, 100 * sum / n,
+              100 * worst);
   EXPECT_EQ(n, 18);
   EXPECT_LE(over, 1);
   EXPECT_LT(sum / n, 0.08);

@@ -17,8 +17,7 @@ TEST(Parameters, Gpt3Is175B) {
   EXPECT_NEAR(static_cast<double>(c.total), 174.6e9, 0.05e9);
   EXPECT_EQ(c.total, c.active);
   // Megatron's closed form, plus the final LayerNorm (2h) it leaves out.
-  EXPECT_DOUBLE_EQ(static_cast<double>(c.total),
-                   megatron_parameters(96, 12288, 51200, 2048) + 2.0 * 12288);
+  EXPECT_DOUBLE_EQ(static_cast<double>(c.total), megatron_parameters(96, 12288, 51200, 2048) + 2.0 * 12288);
   // Per layer 12 h^2 + 13 h.
   EXPECT_EQ(c.layer.total(), 12LL * 12288 * 12288 + 13LL * 12288);
   EXPECT_EQ(c.embedding, (51200LL + 2048LL) * 12288);
@@ -88,8 +87,7 @@ TEST(Parameters, MegatronTable1Sizes) {
     m.heads = r.heads;
     m.seq_length = 2048;
     m.vocab = 51200;
-    EXPECT_NEAR(static_cast<double>(total_parameters(m)) / 1e9, r.params_b, 0.003 * r.params_b)
-        << r.params_b;
+    EXPECT_NEAR(static_cast<double>(total_parameters(m)) / 1e9, r.params_b, 0.003 * r.params_b) << r.params_b;
   }
 }
 
