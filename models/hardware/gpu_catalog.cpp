@@ -53,6 +53,17 @@ constexpr double kGiB = 1073741824.0;
 //         benchmarking reference).
 //   SM counts: B200/B300 148 (2 dies x 74), GB200/GB300 152 as cudaDeviceProp reports them in
 //         public code (not a datasheet figure; Blackwell Ultra's full die has 160).
+// GB200 / GB300: one Grace CPU reaches its two Blackwell GPUs over NVLink-C2C, 900 GB/s
+// bidirectional per superchip (NVIDIA GB200 NVL72 and GB300 NVL72 pages, "NVLink-C2C 900
+// GB/s"): 225 GB/s per GPU and direction when both GPUs offload at once, as they do in a
+// data-parallel step. HGX parts: 0 = the node's PCIe path (cluster.pcie).
+std::vector<GpuSpec> with_host_links(std::vector<GpuSpec> specs) {
+  for (GpuSpec& g : specs) {
+    if (g.name == "GB200" || g.name == "GB300") g.host_link_bytes_per_s = 900e9 / 2.0 / 2.0;
+  }
+  return specs;
+}
+
 const std::vector<GpuSpec>& catalog() {
   auto spec = [](std::string name, double bf16, double fp8, double hbm_gib, double hbm_bw, double nvlink,
                  double tdp, int sms, double clock, double fp8_ratio, bool fp8_carried, double eff_scale,
@@ -67,7 +78,7 @@ const std::vector<GpuSpec>& catalog() {
   const std::string b200 = "B200 SXM best-shape matmul 77.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string b300 = "B300 SXM best-shape matmul 78.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string gb200 = "GB200 best-shape matmul 72.9% of peak vs H100 SXM 80.3% (MAMF table)";
-  static const std::vector<GpuSpec> specs = {
+  static const std::vector<GpuSpec> specs = with_host_links({
       spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
            80),
       spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
@@ -85,7 +96,7 @@ const std::vector<GpuSpec>& catalog() {
            100),
       spec("GB300", 2.5e15, 5e15, 279, 8e12, 900e9, 1400.0, 152, 1.98e9, 0.948, true, 78.6 / 80.3,
            b300 + ", carried over to GB300 (same die)", 72, 100),
-  };
+  });
   return specs;
 }
 

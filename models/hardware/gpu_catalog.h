@@ -42,6 +42,10 @@ struct GpuSpec {
   // Board power limit the GPU runs at (nvidia-smi -pl), W; 0 = tdp_watts. Below the rated
   // power the tensor-core clock falls: clock_factor(). Never above tdp_watts (validate).
   double power_limit_watts = 0.0;
+  // GPU <-> host memory bandwidth per direction, bytes/s, for activation offloading; 0 = the
+  // node's PCIe path (cluster.pcie: HGX parts hang off PCIe Gen5 x16). GB200/GB300 reach their
+  // Grace CPU over NVLink-C2C instead (gpu_catalog.cpp).
+  double host_link_bytes_per_s = 0.0;
 };
 
 // Sustained tensor-core clock under the power limit, relative to the clock the datasheet

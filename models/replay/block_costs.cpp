@@ -186,6 +186,10 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
     const workload::StageParameters params_here = workload::stage_parameters(job, s);
     const double stage_params = static_cast<double>(params_here.dense + params_here.expert);
     sc.params_per_chunk = stage_params / v;
+    if (job.fp8_params && stage_params > 0) {
+      const double fp8 = std::min(stage_params, workload::matmul_parameters_in_stage(job, s));
+      sc.gather_bytes_per_param = (2.0 * stage_params - fp8) / stage_params;
+    }
     for (int c = 0; c < v; ++c) {
       const int virtual_stage = c * p + s;
       BlockCost f, b;
@@ -206,6 +210,17 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                           ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
                                 (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
                           : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
+      }
+      // Activation offloading (PP 1): each offloaded layer's activations go to the host while
+      // the next layer computes (Transformer Engine's double-buffered CPU offload) and come back
+      // while the layer after it runs backward; what the copy outlasts is exposed.
+      if (const double off = std::min<double>(job.offload_activation_layers, n); off > 0) {
+        const double host = node.gpu.host_link_bytes_per_s > 0 ? node.gpu.host_link_bytes_per_s
+                                                               : node.pcie_rate.bytes_per_second();
+        const double copy_s =
+            static_cast<double>(workload::activation_bytes_per_layer(job, workload::Recompute::none)) / host;
+        f.compute_s += off * std::max(0.0, copy_s - fwd.total);
+        b.compute_s += off * std::max(0.0, copy_s - bwd.total);
       }
       if (virtual_stage == 0) {
         f.compute_s += embed_f.total;

@@ -137,7 +137,7 @@ struct Builder {
                           job.model.hidden * 2 / par.tensor_parallel;
     const workload::StackMemory st = workload::stack_memory(job);
     rs.grad_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * st.grad_bytes);
-    rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * 2.0);
+    rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * rs.sc->gather_bytes_per_param);
     rs.units = per_unit();
     if (rs.units) rs.zplan = workload::zero3_plan(job);
     rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job));
@@ -244,8 +244,8 @@ struct Builder {
         int32_t gather_at = -1;
         const auto pieces = static_cast<int64_t>(piece_at.size());
         for (const double share : module.gather_fractions) {
-          Instr g =
-              param_gather(rs.step(), run.chunk, rs.gid, static_cast<int64_t>(layer_params * share * 2.0));
+          Instr g = param_gather(rs.step(), run.chunk, rs.gid,
+                                 static_cast<int64_t>(layer_params * share * rs.sc->gather_bytes_per_param));
           g.microbatch = pass.microbatch;
           if (zplan.device_sync) {
             g.after = pieces > 0 ? piece_at.back() : (rs.last_compute >= 0 ? rs.last_compute : rs.prev_opt);

@@ -25,6 +25,7 @@ struct GpuOverrides {  // 0 = take the catalog value of cluster.gpu
   Bandwidth hbm_bandwidth;
   Power tdp;
   Power power_limit;
+  Bandwidth host_link;
 };
 
 struct FabricSection {
@@ -142,6 +143,8 @@ struct RuntimeSection {
   std::string attention_kernel;
   bool torch_compile = false;
   std::string compile_loss;
+  std::string fp8_params;
+  int offload_activation_layers = 0;
   std::string stack;
   std::string precision;
   bool tp_comm_overlap = false;

@@ -35,6 +35,7 @@ hardware::GpuSpec gpu_spec(const Config& c) {
   if (o.hbm_bandwidth.bps() > 0) g.hbm_bytes_per_s = o.hbm_bandwidth.bytes_per_second();
   if (o.tdp.watts > 0) g.tdp_watts = o.tdp.watts;
   if (o.power_limit.watts > 0) g.power_limit_watts = o.power_limit.watts;
+  if (o.host_link.bps() > 0) g.host_link_bytes_per_s = o.host_link.bytes_per_second();
   if (c.cluster.nvlink.bps() > 0) g.nvlink_bytes_per_s = c.cluster.nvlink.bytes_per_second();
   return g;
 }
@@ -179,6 +180,9 @@ workload::JobSpec job_spec(const Config& c) {
                     (loss == "auto" && j.torch_compile && c.training_job.runtime.stack == "torchtitan");
   j.stack = c.training_job.runtime.stack;
   j.precision = c.training_job.runtime.precision;
+  const std::string& fp8_params = c.training_job.runtime.fp8_params;
+  j.fp8_params = workload::is_fp8(j) && (fp8_params == "yes" || (fp8_params == "auto" && j.stack == "nemo"));
+  j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
   return j;
 }
 
@@ -328,6 +332,29 @@ void check_config(Config& c) {
           "kernel already), or auto / eager");
     }
     const std::string& precision = c.training_job.runtime.precision;
+    if (const int off = c.training_job.runtime.offload_activation_layers; off > 0) {
+      const std::string why =
+          off >= c.training_job.model.layers
+              ? "fewer than training_job.model.layers (" + std::to_string(c.training_job.model.layers) + ")"
+          : c.training_job.parallelism.pipeline_parallel > 1
+              ? "pipeline_parallel 1 (Megatron has no CPU offloading with PP)"
+          : c.training_job.runtime.recompute_granularity != "none"
+              ? "recompute_granularity none (Megatron refuses CPU offloading with recomputation)"
+          : (stack != "megatron-core" && stack != "nemo") ? "a Transformer Engine stack (megatron-core, nemo)"
+                                                          : "";
+      if (!why.empty()) {
+        problems.push_back("training_job.runtime.offload_activation_layers: got " + std::to_string(off) +
+                           ", expected 0 or " + why);
+      }
+    }
+    if (c.training_job.runtime.fp8_params == "yes" &&
+        (precision == "bf16" || (stack != "megatron-core" && stack != "nemo"))) {
+      problems.push_back(
+          "training_job.runtime.fp8_params: got \"yes\" with precision \"" + precision + "\" on stack \"" +
+          stack +
+          "\"; expected an FP8 precision (fp8, fp8-cs, mxfp8) on the megatron-core or nemo stack "
+          "(Transformer Engine's FP8 parameters), or auto / no");
+    }
     if (precision != "bf16") {
       guard("training_job.runtime.precision", [&] {
         const hardware::GpuSpec g = gpu_spec(c);

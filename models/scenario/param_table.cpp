@@ -63,6 +63,12 @@ void cluster_params(std::vector<Param>& t) {
   t.push_back(P(cluster.gpu_spec.tdp, power, "\"0W\"",
                 "Overrides the catalog's rated board power, the power at which the datasheet peaks hold (0 = "
                 "catalog)."));
+  t.push_back(
+      P(cluster.gpu_spec.host_link, rate, "\"0B/s\"",
+        "GPU to host-memory bandwidth per direction, what activation offloading "
+        "(training_job.runtime.offload_activation_layers) moves over: 0 = the catalog's (GB200/GB300: "
+        "225 GB/s, their share of the superchip's 900 GB/s bidirectional NVLink-C2C), else cluster.pcie "
+        "(HGX parts reach the host over PCIe Gen5 x16)."));
   t.push_back(P(cluster.gpu_spec.power_limit, power, "\"0W\"",
                 "Board power limit the GPUs run at (nvidia-smi -pl; 0 = the rated board power). Below it, "
                 "the tensor-core clock falls as (limit / rated)^0.303 (GH100 at 400 and 700 W: H100 NVL vs "
@@ -357,6 +363,26 @@ void runtime_params(std::vector<Param>& t) {
         "when torch_compile is on (its components/loss.py since April 2025; torchtitan of 2024 left it "
         "eager, train.py), eager otherwise. compiled needs torch_compile on the torchtitan or pytorch stack.")
           .one_of({"auto", "compiled", "eager"}));
+  t.push_back(
+      P(training_job.runtime.offload_activation_layers, count, "0",
+        "Layers whose activations are offloaded to host memory during forward and brought back for "
+        "backward (Megatron --cpu-offloading-num-layers with Transformer Engine's CPU offload; "
+        "Megatron-Bridge's GB200/GB300 Llama 3 70B recipes offload 20-40): their activations leave GPU "
+        "memory but for one layer in transit, and each offloaded layer's copy that outlasts the next "
+        "layer's compute is exposed (over cluster.gpu_spec.host_link). Megatron's rules: fewer than the "
+        "model's layers, no pipeline parallelism, recompute_granularity none, a Transformer Engine stack "
+        "(megatron-core, nemo).")
+          .at_most(1e5));
+  t.push_back(
+      P(training_job.runtime.fp8_params, text, "\"auto\"",
+        "FP8 primary weights (Megatron --fp8-param-gather, NeMo fp8_params): the linear layers' weights are "
+        "kept as FP8 tensors (1 byte, plus the cached 1-byte transpose) in place of the bf16 copy and a "
+        "separate FP8 cache, and the distributed optimizer's parameter all-gather moves them in FP8. "
+        "auto = yes on the nemo stack with an FP8 precision (NeMo 2 recipes/precision/mixed_precision.py "
+        "bf16_with_fp8_mixed and every Megatron-Bridge FP8 recipe, training/mixed_precision.py, set it), "
+        "no otherwise (Megatron-LM's default). yes needs an FP8 precision on the megatron-core or nemo "
+        "stack.")
+          .one_of({"auto", "yes", "no"}));
   t.push_back(P(training_job.runtime.attention_kernel, text, "\"auto\"",
                 "The flash-attention kernel, by its measured throughput relative to cuDNN's (the calibrated "
                 "one; FlashAttention-3 paper, H100): cudnn, fa3 (1.10 fwd / 1.08 bwd), fa2 (0.62 / 0.62; "

@@ -158,6 +158,9 @@ StackMemory stack_memory(const JobSpec& job) {
   // backward into one kernel) saves only the bf16 logits and a per-row log-sum-exp, and writes
   // the logits' bf16 gradient: 2 + 2 bytes per logit at the peak.
   if (job.compiled_loss) s.loss_bytes_per_logit = 4;
+  // FP8 primary weights: each linear weight is held as an FP8 tensor (1 byte) with its cached
+  // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache.
+  if (job.fp8_params) s.fp8_weight_cache_bytes = 0;
   return s;
 }
 
@@ -253,14 +256,10 @@ namespace {
 int64_t fp8_weight_cache(const JobSpec& job, const StackMemory& st, int stage) {
   if (!is_fp8(job)) return 0;
   const ParallelSpec& par = job.parallelism;
-  const int64_t t = par.tensor_parallel;
-  const LayerParameters L = layer_parameters(job.model);
-  const double matmul =
-      d((L.attention + L.dense_mlp) / t) + d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
   // With ZeRO-3 / FSDP the FP8 copies are sharded like the weights (Megatron FSDP's
   // fp8_param_gather gathers FP8 shards per unit): the gathered unit is in `temporary`.
   const double shard = par.zero_stage >= 3 ? d(zero_shard_degree(par)) : 1.0;
-  return to_bytes(st.fp8_weight_cache_bytes * matmul * d(layers_in_stage(job, stage)) / shard);
+  return to_bytes(st.fp8_weight_cache_bytes * matmul_parameters_in_stage(job, stage) / shard);
 }
 
 // Buffers live only part of the step: TP all-gather outputs, ZeRO-3 / FSDP gathered
@@ -347,7 +346,11 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
 
   b.in_flight_microbatches = in_flight_microbatches(job, stage);
   const int64_t layers = layers_in_stage(job, stage);
-  const double layer_microbatches = b.in_flight_microbatches * d(layers);
+  // Offloaded layers (PP 1, no recompute) leave GPU memory but for one layer in transit: the
+  // one whose copy to the host is still running, or being prefetched back for backward.
+  const int64_t offloaded = std::clamp<int64_t>(job.offload_activation_layers, 0, layers);
+  const double resident_layers = offloaded > 0 ? d(layers - offloaded + 1) : d(layers);
+  const double layer_microbatches = b.in_flight_microbatches * resident_layers;
   const int64_t full_layer = activation_bytes(job, Recompute::none, st);
   int64_t per_layer = activation_bytes(job, rc, st);
   if (rc == Recompute::full && layers > 0) {
@@ -399,6 +402,15 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   b.margin = b.capacity - b.total;
   b.fits = b.total <= b.capacity;
   return b;
+}
+
+double matmul_parameters_in_stage(const JobSpec& job, int stage) {
+  const ParallelSpec& par = job.parallelism;
+  const int64_t t = par.tensor_parallel;
+  const LayerParameters L = layer_parameters(job.model);
+  const double per_layer =
+      d((L.attention + L.dense_mlp) / t) + d(L.experts * L.expert / (int64_t{par.expert_parallel} * t));
+  return per_layer * d(layers_in_stage(job, stage));
 }
 
 std::vector<MemoryBreakdown> memory_per_stage(const JobSpec& job, const MemoryOptions& options) {

@@ -171,6 +171,10 @@ struct StageParameters {
 };
 StageParameters stage_parameters(const JobSpec& job, int stage);
 
+// Parameters of the transformer layers' linear (matmul) weights one GPU of `stage` holds (TP-
+// and EP-split, not ZeRO-sharded): what FP8 weight copies and FP8 parameter gathers cover.
+double matmul_parameters_in_stage(const JobSpec& job, int stage);
+
 // Weights, gradients and optimizer state of `params` on one rank, by the job's stack and ZeRO
 // stage (section 1 above; without autocast copies).
 struct ModelStateBytes {

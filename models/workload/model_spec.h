@@ -90,6 +90,12 @@ struct JobSpec {
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
   // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h
   std::string precision = "bf16";
+  // FP8 primary weights (Megatron --fp8-param-gather): linear weights held and all-gathered in
+  // FP8 instead of bf16 + a cached FP8 copy (memory.h; resolved from fp8_params).
+  bool fp8_params = false;
+  // Layers whose activations are offloaded to host memory (Megatron --cpu-offloading-num-layers):
+  // the first ones of the model, PP 1 and no recompute (memory.h, block_costs.h).
+  int offload_activation_layers = 0;
 };
 
 // The linear layers run in FP8 (any of the FP8 recipes).

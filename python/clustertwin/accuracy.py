@@ -241,6 +241,15 @@ def _perf_reason(row: dict, quantity: str) -> str | None:
     return None
 
 
+# Megatron-Bridge's Llama 3 70B FSDP recipes on GB200/GB300 offload activations to the Grace
+# CPU (cpu_offloading_num_layers): scripts/performance/configs/llama3/workload_base_configs.py
+# at 5a7e66e (Nov 2025, the 25.11 container's tables; unchanged in perf_recipes/llama/gb*00/
+# llama3.py at 067f987, Aug 2026): GB200 bf16 20 / fp8-cs 40, GB300 bf16 30 / fp8-cs 20. The
+# 26.04.01 table's "fp8" FSDP rows are taken as the fp8-cs recipe (the only FP8 FSDP recipe).
+_MEGATRON_BRIDGE_OFFLOAD = {("LLAMA3_70B", "GB200", False): 20, ("LLAMA3_70B", "GB200", True): 40,
+                            ("LLAMA3_70B", "GB300", False): 30, ("LLAMA3_70B", "GB300", True): 20}
+
+
 def _perf_scenario(row: dict, mode: str):
     gpu, nic, per_node = _GPUS[row["gpu"]]
     gpus = row["num_gpus"]
@@ -268,6 +277,9 @@ def _perf_scenario(row: dict, mode: str):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
+    offload = _MEGATRON_BRIDGE_OFFLOAD.get((row["model"], row["gpu"], _precision(row) != "bf16")) if fsdp else None
+    if offload and _group(row) == "megatron-bridge":
+        runtime["offload_activation_layers"] = offload
     if torchtitan and "compile" in str(row.get("framework", "")):
         runtime["torch_compile"] = True
         if "Dec 2024" in str(row.get("framework", "")):

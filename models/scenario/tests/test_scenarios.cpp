@@ -213,3 +213,116 @@ TEST(Scenarios, CompiledLossKeepsFourBytesPerLogit) {
         << e.what();
   }
 }
+
+// training_job.runtime.fp8_params: FP8 primary weights hold the linear weights in FP8 (1 byte
+// + the cached 1-byte transpose) where the bf16 copy was, so the separate FP8 weight cache (2
+// bytes per matmul parameter) goes, and the distributed optimizer's parameter all-gather
+// moves the linear weights in FP8; auto = yes on the nemo stack; yes with bf16 is refused.
+TEST(Scenarios, Fp8ParamsDropTheWeightCacheAndHalveTheGather) {
+  const std::vector<std::string> base{"cluster.nodes=1",
+                                      "training_job.parallelism.tensor_parallel=2",
+                                      "training_job.parallelism.pipeline_parallel=1",
+                                      "training_job.parallelism.data_parallel=4",
+                                      "training_job.parallelism.zero_stage=1",
+                                      "training_job.parallelism.virtual_pipeline=1",
+                                      "training_job.model.layers=4",
+                                      "training_job.model.hidden=2048",
+                                      "training_job.model.heads=16",
+                                      "training_job.global_batch_size=8",
+                                      "training_job.runtime.precision=fp8",
+                                      "network.mode=analytical",
+                                      "recovery.hot_spares=0"};
+  struct Figures {
+    double weights = 0, gather_bytes = 0;
+  };
+  auto figures = [&](const std::string& stack, const std::string& fp8_params) {
+    std::vector<std::string> o = base;
+    o.push_back("training_job.runtime.stack=" + stack);
+    o.push_back("training_job.runtime.fp8_params=" + fp8_params);
+    Config c = to_config(read_document("scenarios/default.json", o));
+    check_config(c);
+    const auto r = run(c);
+    Figures f;
+    f.weights = r["memory"]["weights_bytes"].get<double>();
+    for (const auto& col : r["collectives"]) {
+      if (col["op"] == "all_gather") f.gather_bytes = std::max(f.gather_bytes, col["bytes"].get<double>());
+    }
+    return f;
+  };
+  const Figures no = figures("megatron-core", "no"), yes = figures("megatron-core", "yes");
+  // GPT layer (gelu, biases): 12 h^2 matmul weights + 13 h biases... split over t = 2.
+  const double h = 2048.0, matmul = 4.0 * (12.0 * h * h) / 2.0;
+  EXPECT_NEAR(no.weights - yes.weights, 2.0 * matmul, 0.02 * 2.0 * matmul);
+  ASSERT_GT(no.gather_bytes, 0.0);
+  EXPECT_LT(yes.gather_bytes, 0.75 * no.gather_bytes);  // linear weights are most of the stage
+  EXPECT_GT(yes.gather_bytes, 0.5 * no.gather_bytes);   // embeddings and norms stay bf16
+  // auto: yes on nemo, no on megatron-core.
+  EXPECT_DOUBLE_EQ(figures("nemo", "auto").weights, figures("nemo", "yes").weights);
+  EXPECT_DOUBLE_EQ(figures("megatron-core", "auto").weights, no.weights);
+  std::vector<std::string> o = base;
+  o.push_back("training_job.runtime.precision=bf16");
+  o.push_back("training_job.runtime.fp8_params=yes");
+  Config c = to_config(read_document("scenarios/default.json", o));
+  try {
+    check_config(c);
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("training_job.runtime.fp8_params: got \"yes\" with precision \"bf16\""),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+// training_job.runtime.offload_activation_layers: N offloaded layers leave GPU memory but for
+// one in transit (N - 1 layers' activations fewer); their copies over the host link are
+// exposed only where they outlast a layer's compute (a fast link costs nothing, a slow one
+// slows the step); cluster.gpu_spec.host_link sets that link. Megatron's rules are errors.
+TEST(Scenarios, OffloadedActivationsLeaveMemoryAndCostTheHostLink) {
+  const std::vector<std::string> base{"cluster.nodes=1",
+                                      "training_job.parallelism.tensor_parallel=1",
+                                      "training_job.parallelism.pipeline_parallel=1",
+                                      "training_job.parallelism.data_parallel=8",
+                                      "training_job.parallelism.zero_stage=3",
+                                      "training_job.parallelism.virtual_pipeline=1",
+                                      "training_job.model.layers=8",
+                                      "training_job.model.hidden=4096",
+                                      "training_job.model.heads=32",
+                                      "training_job.global_batch_size=16",
+                                      "training_job.runtime.recompute_granularity=none",
+                                      "network.mode=analytical",
+                                      "recovery.hot_spares=0"};
+  auto report = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> o = base;
+    o.insert(o.end(), extra.begin(), extra.end());
+    Config c = to_config(read_document("scenarios/default.json", o));
+    check_config(c);
+    return run(c);
+  };
+  const auto none = report({});
+  const auto fast =
+      report({"training_job.runtime.offload_activation_layers=5", "cluster.gpu_spec.host_link=10TB/s"});
+  const auto slow =
+      report({"training_job.runtime.offload_activation_layers=5", "cluster.gpu_spec.host_link=1GB/s"});
+  const double act = none["memory"]["activations_bytes"].get<double>();
+  EXPECT_NEAR(fast["memory"]["activations_bytes"].get<double>(), act * 4.0 / 8.0, 0.02 * act);
+  EXPECT_DOUBLE_EQ(fast["step_time_s"].get<double>(), none["step_time_s"].get<double>());
+  EXPECT_GT(slow["step_time_s"].get<double>(), 1.2 * none["step_time_s"].get<double>());
+  for (const std::string& bad : {std::string("training_job.parallelism.pipeline_parallel=2"),
+                                 std::string("training_job.runtime.recompute_granularity=selective"),
+                                 std::string("training_job.runtime.offload_activation_layers=8")}) {
+    std::vector<std::string> o = base;
+    o.push_back("training_job.runtime.offload_activation_layers=5");
+    o.push_back(bad);
+    if (bad.find("pipeline") != std::string::npos) o.push_back("training_job.parallelism.data_parallel=4");
+    Config c = to_config(read_document("scenarios/default.json", o));
+    try {
+      check_config(c);
+      FAIL() << "expected a ScenarioError for " << bad;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find("training_job.runtime.offload_activation_layers: got"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
