@@ -68,6 +68,82 @@ double ring_time(int n, double bytes, double factor, double bytes_per_s, double 
   return factor * (nn - 1) * alpha + factor * (nn - 1) / nn * bytes / bytes_per_s;
 }
 
+// tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
+// H100 configs set them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py,
+// userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192). Each TP collective u of a layer is
+// overlapped with the GEMM that consumes or produces it, never for free:
+//   all-gathers before QKV / MLP-in (forward) and before the projection / MLP-out dgrad
+//   (backward): ring exchange, t chunks, the transfer of chunk i+1 under the GEMM of chunk i:
+//   exposed max(0, u - g (t - 1) / t), no SMs taken;
+//   reduce-scatters after the projection / MLP-out (forward): pipelined in 4 splits on 24 / 16
+//   SMs kept from the GEMM (set_sm_margin): the last split exposed, u / 4 + max(0, 3/4 (u - g'))
+//   with g' the GEMM on the remaining SMs, whose slowdown g (SMs / (SMs - k) - 1) is paid too;
+//   backward QKV / MLP-in: the dgrad reduce-scatter and the wgrad input all-gather in bulk
+//   beside the other GEMM (4 + 24 and 2 + 4 SMs, no margin): exposed max(0, u - g), and the
+//   concurrent GEMM loses k / SMs of its speed while they overlap.
+// EP and CP exchanges keep the plain max(0, comm - gemm) rule.
+// Returns the exposed time per layer of the TP collectives (u each) in forward and backward.
+std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
+                                             const hardware::ComputeModel& compute, double u, int t,
+                                             double sms) {
+  auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
+    double s = 0.0;
+    for (const workload::Op& op : ops) {
+      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
+    }
+    return s;
+  };
+  auto ring_exchange = [&](double g) { return std::max(0.0, u - g * (t - 1) / t); };
+  auto pipelined_rs = [&](double g, double k) {
+    const double slowed = g * sms / (sms - k);
+    return u / 4.0 + std::max(0.0, 0.75 * (u - slowed)) + (slowed - g);
+  };
+  auto bulk = [&](double g, double k) { return std::max(0.0, u - g) + std::min(u, g) * k / sms; };
+  const auto& F = layer.forward;
+  const auto& B = layer.backward;
+  const double fwd = ring_exchange(gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
+                     ring_exchange(gemm_of(F, "fc1") + gemm_of(F, "shared_fc1")) +
+                     pipelined_rs(gemm_of(F, "fc2") + gemm_of(F, "shared_fc2"), 16);
+  const double bwd = ring_exchange(gemm_of(B, "proj.dgrad")) + ring_exchange(gemm_of(B, "fc2.dgrad")) +
+                     bulk(gemm_of(B, "qkv.wgrad"), 4) + bulk(gemm_of(B, "qkv.dgrad"), 24) +
+                     bulk(gemm_of(B, "fc1.wgrad"), 2) + bulk(gemm_of(B, "fc1.dgrad"), 4);
+  return {fwd, bwd};
+}
+
+// Expert-parallel dispatch + combine and the context-parallel K/V ring, per layer and pass:
+// inside the NVLink domain at `nvlink`, else over the NICs.
+std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
+                                     const CostParams& params, double nvlink, double activation) {
+  const auto& par = job.parallelism;
+  const int t = par.tensor_parallel;
+  auto group_rate = [&](int n) {
+    return n <= node.nvlink_domain_gpus() / std::max(1, t)
+               ? nvlink
+               : params.nic_bytes_per_s * params.protocol_efficiency;
+  };
+  double ep_pass = 0.0;
+  if (job.model.moe.experts > 0 && par.expert_parallel > 1) {
+    const int e = par.expert_parallel;
+    const double routed = activation / t * job.model.moe.top_k * job.model.moe.capacity_factor;
+    ep_pass = 2 * ring_time(e, routed, 1.0, group_rate(e), params.step_latency_s);
+  }
+  double cp_pass = 0.0;
+  if (par.context_parallel > 1) {
+    const int c = par.context_parallel;
+    const double kv =
+        2.0 * activation / t * static_cast<double>(workload::kv_heads(job.model)) / job.model.heads;
+    cp_pass = ring_time(c, kv * c, 1.0, group_rate(c), params.step_latency_s);
+  }
+  return {ep_pass, cp_pass};
+}
+
+// One layer's saved activations over the GPU-host link (activation offloading).
+double offload_copy_s(const workload::JobSpec& job, const hardware::NodeSpec& node) {
+  const double host =
+      node.gpu.host_link_bytes_per_s > 0 ? node.gpu.host_link_bytes_per_s : node.pcie_rate.bytes_per_second();
+  return static_cast<double>(workload::activation_bytes_per_layer(job, workload::Recompute::none)) / host;
+}
+
 }  // namespace
 
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
@@ -101,70 +177,15 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
     tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, tp_rate, alpha_nvl)
                                     : 2 * ring_time(t, activation, 2.0, tp_rate, alpha_nvl);
   }
-  // Expert-parallel dispatch + combine, context-parallel K/V ring, per layer and pass.
-  auto group_rate = [&](int n) {
-    return n <= node.nvlink_domain_gpus() / std::max(1, t)
-               ? nvlink
-               : params.nic_bytes_per_s * params.protocol_efficiency;
-  };
-  double ep_pass = 0.0;
-  if (job.model.moe.experts > 0 && par.expert_parallel > 1) {
-    const int e = par.expert_parallel;
-    const double routed = activation / t * job.model.moe.top_k * job.model.moe.capacity_factor;
-    ep_pass = 2 * ring_time(e, routed, 1.0, group_rate(e), params.step_latency_s);
-  }
-  double cp_pass = 0.0;
-  if (par.context_parallel > 1) {
-    const int c = par.context_parallel;
-    const double kv =
-        2.0 * activation / t * static_cast<double>(workload::kv_heads(job.model)) / job.model.heads;
-    cp_pass = ring_time(c, kv * c, 1.0, group_rate(c), params.step_latency_s);
-  }
+  const auto [ep_pass, cp_pass] = ep_cp_pass(job, node, params, nvlink, activation);
   auto comm_exposed = [&](double comm, double gemm) {
     return params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
   };
 
-  // tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
-  // H100 configs set them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py,
-  // userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192). Each TP collective u of a layer is
-  // overlapped with the GEMM that consumes or produces it, never for free:
-  //   all-gathers before QKV / MLP-in (forward) and before the projection / MLP-out dgrad
-  //   (backward): ring exchange, t chunks, the transfer of chunk i+1 under the GEMM of chunk i:
-  //   exposed max(0, u - g (t - 1) / t), no SMs taken;
-  //   reduce-scatters after the projection / MLP-out (forward): pipelined in 4 splits on 24 / 16
-  //   SMs kept from the GEMM (set_sm_margin): the last split exposed, u / 4 + max(0, 3/4 (u - g'))
-  //   with g' the GEMM on the remaining SMs, whose slowdown g (SMs / (SMs - k) - 1) is paid too;
-  //   backward QKV / MLP-in: the dgrad reduce-scatter and the wgrad input all-gather in bulk
-  //   beside the other GEMM (4 + 24 and 2 + 4 SMs, no margin): exposed max(0, u - g), and the
-  //   concurrent GEMM loses k / SMs of its speed while they overlap.
-  // EP and CP exchanges keep the plain max(0, comm - gemm) rule.
   const bool ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const double u = t > 1 ? ring_time(t, activation, 1.0, nvlink, alpha_nvl) : 0.0;
-  const double sms = node.gpu.sm_count;
-  auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
-    double s = 0.0;
-    for (const workload::Op& op : ops) {
-      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
-    }
-    return s;
-  };
-  auto ring_exchange = [&](double g) { return std::max(0.0, u - g * (t - 1) / t); };
-  auto pipelined_rs = [&](double g, double k) {
-    const double slowed = g * sms / (sms - k);
-    return u / 4.0 + std::max(0.0, 0.75 * (u - slowed)) + (slowed - g);
-  };
-  auto bulk = [&](double g, double k) { return std::max(0.0, u - g) + std::min(u, g) * k / sms; };
-  double ub_fwd = 0.0, ub_bwd = 0.0;
-  if (ub) {
-    const auto& F = layer.forward;
-    const auto& B = layer.backward;
-    ub_fwd = ring_exchange(gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
-             ring_exchange(gemm_of(F, "fc1") + gemm_of(F, "shared_fc1")) +
-             pipelined_rs(gemm_of(F, "fc2") + gemm_of(F, "shared_fc2"), 16);
-    ub_bwd = ring_exchange(gemm_of(B, "proj.dgrad")) + ring_exchange(gemm_of(B, "fc2.dgrad")) +
-             bulk(gemm_of(B, "qkv.wgrad"), 4) + bulk(gemm_of(B, "qkv.dgrad"), 24) +
-             bulk(gemm_of(B, "fc1.wgrad"), 2) + bulk(gemm_of(B, "fc1.dgrad"), 4);
-  }
+  const auto [ub_fwd, ub_bwd] =
+      ub ? userbuffer_exposed(layer, compute, u, t, node.gpu.sm_count) : std::pair<double, double>{0.0, 0.0};
   auto tp_fwd = [&](double gemm) {
     return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm)
               : comm_exposed(tp_pass + ep_pass + cp_pass, gemm);
@@ -215,10 +236,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       // the next layer computes (Transformer Engine's double-buffered CPU offload) and come back
       // while the layer after it runs backward; what the copy outlasts is exposed.
       if (const double off = std::min<double>(job.offload_activation_layers, n); off > 0) {
-        const double host = node.gpu.host_link_bytes_per_s > 0 ? node.gpu.host_link_bytes_per_s
-                                                               : node.pcie_rate.bytes_per_second();
-        const double copy_s =
-            static_cast<double>(workload::activation_bytes_per_layer(job, workload::Recompute::none)) / host;
+        const double copy_s = offload_copy_s(job, node);
         f.compute_s += off * std::max(0.0, copy_s - fwd.total);
         b.compute_s += off * std::max(0.0, copy_s - bwd.total);
       }

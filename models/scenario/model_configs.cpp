@@ -261,6 +261,50 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
     problems.push_back(at + ".link: missing; " + f.kind + " needs a link name");
 }
 
+// training_job.runtime: keys that only hold together on some stacks and layouts.
+void runtime_problems(const Config& c, std::vector<std::string>& problems) {
+  const std::string& precision = c.training_job.runtime.precision;
+  const std::string& stack = c.training_job.runtime.stack;
+  if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" &&
+      stack != "composer") {
+    problems.push_back(
+        "training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
+        "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
+        "composer) or false");
+  }
+  if (c.training_job.runtime.compile_loss == "compiled" &&
+      (!c.training_job.runtime.torch_compile || (stack != "torchtitan" && stack != "pytorch"))) {
+    problems.push_back(
+        "training_job.runtime.compile_loss: got \"compiled\" with torch_compile " +
+        std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
+        "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
+        "kernel already), or auto / eager");
+  }
+  if (const int off = c.training_job.runtime.offload_activation_layers; off > 0) {
+    const std::string why =
+        off >= c.training_job.model.layers
+            ? "fewer than training_job.model.layers (" + std::to_string(c.training_job.model.layers) + ")"
+        : c.training_job.parallelism.pipeline_parallel > 1
+            ? "pipeline_parallel 1 (Megatron has no CPU offloading with PP)"
+        : c.training_job.runtime.recompute_granularity != "none"
+            ? "recompute_granularity none (Megatron refuses CPU offloading with recomputation)"
+        : (stack != "megatron-core" && stack != "nemo") ? "a Transformer Engine stack (megatron-core, nemo)"
+                                                        : "";
+    if (!why.empty()) {
+      problems.push_back("training_job.runtime.offload_activation_layers: got " + std::to_string(off) +
+                         ", expected 0 or " + why);
+    }
+  }
+  if (c.training_job.runtime.fp8_params == "yes" &&
+      (precision == "bf16" || (stack != "megatron-core" && stack != "nemo"))) {
+    problems.push_back(
+        "training_job.runtime.fp8_params: got \"yes\" with precision \"" + precision + "\" on stack \"" +
+        stack +
+        "\"; expected an FP8 precision (fp8, fp8-cs, mxfp8) on the megatron-core or nemo stack "
+        "(Transformer Engine's FP8 parameters), or auto / no");
+  }
+}
+
 }  // namespace
 
 void check_config(Config& c) {
@@ -315,46 +359,8 @@ void check_config(Config& c) {
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
     }
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
-    const std::string& stack = c.training_job.runtime.stack;
-    if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" &&
-        stack != "composer") {
-      problems.push_back(
-          "training_job.runtime.torch_compile: true with training_job.runtime.stack \"" + stack +
-          "\", whose kernels are fused already; expected a PyTorch-native stack (torchtitan, pytorch, "
-          "composer) or false");
-    }
-    if (c.training_job.runtime.compile_loss == "compiled" &&
-        (!c.training_job.runtime.torch_compile || (stack != "torchtitan" && stack != "pytorch"))) {
-      problems.push_back(
-          "training_job.runtime.compile_loss: got \"compiled\" with torch_compile " +
-          std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
-          "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
-          "kernel already), or auto / eager");
-    }
+    runtime_problems(c, problems);
     const std::string& precision = c.training_job.runtime.precision;
-    if (const int off = c.training_job.runtime.offload_activation_layers; off > 0) {
-      const std::string why =
-          off >= c.training_job.model.layers
-              ? "fewer than training_job.model.layers (" + std::to_string(c.training_job.model.layers) + ")"
-          : c.training_job.parallelism.pipeline_parallel > 1
-              ? "pipeline_parallel 1 (Megatron has no CPU offloading with PP)"
-          : c.training_job.runtime.recompute_granularity != "none"
-              ? "recompute_granularity none (Megatron refuses CPU offloading with recomputation)"
-          : (stack != "megatron-core" && stack != "nemo") ? "a Transformer Engine stack (megatron-core, nemo)"
-                                                          : "";
-      if (!why.empty()) {
-        problems.push_back("training_job.runtime.offload_activation_layers: got " + std::to_string(off) +
-                           ", expected 0 or " + why);
-      }
-    }
-    if (c.training_job.runtime.fp8_params == "yes" &&
-        (precision == "bf16" || (stack != "megatron-core" && stack != "nemo"))) {
-      problems.push_back(
-          "training_job.runtime.fp8_params: got \"yes\" with precision \"" + precision + "\" on stack \"" +
-          stack +
-          "\"; expected an FP8 precision (fp8, fp8-cs, mxfp8) on the megatron-core or nemo stack "
-          "(Transformer Engine's FP8 parameters), or auto / no");
-    }
     if (precision != "bf16") {
       guard("training_job.runtime.precision", [&] {
         const hardware::GpuSpec g = gpu_spec(c);

@@ -292,6 +292,57 @@ std::string step_memory_problem(const replay::StepInput& in) {
   return "";
 }
 
+// Collectives of the last step, grouped by (op, group size, bytes): count, mean time, bus
+// bandwidth.
+json step_collectives(const std::vector<replay::CollectiveRecord>& records) {
+  std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
+  for (const auto& rec : records) {
+    auto& g = groups[{static_cast<int>(rec.kind), rec.group_size, rec.bytes}];
+    g.first += 1;
+    g.second += rec.end_s - rec.start_s;
+  }
+  json collectives = json::array();
+  for (const auto& [key, value] : groups) {
+    const auto kind = static_cast<replay::CollectiveKind>(std::get<0>(key));
+    const int n = std::get<1>(key);
+    const double bytes = static_cast<double>(std::get<2>(key));
+    const double time = value.second / value.first;
+    const collective::Op op = replay::collective_op(kind);
+    collectives.push_back(
+        {{"op", kind_name(kind)},
+         {"group_size", n},
+         {"bytes", std::get<2>(key)},
+         {"count", value.first},
+         {"time_s", time},
+         {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
+  }
+  return collectives;
+}
+
+// Keep the slow GPUs or swap in spares: the step with the slow GPUs' nodes replaced by
+// nominal ones (every other perturbation kept), and how many steps the swap (a restart:
+// detection is moot, the node is drained) takes to pay for itself:
+//   break-even steps = restart cost / (step with slow GPUs - step without).
+json keep_vs_swap(const Config& c, const replay::StepInput& in, const replay::StepResult& r,
+                  const std::set<int>& slow_gpus) {
+  replay::StepInput healthy = in;
+  healthy.gpu_speed.clear();
+  for (const auto& entry : in.gpu_speed) {
+    if (!slow_gpus.count(entry.first)) healthy.gpu_speed.push_back(entry);
+  }
+  healthy.program.fold =
+      healthy.network_mode == "analytical" && healthy.gpu_speed.empty() && healthy.kernel_jitter_cv == 0;
+  healthy.trace = nullptr;
+  const double without = replay::simulate_step(healthy).step_time_s;
+  const double swap_cost = c.recovery.restart.seconds();
+  const double saved = r.step_time_s - without;
+  return {{"step_time_with_slow_s", r.step_time_s},
+          {"step_time_without_slow_s", without},
+          {"swapped_gpus", slow_gpus.size()},
+          {"swap_cost_s", swap_cost},
+          {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
+}
+
 // Writes the step's sections of the report; returns what later stages need, typed, with the
 // events simulated.
 std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& options, json& report,
@@ -334,29 +385,7 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
                          {"optimizer_s", b.optimizer_s},
                          {"other_s", b.other_s},
                          {"straggler_s", b.straggler_s}};
-  // Collectives of the last step, grouped by (op, group size, bytes).
-  std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
-  for (const auto& rec : r.collectives) {
-    auto& g = groups[{static_cast<int>(rec.kind), rec.group_size, rec.bytes}];
-    g.first += 1;
-    g.second += rec.end_s - rec.start_s;
-  }
-  json collectives = json::array();
-  for (const auto& [key, value] : groups) {
-    const auto kind = static_cast<replay::CollectiveKind>(std::get<0>(key));
-    const int n = std::get<1>(key);
-    const double bytes = static_cast<double>(std::get<2>(key));
-    const double time = value.second / value.first;
-    const collective::Op op = replay::collective_op(kind);
-    collectives.push_back(
-        {{"op", kind_name(kind)},
-         {"group_size", n},
-         {"bytes", std::get<2>(key)},
-         {"count", value.first},
-         {"time_s", time},
-         {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
-  }
-  report["collectives"] = collectives;
+  report["collectives"] = step_collectives(r.collectives);
   json top = json::array();
   json link_rows = json::array();
   for (const auto& l : r.top_links) {
@@ -390,29 +419,7 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
                      {"slow_rank_count", slow_gpus.size()},
                      {"simulated", r.simulated_ranks},
                      {"folded", r.folded}};
-  // Keep the slow GPUs or swap in spares: the step with the slow GPUs' nodes replaced by
-  // nominal ones (every other perturbation kept), and how many steps the swap (a restart:
-  // detection is moot, the node is drained) takes to pay for itself:
-  //   break-even steps = restart cost / (step with slow GPUs - step without).
-  if (!slow_gpus.empty()) {
-    replay::StepInput healthy = in;
-    healthy.gpu_speed.clear();
-    for (const auto& entry : in.gpu_speed) {
-      if (!slow_gpus.count(entry.first)) healthy.gpu_speed.push_back(entry);
-    }
-    healthy.program.fold =
-        healthy.network_mode == "analytical" && healthy.gpu_speed.empty() && healthy.kernel_jitter_cv == 0;
-    healthy.trace = nullptr;
-    const double without = replay::simulate_step(healthy).step_time_s;
-    const double swap_cost = c.recovery.restart.seconds();
-    const double saved = r.step_time_s - without;
-    report["ranks"]["keep_vs_swap"] = {
-        {"step_time_with_slow_s", r.step_time_s},
-        {"step_time_without_slow_s", without},
-        {"swapped_gpus", slow_gpus.size()},
-        {"swap_cost_s", swap_cost},
-        {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
-  }
+  if (!slow_gpus.empty()) report["ranks"]["keep_vs_swap"] = keep_vs_swap(c, in, r, slow_gpus);
   // Power: the last step's series, thinned to at most 2,000 points for the table.
   json power_rows = json::array();
   const size_t stride = std::max<size_t>(1, r.power_series_w.size() / 2000);
