@@ -465,101 +465,216 @@ replay::StepProgram import_chakra(const std::string& directory, ChakraStats* sta
   return program;
 }
 
-replay::StepProgram import_chakra_bytes(const std::string& where,
-                                        const std::vector<std::pair<std::string, std::string>>& rank_files,
-                                        ChakraStats* stats, const ChakraOptions& options) {
-  const int n = static_cast<int>(rank_files.size());
-  if (n == 0) throw TraceError(prefix(where) + "no ranks");
+namespace {
+
+// One import: the ranks' decoded nodes, their collective groups, and the program emitted from
+// them, phase by phase (decode, index collectives, emit each rank, link point-to-point).
+struct ChakraImport {
+  ChakraImport(const std::string& where_, const ChakraOptions& options_) : where(where_), options(options_) {}
+  const std::string& where;
+  const ChakraOptions& options;
+  int n = 0;
   std::vector<std::string> files;
-  for (const auto& f : rank_files) files.push_back(f.first);
-  std::vector<std::vector<Node>> nodes(static_cast<size_t>(n));
-  std::vector<std::vector<size_t>> order(static_cast<size_t>(n));
+  std::vector<std::vector<Node>> nodes;
+  std::vector<std::vector<size_t>> order;
   ChakraStats st;
-  st.ranks = n;
-  int ranks_with_ends = 0;
   int64_t steps = 1;
-  for (int r = 0; r < n; ++r) {
-    const auto ru = static_cast<size_t>(r);
-    nodes[ru] = decode_et(rank_files[ru].second, files[ru]);
-    order[ru] = topo_order(nodes[ru], files[ru]);
-    st.nodes += static_cast<int>(nodes[ru].size());
-    bool has_end = false;
-    double total = 0;
-    for (const Node& nd : nodes[ru]) {
-      if (nd.type == kComp || nd.type == kMemLoad || nd.type == kMemStore) {
-        total += nd.type == kComp ? seconds_of(nd, files[ru]) : memory_seconds(nd, files[ru], options);
-        if (total > kMaxStepSeconds) {
-          throw TraceError(nd.where(files[ru]) + ": durations on this rank add up to more than " +
-                           num(kMaxStepSeconds) + " s");
-        }
-      }
-      if (is_step_end(nd)) {
-        has_end = true;
-        steps = std::max(steps, 1 + ct_int(nd, "ct_step", 0, kMaxSteps - 1, files[ru]));
-      }
-    }
-    ranks_with_ends += has_end ? 1 : 0;
-  }
-  const bool own_ends = ranks_with_ends == n;
-  if (ranks_with_ends > 0 && !own_ends) {
-    throw TraceError(prefix(where) + std::to_string(ranks_with_ends) + " of " + std::to_string(n) +
-                     " ranks carry step_end nodes (ct_category); all or none must");
-  }
-  if (!own_ends) steps = 1;
-
-  // Collective instances: the k-th collective of a process group on each rank.
-  std::map<std::pair<std::string, int>, CollInstance> instances;
-  std::vector<std::map<size_t, std::pair<std::string, int>>> instance_of(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    std::map<std::string, int> seq;
-    for (const size_t i : order[static_cast<size_t>(r)]) {
-      const Node& nd = nodes[static_cast<size_t>(r)][i];
-      if (nd.type != kColl) continue;
-      const std::string pg = pg_of(nd);
-      const std::pair<std::string, int> key{pg, seq[pg]++};
-      instances[key].members.emplace_back(r, i);
-      instance_of[static_cast<size_t>(r)][i] = key;
-    }
-  }
-  replay::StepProgram program;
+  bool own_ends = false;
   std::map<std::pair<std::string, int>, int32_t> group_of;
-  for (auto& [key, inst] : instances) {
-    const Node& first = nodes[static_cast<size_t>(inst.members[0].first)][inst.members[0].second];
-    const std::string& f0 = files[static_cast<size_t>(inst.members[0].first)];
-    const int64_t type = first.integer("comm_type", f0);
-    const int64_t size = comm_bytes(first, f0);
-    if (key.first.empty() && static_cast<int>(inst.members.size()) != n) {
-      throw TraceError(first.where(f0) + ": collective #" + std::to_string(key.second) + " appears on " +
-                       std::to_string(inst.members.size()) + " of " + std::to_string(n) +
-                       " ranks and has no pg_name (all ranks)");
-    }
-    if (type != 0 && type != 2 && type != 6 && type != 7) {
-      throw TraceError(first.where(f0) + ": comm_type " + std::to_string(type) +
-                       " not supported (all_reduce 0, all_gather 2, all_to_all 6, reduce_scatter 7)");
-    }
-    replay::Group g;
-    for (const auto& [r, i] : inst.members) {
-      const Node& nd = nodes[static_cast<size_t>(r)][i];
-      const std::string& f = files[static_cast<size_t>(r)];
-      if (nd.integer("comm_type", f) != type || comm_bytes(nd, f) != size) {
-        throw TraceError(nd.where(f) + ": collective #" + std::to_string(key.second) + " of process group '" +
-                         key.first + "' differs in comm_type or comm_size from rank " +
-                         std::to_string(inst.members[0].first));
-      }
-      g.gpus.push_back(r);
-      g.simulated.push_back(r);
-    }
-    ++st.collectives;
-    if (type == 6) ++st.all_to_all;
-    group_of[key] = static_cast<int32_t>(program.groups.size());
-    program.groups.push_back(std::move(g));
-  }
-
-  // Emission, per rank in topological order.
-  std::vector<RankBuild> build(static_cast<size_t>(n));
+  std::vector<std::map<size_t, std::pair<std::string, int>>> instance_of;
+  replay::StepProgram program;
+  std::vector<RankBuild> build;
   std::map<P2pKey, std::vector<int32_t>> sends, recvs;  // instruction indices, in order
   std::map<P2pKey, std::vector<uint64_t>> send_nodes;   // node ids, for errors
-  for (int r = 0; r < n; ++r) {
+
+  // Parse each rank, order its nodes, bound its durations, and find its step ends.
+  void decode(const std::vector<std::pair<std::string, std::string>>& rank_files) {
+    n = static_cast<int>(rank_files.size());
+    if (n == 0) throw TraceError(prefix(where) + "no ranks");
+    for (const auto& f : rank_files) files.push_back(f.first);
+    nodes.resize(static_cast<size_t>(n));
+    order.resize(static_cast<size_t>(n));
+    st.ranks = n;
+    int ranks_with_ends = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto ru = static_cast<size_t>(r);
+      nodes[ru] = decode_et(rank_files[ru].second, files[ru]);
+      order[ru] = topo_order(nodes[ru], files[ru]);
+      st.nodes += static_cast<int>(nodes[ru].size());
+      bool has_end = false;
+      double total = 0;
+      for (const Node& nd : nodes[ru]) {
+        if (nd.type == kComp || nd.type == kMemLoad || nd.type == kMemStore) {
+          total += nd.type == kComp ? seconds_of(nd, files[ru]) : memory_seconds(nd, files[ru], options);
+          if (total > kMaxStepSeconds) {
+            throw TraceError(nd.where(files[ru]) + ": durations on this rank add up to more than " +
+                             num(kMaxStepSeconds) + " s");
+          }
+        }
+        if (is_step_end(nd)) {
+          has_end = true;
+          steps = std::max(steps, 1 + ct_int(nd, "ct_step", 0, kMaxSteps - 1, files[ru]));
+        }
+      }
+      ranks_with_ends += has_end ? 1 : 0;
+    }
+    own_ends = ranks_with_ends == n;
+    if (ranks_with_ends > 0 && !own_ends) {
+      throw TraceError(prefix(where) + std::to_string(ranks_with_ends) + " of " + std::to_string(n) +
+                       " ranks carry step_end nodes (ct_category); all or none must");
+    }
+    if (!own_ends) steps = 1;
+  }
+
+  // Collective instances (the k-th collective of a process group on each rank) become groups.
+  void index_collectives() {
+    std::map<std::pair<std::string, int>, CollInstance> instances;
+    instance_of.resize(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      std::map<std::string, int> seq;
+      for (const size_t i : order[static_cast<size_t>(r)]) {
+        const Node& nd = nodes[static_cast<size_t>(r)][i];
+        if (nd.type != kColl) continue;
+        const std::string pg = pg_of(nd);
+        const std::pair<std::string, int> key{pg, seq[pg]++};
+        instances[key].members.emplace_back(r, i);
+        instance_of[static_cast<size_t>(r)][i] = key;
+      }
+    }
+    for (auto& [key, inst] : instances) {
+      const Node& first = nodes[static_cast<size_t>(inst.members[0].first)][inst.members[0].second];
+      const std::string& f0 = files[static_cast<size_t>(inst.members[0].first)];
+      const int64_t type = first.integer("comm_type", f0);
+      const int64_t size = comm_bytes(first, f0);
+      if (key.first.empty() && static_cast<int>(inst.members.size()) != n) {
+        throw TraceError(first.where(f0) + ": collective #" + std::to_string(key.second) + " appears on " +
+                         std::to_string(inst.members.size()) + " of " + std::to_string(n) +
+                         " ranks and has no pg_name (all ranks)");
+      }
+      if (type != 0 && type != 2 && type != 6 && type != 7) {
+        throw TraceError(first.where(f0) + ": comm_type " + std::to_string(type) +
+                         " not supported (all_reduce 0, all_gather 2, all_to_all 6, reduce_scatter 7)");
+      }
+      replay::Group g;
+      for (const auto& [r, i] : inst.members) {
+        const Node& nd = nodes[static_cast<size_t>(r)][i];
+        const std::string& f = files[static_cast<size_t>(r)];
+        if (nd.integer("comm_type", f) != type || comm_bytes(nd, f) != size) {
+          throw TraceError(nd.where(f) + ": collective #" + std::to_string(key.second) +
+                           " of process group '" + key.first +
+                           "' differs in comm_type or comm_size from rank " +
+                           std::to_string(inst.members[0].first));
+        }
+        g.gpus.push_back(r);
+        g.simulated.push_back(r);
+      }
+      ++st.collectives;
+      if (type == 6) ++st.all_to_all;
+      group_of[key] = static_cast<int32_t>(program.groups.size());
+      program.groups.push_back(std::move(g));
+    }
+  }
+
+  int32_t emit_memory(RankBuild& rb, const Node& nd, Instr in, const std::vector<int32_t>& deps) {
+    in.kind = InstrKind::compute;
+    in.stream = Stream::compute;
+    in.category = Category::forward;
+    in.seconds = memory_seconds(nd, rb.file, options);
+    depend(rb, in, deps);
+    rb.instrs.push_back(in);
+    ++st.memory;
+    return static_cast<int32_t>(rb.instrs.size() - 1);
+  }
+
+  int32_t emit_compute(RankBuild& rb, const Node& nd, Instr in, const std::vector<int32_t>& deps,
+                       std::vector<bool>& ends) {
+    in.kind = InstrKind::compute;
+    in.stream = Stream::compute;
+    in.category = Category::forward;
+    if (const Attr* c = nd.find("ct_category"); c != nullptr) {
+      const std::string& s = c->s;
+      if (s == "backward") {
+        in.category = Category::backward;
+      } else if (s == "optimizer") {
+        in.category = Category::optimizer;
+      } else if (s == "step_end") {
+        in.category = Category::step_end;
+      } else if (s != "forward") {
+        throw TraceError(nd.where(rb.file) + ": ct_category '" + s +
+                         "' is not forward, backward, optimizer or step_end");
+      }
+    }
+    in.seconds = seconds_of(nd, rb.file);
+    if (const Attr* tp = nd.find("ct_tp_s"); tp != nullptr && tp->is_number) {
+      if (!(tp->d >= 0)) throw TraceError(nd.where(rb.file) + ": ct_tp_s is not a non-negative number");
+      in.tp_seconds = std::min(tp->d, in.seconds);
+    }
+    if (in.category == Category::step_end && own_ends) ends[static_cast<size_t>(in.step)] = true;
+    depend(rb, in, deps);
+    rb.instrs.push_back(in);
+    ++st.computes;
+    return static_cast<int32_t>(rb.instrs.size() - 1);
+  }
+
+  int32_t emit_collective(int r, size_t i, RankBuild& rb, const Node& nd, Instr in,
+                          const std::vector<int32_t>& deps) {
+    const int64_t type = nd.integer("comm_type", rb.file);
+    in.kind = InstrKind::collective;
+    in.stream = Stream::dp;
+    in.category = Category::dp;
+    in.collective = type == 0   ? CollectiveKind::all_reduce
+                    : type == 2 ? CollectiveKind::all_gather
+                    : type == 6 ? CollectiveKind::all_to_all
+                                : CollectiveKind::reduce_scatter;
+    in.group = group_of.at(instance_of[static_cast<size_t>(r)].at(i));
+    in.bytes = comm_bytes(nd, rb.file);
+    if (const Attr* cs = nd.find("ct_stream"); cs != nullptr) {
+      const std::string& v = cs->s;
+      const bool ok = v.size() > 11 && v.rfind("collectives", 0) == 0 && v.size() <= 12 && v[11] >= '1' &&
+                      v[11] <= static_cast<char>('0' + replay::kExtraCollectiveStreams);
+      if (!ok) {
+        throw TraceError(nd.where(rb.file) + ": ct_stream '" + v + "' is not collectives1..collectives" +
+                         std::to_string(replay::kExtraCollectiveStreams));
+      }
+      in.stream = replay::collective_stream(v[11] - '0');
+    }
+    depend(rb, in, deps);
+    rb.instrs.push_back(in);
+    return static_cast<int32_t>(rb.instrs.size() - 1);
+  }
+
+  int32_t emit_point_to_point(int r, RankBuild& rb, const Node& nd, Instr in,
+                              const std::vector<int32_t>& deps) {
+    const bool send = nd.type == kSend;
+    const int64_t peer = nd.integer(send ? "comm_dst" : "comm_src", rb.file);
+    if (peer < 0 || peer >= n) {
+      throw TraceError(nd.where(rb.file) + " names rank " + std::to_string(peer) + ", outside 0.." +
+                       std::to_string(n - 1));
+    }
+    const int64_t tag = nd.has("comm_tag") ? nd.integer("comm_tag", rb.file) : 0;
+    in.kind = send ? InstrKind::send : InstrKind::recv;
+    in.stream = send ? Stream::p2p : Stream::none;
+    if (const Attr* s = nd.find("ct_stream"); send && s != nullptr) {
+      if (s->s == "compute") {
+        in.stream = Stream::compute;
+      } else if (s->s != "p2p") {
+        throw TraceError(nd.where(rb.file) + ": ct_stream '" + s->s + "' is not compute or p2p");
+      }
+    }
+    in.category = Category::pp;
+    in.peer = static_cast<int32_t>(peer);
+    in.bytes = nd.has("comm_size") ? comm_bytes(nd, rb.file) : 0;
+    if (send) depend(rb, in, deps);
+    rb.instrs.push_back(in);
+    const int32_t result = static_cast<int32_t>(rb.instrs.size() - 1);
+    const P2pKey key = send ? P2pKey{r, static_cast<int>(peer), tag} : P2pKey{static_cast<int>(peer), r, tag};
+    (send ? sends : recvs)[key].push_back(result);
+    if (send) send_nodes[key].push_back(nd.id);
+    return result;
+  }
+
+  // One rank's instructions, in topological order of its nodes.
+  void emit_rank(int r) {
     RankBuild& rb = build[static_cast<size_t>(r)];
     rb.file = files[static_cast<size_t>(r)];
     rb.own_ends = own_ends;
@@ -580,97 +695,23 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
       in.microbatch = ct_int(nd, "ct_microbatch", 0, std::numeric_limits<int64_t>::max(), rb.file);
       int32_t result = -1;
       if (nd.type == kMemLoad || nd.type == kMemStore) {
-        in.kind = InstrKind::compute;
-        in.stream = Stream::compute;
-        in.category = Category::forward;
-        in.seconds = memory_seconds(nd, rb.file, options);
-        depend(rb, in, deps);
-        rb.instrs.push_back(in);
-        result = static_cast<int32_t>(rb.instrs.size() - 1);
-        ++st.memory;
+        result = emit_memory(rb, nd, in, deps);
       } else if (nd.type == kComp) {
-        in.kind = InstrKind::compute;
-        in.stream = Stream::compute;
-        in.category = Category::forward;
-        if (const Attr* c = nd.find("ct_category"); c != nullptr) {
-          const std::string& s = c->s;
-          if (s == "backward") {
-            in.category = Category::backward;
-          } else if (s == "optimizer") {
-            in.category = Category::optimizer;
-          } else if (s == "step_end") {
-            in.category = Category::step_end;
-          } else if (s != "forward") {
-            throw TraceError(nd.where(rb.file) + ": ct_category '" + s +
-                             "' is not forward, backward, optimizer or step_end");
-          }
-        }
-        in.seconds = seconds_of(nd, rb.file);
-        if (const Attr* tp = nd.find("ct_tp_s"); tp != nullptr && tp->is_number) {
-          if (!(tp->d >= 0)) throw TraceError(nd.where(rb.file) + ": ct_tp_s is not a non-negative number");
-          in.tp_seconds = std::min(tp->d, in.seconds);
-        }
-        if (in.category == Category::step_end && own_ends) ends[static_cast<size_t>(in.step)] = true;
-        depend(rb, in, deps);
-        rb.instrs.push_back(in);
-        result = static_cast<int32_t>(rb.instrs.size() - 1);
-        ++st.computes;
+        result = emit_compute(rb, nd, in, deps, ends);
       } else if (nd.type == kColl) {
-        const int64_t type = nd.integer("comm_type", rb.file);
-        in.kind = InstrKind::collective;
-        in.stream = Stream::dp;
-        in.category = Category::dp;
-        in.collective = type == 0   ? CollectiveKind::all_reduce
-                        : type == 2 ? CollectiveKind::all_gather
-                        : type == 6 ? CollectiveKind::all_to_all
-                                    : CollectiveKind::reduce_scatter;
-        in.group = group_of.at(instance_of[static_cast<size_t>(r)].at(i));
-        in.bytes = comm_bytes(nd, rb.file);
-        if (const Attr* cs = nd.find("ct_stream"); cs != nullptr) {
-          const std::string& v = cs->s;
-          const bool ok = v.size() > 11 && v.rfind("collectives", 0) == 0 && v.size() <= 12 && v[11] >= '1' &&
-                          v[11] <= static_cast<char>('0' + replay::kExtraCollectiveStreams);
-          if (!ok) {
-            throw TraceError(nd.where(rb.file) + ": ct_stream '" + v + "' is not collectives1..collectives" +
-                             std::to_string(replay::kExtraCollectiveStreams));
-          }
-          in.stream = replay::collective_stream(v[11] - '0');
-        }
-        depend(rb, in, deps);
-        rb.instrs.push_back(in);
-        result = static_cast<int32_t>(rb.instrs.size() - 1);
+        result = emit_collective(r, i, rb, nd, in, deps);
       } else if (nd.type == kSend || nd.type == kRecv) {
-        const bool send = nd.type == kSend;
-        const int64_t peer = nd.integer(send ? "comm_dst" : "comm_src", rb.file);
-        if (peer < 0 || peer >= n) {
-          throw TraceError(nd.where(rb.file) + " names rank " + std::to_string(peer) + ", outside 0.." +
-                           std::to_string(n - 1));
-        }
-        const int64_t tag = nd.has("comm_tag") ? nd.integer("comm_tag", rb.file) : 0;
-        in.kind = send ? InstrKind::send : InstrKind::recv;
-        in.stream = send ? Stream::p2p : Stream::none;
-        if (const Attr* s = nd.find("ct_stream"); send && s != nullptr) {
-          if (s->s == "compute") {
-            in.stream = Stream::compute;
-          } else if (s->s != "p2p") {
-            throw TraceError(nd.where(rb.file) + ": ct_stream '" + s->s + "' is not compute or p2p");
-          }
-        }
-        in.category = Category::pp;
-        in.peer = static_cast<int32_t>(peer);
-        in.bytes = nd.has("comm_size") ? comm_bytes(nd, rb.file) : 0;
-        if (send) depend(rb, in, deps);
-        rb.instrs.push_back(in);
-        result = static_cast<int32_t>(rb.instrs.size() - 1);
-        const P2pKey key =
-            send ? P2pKey{r, static_cast<int>(peer), tag} : P2pKey{static_cast<int>(peer), r, tag};
-        (send ? sends : recvs)[key].push_back(result);
-        if (send) send_nodes[key].push_back(nd.id);
+        result = emit_point_to_point(r, rb, nd, in, deps);
       } else {
         result = join(rb, deps);  // no time; passes dependencies on
       }
       done_index[nd.id] = result;
     }
+    close_rank(rb, ends);
+  }
+
+  // The rank's step ends: the trace's own (each step must have one), or one after every sink.
+  void close_rank(RankBuild& rb, const std::vector<bool>& ends) {
     if (own_ends) {
       for (int64_t k = 0; k < steps; ++k) {
         if (!ends[static_cast<size_t>(k)]) {
@@ -678,7 +719,7 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
                            " (the trace has " + std::to_string(steps) + " steps)");
         }
       }
-      continue;
+      return;
     }
     // Step end after every instruction: wait for the sinks (the others are done before them).
     std::vector<bool> used(rb.instrs.size(), false);
@@ -699,39 +740,59 @@ replay::StepProgram import_chakra_bytes(const std::string& where,
   }
 
   // Link sends to receives.
-  for (auto& [key, list] : sends) {
-    const auto it = recvs.find(key);
-    const size_t have = it == recvs.end() ? 0 : it->second.size();
-    if (have != list.size()) {
-      throw TraceError(prefix(files[static_cast<size_t>(key.src)]) + std::to_string(list.size()) +
-                       " sends to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
-                       ", first node " + std::to_string(send_nodes[key].front()) + ") but " +
-                       std::to_string(have) + " matching receives in " + files[static_cast<size_t>(key.dst)]);
+  void link_point_to_point() {
+    for (auto& [key, list] : sends) {
+      const auto it = recvs.find(key);
+      const size_t have = it == recvs.end() ? 0 : it->second.size();
+      if (have != list.size()) {
+        throw TraceError(prefix(files[static_cast<size_t>(key.src)]) + std::to_string(list.size()) +
+                         " sends to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
+                         ", first node " + std::to_string(send_nodes[key].front()) + ") but " +
+                         std::to_string(have) + " matching receives in " +
+                         files[static_cast<size_t>(key.dst)]);
+      }
+      for (size_t k = 0; k < list.size(); ++k) {
+        Instr& s = build[static_cast<size_t>(key.src)].instrs[static_cast<size_t>(list[k])];
+        s.peer_instr = it->second[k];
+      }
+      st.point_to_point += static_cast<int>(list.size());
     }
-    for (size_t k = 0; k < list.size(); ++k) {
-      Instr& s = build[static_cast<size_t>(key.src)].instrs[static_cast<size_t>(list[k])];
-      s.peer_instr = it->second[k];
-    }
-    st.point_to_point += static_cast<int>(list.size());
-  }
-  for (const auto& [key, list] : recvs) {
-    if (sends.count(key) == 0) {
-      throw TraceError(prefix(files[static_cast<size_t>(key.dst)]) + std::to_string(list.size()) +
-                       " receives from rank " + std::to_string(key.src) + " (tag " + std::to_string(key.tag) +
-                       ") without a matching send");
+    for (const auto& [key, list] : recvs) {
+      if (sends.count(key) == 0) {
+        throw TraceError(prefix(files[static_cast<size_t>(key.dst)]) + std::to_string(list.size()) +
+                         " receives from rank " + std::to_string(key.src) + " (tag " +
+                         std::to_string(key.tag) + ") without a matching send");
+      }
     }
   }
-  for (int r = 0; r < n; ++r) {
-    replay::RankProgram rp;
-    rp.gpu = r;
-    rp.stage = 0;
-    rp.instrs = std::move(build[static_cast<size_t>(r)].instrs);
-    program.ranks.push_back(std::move(rp));
+
+  replay::StepProgram finish(ChakraStats* stats) {
+    for (int r = 0; r < n; ++r) {
+      replay::RankProgram rp;
+      rp.gpu = r;
+      rp.stage = 0;
+      rp.instrs = std::move(build[static_cast<size_t>(r)].instrs);
+      program.ranks.push_back(std::move(rp));
+    }
+    program.steps = static_cast<int>(steps);
+    st.steps = program.steps;
+    if (stats != nullptr) *stats = st;
+    return program;
   }
-  program.steps = static_cast<int>(steps);
-  st.steps = program.steps;
-  if (stats != nullptr) *stats = st;
-  return program;
+};
+
+}  // namespace
+
+replay::StepProgram import_chakra_bytes(const std::string& where,
+                                        const std::vector<std::pair<std::string, std::string>>& rank_files,
+                                        ChakraStats* stats, const ChakraOptions& options) {
+  ChakraImport im(where, options);
+  im.decode(rank_files);
+  im.index_collectives();
+  im.build.resize(static_cast<size_t>(im.n));
+  for (int r = 0; r < im.n; ++r) im.emit_rank(r);
+  im.link_point_to_point();
+  return im.finish(stats);
 }
 
 }  // namespace ct::trace
