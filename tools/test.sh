@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ formatting check (clang-format, .clang-format), C++ unit and
+# Runs every test: the C++ formatting check (clang-format, .clang-format) and function length
+# limit (tools/function_length.py), C++ unit and
 # validation tests (CTest), Python tests (pytest, which also
 # executes the notebooks), then the unit tests again under ASan+UBSan and the scenario
 # fuzzer for 60 s under ASan. `--quick` stops after the Release tests.
@@ -16,6 +17,9 @@ if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   find models sim python tools -name '*.cpp' -o -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run -Werror
 fi
+
+echo "== C++ function length (tools/function_length.py: no function body over 120 lines)"
+/usr/bin/python3 "$root/tools/function_length.py" --top 3
 
 echo "== C++ tests (Release)"
 ctest --test-dir build --output-on-failure -j"$jobs"
