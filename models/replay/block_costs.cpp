@@ -177,15 +177,19 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
     tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, tp_rate, alpha_nvl)
                                     : 2 * ring_time(t, activation, 2.0, tp_rate, alpha_nvl);
   }
-  const auto [ep_pass, cp_pass] = ep_cp_pass(job, node, params, nvlink, activation);
+  // Named copies, not structured bindings: the lambdas below capture them (clang 14 cannot
+  // capture a structured binding).
+  const std::pair<double, double> ep_cp = ep_cp_pass(job, node, params, nvlink, activation);
+  const double ep_pass = ep_cp.first, cp_pass = ep_cp.second;
   auto comm_exposed = [&](double comm, double gemm) {
     return params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
   };
 
   const bool ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const double u = t > 1 ? ring_time(t, activation, 1.0, nvlink, alpha_nvl) : 0.0;
-  const auto [ub_fwd, ub_bwd] =
+  const std::pair<double, double> ub_exposed =
       ub ? userbuffer_exposed(layer, compute, u, t, node.gpu.sm_count) : std::pair<double, double>{0.0, 0.0};
+  const double ub_fwd = ub_exposed.first, ub_bwd = ub_exposed.second;
   auto tp_fwd = [&](double gemm) {
     return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm)
               : comm_exposed(tp_pass + ep_pass + cp_pass, gemm);
