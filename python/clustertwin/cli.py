@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import sqlite3
 import sys
 
@@ -70,12 +71,15 @@ def _writable(path: str, flag: str) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise ScenarioError(f"{flag} {path}: directory {parent} does not exist")
-    try:  # a real open, not os.access (root passes access checks that writes then fail)
-        if os.path.exists(path):
-            open(path, "r+b").close()  # leaves the content as it is
-        else:
-            open(path, "xb").close()
-            os.remove(path)
+    # A real open, not os.access (root passes access checks that writes then fail). No
+    # exists-then-create step: two runs probing the same new path at once (two sweeps sharing a
+    # --db) must not trip over each other's probe file.
+    try:
+        try:
+            open(path, "r+b").close()  # an existing file: leaves the content as it is
+        except FileNotFoundError:  # a new file: probe the directory with a file of our own
+            with tempfile.NamedTemporaryFile(dir=parent, prefix=".clustertwin-probe-"):
+                pass
     except OSError as e:
         raise ScenarioError(f"{flag} {path}: cannot be written ({e.strerror})") from None
 

@@ -56,7 +56,18 @@ class SweepStore:
         # write is one BEGIN IMMEDIATE transaction (the write lock taken before anything is
         # read), and a writer waits up to a minute for another's lock instead of failing.
         self.conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        # Switching a new file to WAL needs an exclusive lock, and SQLite answers "database is
+        # locked" at once, without its busy timeout, while another process does the same:
+        # retry for as long as a writer would wait.
+        deadline = time.monotonic() + 60.0
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
         with self._transaction():
             self.conn.execute(f'CREATE TABLE IF NOT EXISTS "{TABLE}" (key TEXT PRIMARY KEY, scenario TEXT, '
                               f'overrides TEXT, row_json TEXT, created REAL)')
