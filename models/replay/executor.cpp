@@ -4,8 +4,10 @@
 #include <array>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace ct::replay {
 
@@ -31,6 +33,8 @@ namespace {
 constexpr uint64_t kSendTag = uint64_t{1} << 62;
 constexpr uint64_t kCollectiveTag = uint64_t{2} << 62;
 constexpr uint64_t kPayload = (uint64_t{1} << 62) - 1;
+constexpr uint64_t kStopEvent = uint64_t{1} << 63;  // Executor::on_event tag of a RankStop
+constexpr size_t kMaxListedRanks = 64;              // RankWait::missing / mismatched
 
 const char* instr_name(const Instr& i) {
   switch (i.category) {
@@ -63,6 +67,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       RankState& s = ranks_[r];
       const auto& instrs = program.ranks[r].instrs;
       s.done.assign(instrs.size(), 0);
+      s.started.assign(instrs.size(), 0);
       instrs_total_ += instrs.size();
       s.done_at.assign(instrs.size(), 0.0);
       s.sent_at.assign(instrs.size(), -1.0);
@@ -83,6 +88,13 @@ class Executor final : public sim::EventHandler, public CommHandler {
       s.step_compute.assign(static_cast<size_t>(program.steps), 0.0);
       timers_.emplace_back(this, r);
     }
+    stop_acted_.assign(options.stops.size(), false);
+    for (size_t k = 0; k < options.stops.size(); ++k) {
+      const RankStop& stop = options.stops[k];
+      if (stop.rank < 0 || static_cast<size_t>(stop.rank) >= ranks_.size() || !(stop.at_s >= 0))
+        throw std::invalid_argument("executor: a rank stop names no rank of the program or a negative time");
+      sim_.schedule_at(sim::Time::zero() + sim::Duration::from_seconds(stop.at_s), *this, kStopEvent | k);
+    }
   }
 
   ExecutionResult run() {
@@ -102,8 +114,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     for (size_t r = 0; r < ranks_.size(); ++r) try_start(static_cast<int32_t>(r));
     sim_.run();
-    check_finished();
     ExecutionResult out;
+    if (instrs_done_ < instrs_total_) out.stall = diagnose();
     out.events = sim_.events_executed();
     const auto last = static_cast<size_t>(program_.steps - 1);
     for (size_t r = 0; r < ranks_.size(); ++r) {
@@ -122,7 +134,13 @@ class Executor final : public sim::EventHandler, public CommHandler {
     return out;
   }
 
-  void on_event(uint64_t rank) override { finish_compute(static_cast<int32_t>(rank)); }
+  void on_event(uint64_t tag) override {
+    if ((tag & kStopEvent) != 0) {
+      stop_rank(static_cast<size_t>(tag & ~kStopEvent));
+    } else {
+      finish_compute(static_cast<int32_t>(tag));
+    }
+  }
 
   void on_comm_done(uint64_t tag) override {
     if ((tag & ~kPayload) == kSendTag) {
@@ -134,7 +152,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
 
  private:
   struct RankState {
-    std::vector<uint8_t> done;
+    std::vector<uint8_t> done, started;
     std::vector<double> done_at, sent_at, started_at;
     std::array<std::vector<int32_t>, kStreamSlots> streams;
     std::array<size_t, kStreamSlots> head{};
@@ -144,6 +162,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     int32_t running = -1;  // compute instruction in flight
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
     double idle_since = 0.0;
+    enum class Stopped : uint8_t { no, crash, hang } stopped = Stopped::no;
     sim::Rng jitter{0, 0};
     std::vector<TimeBreakdown> steps;
     std::vector<double> step_end, step_compute;
@@ -151,6 +170,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
   struct GroupState {
     std::vector<std::pair<int32_t, int32_t>> waiting;  // (rank, instr)
     double start = 0.0;
+    bool launched = false;
   };
 
   double now() const { return sim_.now().seconds(); }
@@ -165,6 +185,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
 
   void try_start(int32_t r) {
     RankState& s = ranks_[static_cast<size_t>(r)];
+    if (s.stopped != RankState::Stopped::no) return;
     bool progress = true;
     while (progress) {
       progress = false;
@@ -175,6 +196,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
         if (!ready(s, in)) continue;
         ++s.head[k];
         s.busy[k] = true;
+        s.started[static_cast<size_t>(i)] = 1;
         s.started_at[static_cast<size_t>(i)] = now();
         switch (in.kind) {
           case InstrKind::compute:
@@ -273,9 +295,10 @@ class Executor final : public sim::EventHandler, public CommHandler {
     RankState& s = ranks_[static_cast<size_t>(r)];
     s.done[static_cast<size_t>(i)] = 1;
     s.done_at[static_cast<size_t>(i)] = now();
+    last_progress_ = now();
     // The run is over when every instruction of every rank has completed: stop, so timed
     // events that outlive it (a link fault's end) do not move the clock past the work.
-    if (options_.stop_when_done && ++instrs_done_ == instrs_total_) sim_.stop();
+    if (++instrs_done_ == instrs_total_ && options_.stop_when_done) sim_.stop();
     if (stream != Stream::none) s.busy[static_cast<size_t>(stream)] = false;
     try_start(r);
   }
@@ -307,6 +330,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
   void finish_send(int32_t r, int32_t i) {
     const Instr& in = instr(r, i);
     RankState& s = ranks_[static_cast<size_t>(r)];
+    // A transfer from or to a crashed rank never completes: its sender waits for
+    // acknowledgements that do not come, its receiver never gets the data.
+    if (crashed(r) || crashed(in.peer)) return;
     set_comm(r, -1);
     trace(r, in, static_cast<int>(Stream::p2p), s.started_at[static_cast<size_t>(i)]);
     if (in.stream == Stream::compute) {  // a blocking send held the compute stream
@@ -324,13 +350,23 @@ class Executor final : public sim::EventHandler, public CommHandler {
     g.waiting.emplace_back(r, i);
     const Group& group = program_.groups[static_cast<size_t>(in.group)];
     if (g.waiting.size() < group.simulated.size()) return;
+    // A member that crashed after joining never runs its part, and members that entered
+    // different collectives (another kind) never match, as NCCL's would not: the others wait.
+    for (const auto& member : g.waiting) {
+      if (crashed(member.first) || instr(member.first, member.second).collective != in.collective) return;
+    }
     g.start = now();
+    g.launched = true;
     comm_.collective(in.collective, group.gpus, sim::Bytes{in.bytes}, *this,
                      kCollectiveTag | static_cast<uint64_t>(in.group));
   }
 
   void finish_collective(int32_t group_index) {
     GroupState& g = groups_[static_cast<size_t>(group_index)];
+    for (const auto& member : g.waiting) {
+      if (crashed(member.first)) return;  // died during the collective: it never completes
+    }
+    g.launched = false;
     const auto members = std::move(g.waiting);
     g.waiting.clear();
     const Instr& first = instr(members.front().first, members.front().second);
@@ -378,19 +414,125 @@ class Executor final : public sim::EventHandler, public CommHandler {
     options_.trace->complete(gpu, tid, instr_name(in), instr_name(in), t0, sim_.now() - t0);
   }
 
-  void check_finished() const {
-    for (size_t r = 0; r < ranks_.size(); ++r) {
-      const auto& done = ranks_[r].done;
-      for (size_t i = 0; i < done.size(); ++i) {
-        if (!done[i]) {
-          const Instr& in = program_.ranks[r].instrs[i];
-          throw std::runtime_error("replay stalled: rank " + std::to_string(program_.ranks[r].gpu) +
-                                   " never completed " + instr_name(in) + " of step " +
-                                   std::to_string(in.step) + " (chunk " + std::to_string(in.chunk) +
-                                   ", micro-batch " + std::to_string(in.microbatch) + ")");
+  bool crashed(int32_t r) const {
+    return ranks_[static_cast<size_t>(r)].stopped == RankState::Stopped::crash;
+  }
+
+  void stop_rank(size_t k) {
+    const RankStop& stop = options_.stops[k];
+    RankState& s = ranks_[static_cast<size_t>(stop.rank)];
+    if (s.stopped != RankState::Stopped::no) return;  // the first stop of a rank wins
+    stop_acted_[k] = std::find(s.done.begin(), s.done.end(), uint8_t{0}) != s.done.end();
+    s.stopped = stop.crash ? RankState::Stopped::crash : RankState::Stopped::hang;
+    if (stop.crash && s.running >= 0) {  // the kernel dies with the process
+      sim_.cancel(timers_[static_cast<size_t>(stop.rank)]);
+      if (instr(stop.rank, s.running).seconds > 0) set_busy(busy_now_ - s.weight);
+      s.running = -1;
+    }
+  }
+
+  // The instruction rank r waits in: the communication it entered longest ago and never left,
+  // else a receive that a stream's next instruction waits for; -1 if none.
+  int32_t waiting_instr(int32_t r, double& since) const {
+    const RankState& s = ranks_[static_cast<size_t>(r)];
+    const auto& instrs = program_.ranks[static_cast<size_t>(r)].instrs;
+    int32_t best = -1;
+    for (size_t i = 0; i < instrs.size(); ++i) {
+      if (!s.started[i] || s.done[i] || instrs[i].kind == InstrKind::compute) continue;
+      if (best < 0 || s.started_at[i] < s.started_at[static_cast<size_t>(best)])
+        best = static_cast<int32_t>(i);
+    }
+    if (best >= 0) {
+      since = s.started_at[static_cast<size_t>(best)];
+      return best;
+    }
+    for (const uint8_t k : s.used_streams) {
+      if (s.head[k] == s.streams[k].size()) continue;
+      const Instr& next = instrs[static_cast<size_t>(s.streams[k][s.head[k]])];
+      for (const int32_t dep : {next.after, next.after2}) {
+        if (dep >= 0 && !s.done[static_cast<size_t>(dep)] &&
+            instrs[static_cast<size_t>(dep)].kind == InstrKind::recv) {
+          since = k == static_cast<uint8_t>(Stream::compute) ? s.idle_since : last_progress_;
+          return dep;
         }
       }
     }
+    return -1;
+  }
+
+  // Per rank, how many collectives of each group it completed.
+  std::vector<std::unordered_map<int32_t, int64_t>> completed_per_group() const {
+    std::vector<std::unordered_map<int32_t, int64_t>> out(ranks_.size());
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const auto& instrs = program_.ranks[r].instrs;
+      for (size_t i = 0; i < instrs.size(); ++i) {
+        if (instrs[i].kind == InstrKind::collective && ranks_[r].done[i]) ++out[r][instrs[i].group];
+      }
+    }
+    return out;
+  }
+
+  // What a collective waits for: members that never joined it, and members that joined a
+  // different collective of the group (kind, size or sequence number).
+  void collective_wait(int32_t r, const Instr& in, int64_t seq,
+                       const std::vector<std::unordered_map<int32_t, int64_t>>& completed,
+                       RankWait& w) const {
+    const GroupState& g = groups_[static_cast<size_t>(in.group)];
+    std::unordered_map<int32_t, int32_t> joined(g.waiting.begin(), g.waiting.end());
+    for (const int m : program_.groups[static_cast<size_t>(in.group)].simulated) {
+      if (m == r) continue;
+      const auto it = joined.find(m);
+      const int gpu = program_.ranks[static_cast<size_t>(m)].gpu;
+      if (it == joined.end()) {
+        if (w.missing.size() < kMaxListedRanks) w.missing.push_back(gpu);
+        continue;
+      }
+      const Instr& other = instr(m, it->second);
+      const auto c = completed[static_cast<size_t>(m)].find(in.group);
+      const int64_t other_seq = c == completed[static_cast<size_t>(m)].end() ? 0 : c->second;
+      if ((other.collective != in.collective || other_seq != seq) && w.mismatched.size() < kMaxListedRanks)
+        w.mismatched.push_back(gpu);
+    }
+  }
+
+  Stall diagnose() const {
+    Stall out;
+    out.first_wait_s = std::numeric_limits<double>::infinity();
+    out.last_progress_s = last_progress_;
+    out.stop_acted = stop_acted_;
+    const auto completed = completed_per_group();
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const RankState& s = ranks_[r];
+      RankWait w;
+      w.gpu = program_.ranks[r].gpu;
+      const bool undone = std::find(s.done.begin(), s.done.end(), uint8_t{0}) != s.done.end();
+      w.state = s.stopped == RankState::Stopped::crash  ? RankWait::State::killed
+                : s.stopped == RankState::Stopped::hang ? RankWait::State::hung
+                : undone                                ? RankWait::State::waiting
+                                                        : RankWait::State::finished;
+      double since = 0;
+      const int32_t i = undone ? waiting_instr(static_cast<int32_t>(r), since) : -1;
+      if (i >= 0) {
+        const Instr& in = instr(static_cast<int32_t>(r), i);
+        w.waiting_in = instr_name(in);
+        w.step = in.step;
+        w.bytes = in.bytes;
+        w.since_s = since;
+        if (in.kind == InstrKind::collective) {
+          w.group = in.group;
+          const auto c = completed[r].find(in.group);
+          w.seq = c == completed[r].end() ? 0 : c->second;
+          collective_wait(static_cast<int32_t>(r), in, w.seq, completed, w);
+          if (!out.groups.count(in.group))
+            out.groups[in.group] = program_.groups[static_cast<size_t>(in.group)].gpus;
+        } else if (in.peer >= 0) {
+          w.missing.push_back(program_.ranks[static_cast<size_t>(in.peer)].gpu);
+        }
+        if (w.state == RankWait::State::waiting) out.first_wait_s = std::min(out.first_wait_s, since);
+      }
+      out.ranks.push_back(std::move(w));
+    }
+    return out;
   }
 
   const StepProgram& program_;
@@ -399,6 +541,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
   const ExecutorOptions& options_;
   std::vector<RankState> ranks_;
   size_t instrs_done_ = 0, instrs_total_ = 0;
+  double last_progress_ = 0.0;
+  std::vector<bool> stop_acted_;
   std::deque<sim::Timer> timers_;
   std::vector<GroupState> groups_;
   std::vector<CollectiveRecord> records_;
@@ -408,6 +552,47 @@ class Executor final : public sim::EventHandler, public CommHandler {
 };
 
 }  // namespace
+
+const char* state_name(RankWait::State state) {
+  switch (state) {
+    case RankWait::State::finished:
+      return "finished";
+    case RankWait::State::waiting:
+      return "waiting";
+    case RankWait::State::killed:
+      return "killed";
+    case RankWait::State::hung:
+      return "hung";
+  }
+  return "?";
+}
+
+std::string stall_message(const Stall& stall) {
+  size_t waiting = 0;
+  const RankWait* first = nullptr;
+  for (const RankWait& w : stall.ranks) {
+    if (w.state == RankWait::State::finished) continue;
+    ++waiting;
+    if (first == nullptr) first = &w;
+  }
+  if (first == nullptr) return "replay stalled";
+  std::string out = "replay stalled: " + std::to_string(waiting) + " rank(s) never finished; rank " +
+                    std::to_string(first->gpu) + " waits in " +
+                    (first->waiting_in.empty() ? std::string("nothing it entered") : first->waiting_in) +
+                    " of step " + std::to_string(first->step);
+  if (first->group >= 0)
+    out += " (group " + std::to_string(first->group) + ", sequence " + std::to_string(first->seq) + ")";
+  if (!first->missing.empty()) {
+    out += " for rank(s)";
+    for (size_t i = 0; i < first->missing.size() && i < 8; ++i)
+      out += " " + std::to_string(first->missing[i]);
+    if (first->missing.size() > 8) out += " ...";
+  }
+  if (!first->mismatched.empty())
+    out += "; rank " + std::to_string(first->mismatched.front()) +
+           " entered a different collective of the group";
+  return out;
+}
 
 ExecutionResult execute(const StepProgram& program, sim::Simulation& sim, Communicator& comm,
                         const ExecutorOptions& options) {

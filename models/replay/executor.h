@@ -14,6 +14,13 @@
 //   waiting on a DP collective -> exposed_dp_comm_s;   anything else -> other_s.
 // Step k of a rank ends when its step_end instruction completes.
 //
+// Stopped ranks (node_kill, hang faults): a rank stops at `at_s`. A crash (node_kill) takes
+// its running kernel and every transfer and collective it is part of with it: nothing it
+// sends or joins completes after at_s. A hang (the process lives but issues no more work)
+// lets what it already launched finish and starts nothing new. Peers block in their next
+// collective or receive that needs the rank; the run ends when no event is left, and
+// ExecutionResult::stall says where every rank waits.
+//
 // Kernel jitter (kernel_jitter_cv = c > 0): every compute block (not step_end markers) runs
 // for its time times a log-normal factor of mean 1 and coefficient of variation c,
 //   f = exp(mu + sigma Z),  sigma^2 = ln(1 + c^2),  mu = -sigma^2 / 2,
@@ -22,7 +29,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "models/replay/step_program.h"
@@ -71,6 +81,13 @@ struct Timeline {
   std::vector<double> start_s, seconds;
 };
 
+struct RankStop {
+  int32_t rank = 0;  // program rank
+  double at_s = 0;
+  bool crash = true;       // false: a hang
+  int32_t node_stop = -1;  // the caller's own index (step_model: which NodeStop)
+};
+
 struct ExecutorOptions {
   double comm_slowdown = 0.06;        // compute rate loss while communication runs
   std::vector<double> rank_speed;     // per program rank, 1 = nominal (gpu_throttle faults)
@@ -84,6 +101,7 @@ struct ExecutorOptions {
   // Stop the simulation once every instruction of every rank has completed (runs with timed
   // faults, whose end may lie beyond the work).
   bool stop_when_done = false;
+  std::vector<RankStop> stops;
 };
 
 constexpr uint64_t kJitterStream = 0x4a495454ULL << 32;  // "JITT" << 32
@@ -95,6 +113,36 @@ struct RankResult {
   double last_step_compute_s = 0;  // busy compute in the last step (for slow-rank detection)
 };
 
+// Where one rank stands when the run stalled (nothing left to run, work left undone).
+struct RankWait {
+  enum class State : uint8_t { finished, waiting, killed, hung };
+  int gpu = 0;
+  State state = State::finished;
+  std::string waiting_in;  // instruction name (dp_reduce_scatter, pp_recv, ...); "" if none
+  int32_t group = -1;      // collective: index into StepProgram::groups
+  int64_t seq = -1;        // collective: how many of this group's collectives the rank completed
+  int step = -1;
+  int64_t bytes = 0;
+  double since_s = 0;        // when it entered what it waits in
+  std::vector<int> missing;  // GPUs that never joined (collective) or never sent (receive)
+  // GPUs in the same group waiting in a different collective of it (another kind or sequence
+  // number): mismatched collectives rather than a missing rank.
+  std::vector<int> mismatched;
+};
+
+struct Stall {
+  std::vector<RankWait> ranks;  // every simulated rank, in program order
+  // Earliest time a rank that was not stopped entered what it never left (the first
+  // collective watchdog to start counting); infinity when no such rank waits.
+  double first_wait_s = 0;
+  double last_progress_s = 0;  // the last instruction completed
+  // Per RankStop, whether the rank still had work when it stopped (a stop after its last
+  // instruction changes nothing).
+  std::vector<bool> stop_acted;
+  // Members (GPUs) of every group some rank waits in, by group index.
+  std::map<int32_t, std::vector<int>> groups;
+};
+
 struct ExecutionResult {
   std::vector<RankResult> ranks;
   std::vector<CollectiveRecord> collectives;  // the last step's
@@ -102,9 +150,14 @@ struct ExecutionResult {
   std::vector<double> busy_gpus;
   double busy_bucket_s = 0;
   uint64_t events = 0;
+  std::optional<Stall> stall;  // set when work was left undone
 };
 
 ExecutionResult execute(const StepProgram& program, sim::Simulation& sim, Communicator& comm,
                         const ExecutorOptions& options);
+
+const char* state_name(RankWait::State state);
+// One line for an error: "replay stalled: " and where the first waiting rank waits.
+std::string stall_message(const Stall& stall);
 
 }  // namespace ct::replay

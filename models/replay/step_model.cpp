@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,60 @@ void check_faults_in_window(const StepInput& in, const ExecutionResult& run) {
   }
 }
 
+// node_kill / hang faults as executor stops of every rank on the node.
+std::vector<RankStop> rank_stops(const StepInput& in, const StepProgram& program) {
+  std::vector<RankStop> out;
+  if (!in.node_stops.empty() && program.folded)
+    throw std::logic_error("simulate_step: node stops need an unfolded program (StepInput::program.fold)");
+  const int per_node = in.cluster.node.gpus_per_node;
+  for (const NodeStop& ns : in.node_stops) {
+    const size_t before = out.size();
+    for (size_t r = 0; r < program.ranks.size(); ++r) {
+      if (program.ranks[r].gpu / per_node == ns.node)
+        out.push_back(
+            {static_cast<int32_t>(r), ns.at_s, ns.crash, static_cast<int32_t>(&ns - in.node_stops.data())});
+    }
+    if (out.size() == before) {
+      throw std::invalid_argument(ns.key + ".node: got " + std::to_string(ns.node) +
+                                  ", expected a node that runs ranks of the job (the job uses " +
+                                  std::to_string(workload::gpus_used(in.job.parallelism)) + " GPUs, " +
+                                  std::to_string(per_node) + " per node)");
+    }
+  }
+  return out;
+}
+
+// How the job notices that it stopped: a crash by the heartbeat (at + detection), anything
+// that leaves a collective or receive waiting by the watchdog (entry + collective timeout);
+// the first to fire. With no rank left waiting, the survivors reach the next step's first
+// collective once their work is done, and the watchdog counts from there.
+JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, Stall stall) {
+  JobFailure f;
+  std::vector<bool> acted(in.node_stops.size(), false);
+  for (size_t s = 0; s < stops.size(); ++s) {
+    if (stall.stop_acted[s]) acted[static_cast<size_t>(stops[s].node_stop)] = true;
+  }
+  for (size_t k = 0; k < in.node_stops.size(); ++k) {
+    const NodeStop& ns = in.node_stops[k];
+    if (!acted[k]) {
+      throw std::invalid_argument(ns.key + ".at: got " + std::to_string(ns.at_s) +
+                                  " s, expected before node " + std::to_string(ns.node) +
+                                  " finished its work of the simulated " + std::to_string(in.program.steps) +
+                                  " step(s)");
+    }
+  }
+  f.first_wait_s = std::isfinite(stall.first_wait_s) ? stall.first_wait_s : stall.last_progress_s;
+  const double watchdog = f.first_wait_s + in.collective_timeout_s;
+  double heartbeat = std::numeric_limits<double>::infinity();
+  for (const NodeStop& ns : in.node_stops) {
+    if (ns.crash) heartbeat = std::min(heartbeat, ns.at_s + in.detection_s);
+  }
+  f.by_heartbeat = heartbeat <= watchdog;
+  f.failed_at_s = std::min(heartbeat, watchdog);
+  f.stall = std::move(stall);
+  return f;
+}
+
 }  // namespace
 
 StepResult simulate_step(const StepInput& in) {
@@ -125,14 +180,30 @@ StepResult simulate_step(const StepInput& in) {
   exec.timeline = in.timeline;
   exec.trace_ranks = in.trace_ranks;
   exec.stop_when_done = faults != nullptr;
-  const ExecutionResult run = execute(program, sim, comm, exec);
-  if (faults != nullptr) check_faults_in_window(in, run);
+  exec.stops = rank_stops(in, program);
+  ExecutionResult run = execute(program, sim, comm, exec);
 
   StepResult out;
   out.events = run.events;
   out.simulated_ranks = program.ranks.size();
   out.folded = program.folded;
   out.gpus = static_cast<int>(workload::gpus_used(in.job.parallelism));
+  if (!run.stall && !in.node_stops.empty()) {  // every stop came after the work
+    run.stall = Stall{};
+    run.stall->stop_acted.assign(exec.stops.size(), false);
+  }
+  if (run.stall) {
+    if (in.node_stops.empty()) throw std::runtime_error(stall_message(*run.stall));
+    out.failure = job_failure(in, exec.stops, std::move(*run.stall));
+    for (const auto& r : run.ranks) out.rank_gpu.push_back(r.gpu);
+    out.max_link_utilization = net->max_link_utilization();
+    if (in.network_mode == "packet")
+      out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
+    for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
+    if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
+    return out;
+  }
+  if (faults != nullptr) check_faults_in_window(in, run);
   const size_t last = static_cast<size_t>(program.steps - 1);
   double end_last = 0, end_prev = 0;
   for (const auto& r : run.ranks) {

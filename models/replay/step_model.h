@@ -27,6 +27,14 @@
 
 namespace ct::replay {
 
+// node_kill / hang faults: every rank of `node` stops at at_s (executor.h RankStop).
+struct NodeStop {
+  std::string key;  // the fault's key path, for errors ("faults[2]")
+  int node = 0;
+  double at_s = 0;
+  bool crash = true;  // node_kill; false: hang
+};
+
 struct StepInput {
   workload::JobSpec job;
   network::ClusterSpec cluster;
@@ -51,6 +59,21 @@ struct StepInput {
   // link_degrade / slow_receiver (flow, packet), link_down / switch_down (flow) faults
   // (network/capacity_faults.h).
   std::vector<network::LinkFaultSpec> link_faults;
+  // node_kill / hang faults (the program must not be folded), and how the job notices them: a
+  // crash by the heartbeat after detection_s (recovery.detection), anything that stalls a
+  // collective by the watchdog after collective_timeout_s (training_job.runtime.collective_timeout).
+  std::vector<NodeStop> node_stops;
+  double detection_s = 60.0;
+  double collective_timeout_s = 600.0;
+};
+
+// A job that node_kill / hang faults stopped: when it failed, how that was noticed, and where
+// every rank waited (the executor's Stall).
+struct JobFailure {
+  double failed_at_s = 0;
+  bool by_heartbeat = false;  // else by the collective watchdog
+  double first_wait_s = 0;    // the earliest wait the watchdog counts from
+  Stall stall;
 };
 
 struct LinkSummary {
@@ -79,6 +102,9 @@ struct StepResult {
   uint64_t events = 0;
   size_t simulated_ranks = 0;
   bool folded = false;
+  // Set when node_kill / hang faults stopped the job: the step figures above are not computed
+  // (zero), only events, ranks, network and the failure are.
+  std::optional<JobFailure> failure;
 };
 
 StepResult simulate_step(const StepInput& input);

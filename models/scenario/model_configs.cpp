@@ -205,17 +205,15 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
                        ", expected below cluster.nics_per_node = " + std::to_string(c.cluster.nics_per_node));
   }
   const bool needs_rank = f.kind == "gpu_throttle";
-  const bool needs_node = f.kind == "node_kill" || f.kind == "pause_storm" || f.kind == "slow_receiver";
+  const bool stops_node = f.kind == "node_kill" || f.kind == "hang";
+  const bool needs_node = stops_node || f.kind == "pause_storm" || f.kind == "slow_receiver";
   const bool needs_link = f.kind == "link_degrade" || f.kind == "link_down";
   // Every fault kind acts where it is accepted (issue 19); elsewhere it is an error, never
   // silently ignored. Keys a kind does not use are errors too.
   const bool training = c.has("training_job"), traffic = !training && c.has("traffic");
-  if (f.kind == "node_kill") {
-    problems.push_back(
-        at +
-        ".kind: 'node_kill' is not simulated yet (issue 19's remaining work); link_down and switch_down "
-        "fail fabric parts, link_degrade and slow_receiver slow links, gpu_throttle a GPU, pause_storm a NIC "
-        "(packet traffic studies)");
+  if (stops_node && !training) {
+    problems.push_back(at + ".kind: " + f.kind + " acts in training steps (ranks that stop); got " +
+                       (traffic ? "a traffic study" : "a trace replay"));
   }
   if ((f.kind == "link_down" || f.kind == "switch_down") && !(training && c.network.mode == "flow")) {
     problems.push_back(at + ".kind: " + f.kind +
@@ -241,9 +239,9 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
     if (given) problems.push_back(at + "." + key + ": not used by kind " + f.kind);
   };
   const bool timed = f.kind == "link_degrade" || f.kind == "slow_receiver" || f.kind == "pause_storm" ||
-                     f.kind == "link_down" || f.kind == "switch_down";
+                     f.kind == "link_down" || f.kind == "switch_down" || stops_node;
   unused(f.rank >= 0 && f.kind != "gpu_throttle", "rank");
-  unused(f.node >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "node");
+  unused(f.node >= 0 && !needs_node, "node");
   unused(f.nic >= 0 && f.kind != "slow_receiver" && f.kind != "pause_storm", "nic");
   unused(!f.link.empty() && f.kind != "link_degrade" && f.kind != "link_down", "link");
   unused(!f.switch_name.empty() && f.kind != "switch_down", "switch");
@@ -253,6 +251,7 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
   unused(f.duration > Duration::zero() && !(f.kind == "link_degrade" || f.kind == "slow_receiver" ||
                                             f.kind == "link_down" || f.kind == "switch_down"),
          f.kind == "pause_storm" ? "duration (a storm lasts until the PFC watchdog ends it)"
+         : stops_node            ? "duration (a stopped node stays stopped until the job fails)"
                                  : "duration (gpu_throttle lasts the whole run)");
   if (needs_rank && f.rank < 0)
     problems.push_back(at + ".rank: missing; " + f.kind + " needs the rank it slows");

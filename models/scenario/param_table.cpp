@@ -340,7 +340,11 @@ void job_params(std::vector<Param>& t) {
 
 // Training job: the runtime (kernels, precision, overlap), checkpoints, scheduling.
 void runtime_params(std::vector<Param>& t) {
-  t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"", "NCCL watchdog timeout."));
+  t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"",
+                "NCCL watchdog: a rank left waiting this long in a collective or receive fails the job (hang "
+                "faults; node_kill when before recovery.detection; the campaign's hangs). Default 30 min, "
+                "torch.distributed's default process-group timeout; Megatron-LM sets 10 min "
+                "(--distributed-timeout-minutes), torchtitan 100 s (comm.train_timeout_seconds)."));
   t.push_back(
       P(training_job.runtime.recompute_granularity, text, "\"selective\"", "Activation recomputation.")
           .one_of({"none", "selective", "full"}));
@@ -559,16 +563,21 @@ std::vector<Param> build_table() {
 
 std::vector<FaultParam> build_fault_table() {
   std::vector<FaultParam> t;
-  t.push_back(F(kind, text, "",
-                "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a "
-                "link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), "
-                "slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from "
-                "`at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for "
-                "network.rdma_retransmit_timeout and resume on one; training steps, flow mode), switch_down "
-                "(every link of the named `switch` fails, likewise), pause_storm (a NIC sends PFC pauses "
-                "from `at`; packet traffic studies). node_kill is rejected until simulated (issue 19).")
-                  .one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill",
-                           "slow_receiver", "switch_down"}));
+  t.push_back(
+      F(kind, text, "",
+        "Fault kind: gpu_throttle (a GPU at `factor` of its speed, the whole run), link_degrade (a "
+        "link at `factor` of its rate from `at` for `duration`; training steps, flow or packet), "
+        "slow_receiver (the links into a NIC at `factor`; likewise), link_down (a link fails from "
+        "`at` for `duration`: new transfers take surviving ECMP paths, transfers in flight stall for "
+        "network.rdma_retransmit_timeout and resume on one; training steps, flow mode), switch_down "
+        "(every link of the named `switch` fails, likewise), pause_storm (a NIC sends PFC pauses "
+        "from `at`; packet traffic studies), node_kill (every rank of `node` crashes at `at`: what it "
+        "runs or sends dies with it, peers block until recovery.detection's heartbeat or the "
+        "collective timeout fails the job), hang (the ranks of `node` stop issuing work at `at` but "
+        "live: only training_job.runtime.collective_timeout notices). node_kill and hang act in "
+        "training steps in every network mode.")
+          .one_of({"gpu_throttle", "link_degrade", "link_down", "pause_storm", "node_kill", "hang",
+                   "slow_receiver", "switch_down"}));
   t.push_back(F(rank, integer, "-1", "Global rank affected (gpu_throttle).").at_least(-1));
   t.push_back(F(node, integer, "-1", "Node affected.").at_least(-1));
   t.push_back(F(nic, integer, "-1", "NIC index within the node (slow_receiver: -1 = every NIC of the node).")

@@ -9,12 +9,14 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "models/collective/collective.h"
 #include "models/replay/comm_adapter.h"
 #include "models/replay/step_model.h"
+#include "models/scenario/hang_report.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
@@ -236,6 +238,14 @@ replay::StepInput step_input(const Config& c) {
   in.microbatch_noise_cv = c.cluster.variability.microbatch_noise_cv;
   in.worker_offset_cv = c.cluster.variability.worker_offset_cv;
   in.link_faults = link_fault_specs(c);
+  for (size_t i = 0; i < c.faults.size(); ++i) {
+    const FaultSpec& f = c.faults[i];
+    if (f.kind == "node_kill" || f.kind == "hang")
+      in.node_stops.push_back(
+          {"faults[" + std::to_string(i) + "]", f.node, f.at.seconds(), f.kind == "node_kill"});
+  }
+  in.detection_s = c.recovery.detection.seconds();
+  in.collective_timeout_s = rt.collective_timeout.seconds();
   // training_job.scheduling.topology_aware: false places ranks as a scheduler that ignores the
   // fabric would: the job's nodes in a seeded random order (Fisher-Yates on its own stream), so
   // pipeline and data-parallel neighbours land under other leaves; TP stays inside a node.
@@ -259,7 +269,7 @@ replay::StepInput step_input(const Config& c) {
   }
   // Replicas are provably identical only without contention and without perturbation.
   in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
-                    in.program.gpu_of_rank.empty();
+                    in.program.gpu_of_rank.empty() && in.node_stops.empty();
   return in;
 }
 
@@ -343,10 +353,24 @@ json keep_vs_swap(const Config& c, const replay::StepInput& in, const replay::St
           {"break_even_steps", saved > 0 ? json(swap_cost / saved) : json(nullptr)}};
 }
 
+// report["network"] of a training step: link loads, and ECN/PFC/drops in packet mode.
+json network_section(const replay::StepResult& r, json& not_computed) {
+  json top = json::array();
+  for (const auto& l : r.top_links)
+    top.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
+  json network = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
+  if (r.packet) {
+    network.update(packet_report(*r.packet));
+  } else {
+    not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet";
+  }
+  return network;
+}
+
 // Writes the step's sections of the report; returns what later stages need, typed, with the
 // events simulated.
-std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& options, json& report,
-                                             json& not_computed) {
+std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, const RunOptions& options,
+                                                            json& report, json& not_computed) {
   replay::StepInput in = step_input(c);
   if (auto problem = step_memory_problem(in); !problem.empty()) throw ScenarioError({problem});
   std::ofstream trace_file;
@@ -369,6 +393,11 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
     (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
     (*options.tables)["timeline"] = timeline_columns(std::move(timeline));
   }
+  if (r.failure) {  // node_kill / hang faults stopped the job: where it waits, not a step
+    failure_report(in, *r.failure, report, not_computed);
+    report["network"] = network_section(r, not_computed);
+    return {std::nullopt, r.events};
+  }
 
   report["step_time_s"] = r.step_time_s;
   report["mfu"] = r.mfu;
@@ -386,19 +415,11 @@ std::pair<StepFigures, uint64_t> step_report(const Config& c, const RunOptions& 
                          {"other_s", b.other_s},
                          {"straggler_s", b.straggler_s}};
   report["collectives"] = step_collectives(r.collectives);
-  json top = json::array();
   json link_rows = json::array();
   for (const auto& l : r.top_links) {
-    top.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
     link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
   }
-  json network = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
-  if (r.packet) {
-    network.update(packet_report(*r.packet));
-  } else {
-    not_computed["network.ecn_marked_fraction"] = "ECN, PFC and drops come from network.mode=packet";
-  }
-  report["network"] = std::move(network);
+  report["network"] = network_section(r, not_computed);
   const double median = sim::nearest_rank_quantile(r.rank_compute_s, 0.5);
   json slow = json::array();
   json rank_rows = json::array();
@@ -583,6 +604,7 @@ trace::TraceRunResult run_imported(const Config& c, const RunOptions& options,
   run_options.collectives = collective_params(c);
   run_options.seed = static_cast<uint64_t>(c.seed);
   run_options.fabric_links = options.tables != nullptr;
+  run_options.report_stall = true;  // a trace whose ranks cannot finish gets a hang diagnosis
   replay::Timeline timeline;
   if (options.tables != nullptr) {
     run_options.timeline = &timeline;
@@ -645,7 +667,7 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
                            {"idle_kept_s_per_rank", s.idle_s / n},
                            {"stream_overlap_s", s.overlap_s}};
   }
-  if (in.recorded_step_s > 0) {
+  if (in.recorded_step_s > 0 && !r.execution.stall) {
     out["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},
                       {"replay_gpu", c.cluster.gpu},
                       {"batch_scale", c.trace.batch_scale},
@@ -656,9 +678,15 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
   return out;
 }
 
-uint64_t trace_report(const Config& c, const RunOptions& options, json& report) {
+uint64_t trace_report(const Config& c, const RunOptions& options, json& report, json& not_computed) {
   const ImportedTrace in = import_trace(c);
   const trace::TraceRunResult r = run_imported(c, options, in.program);
+  if (r.execution.stall) {  // ranks that wait for what never comes: where, instead of an error
+    report["hang_diagnosis"] = hang_diagnosis(*r.execution.stall);
+    report["trace"] = trace_section(c, in, r);
+    not_computed["step_time_s"] = replay::stall_message(*r.execution.stall);
+    return r.execution.events;
+  }
   report["step_time_s"] = r.step_time_s;
   std::vector<double> ends;
   json rank_rows = json::array();
@@ -740,14 +768,14 @@ json run(const Config& c, const RunOptions& options) {
     } else {
       const auto [figures, step_events] = step_report(c, options, report, not_computed);
       events = step_events;
-      reliability_report(c, figures, report);
+      if (figures) reliability_report(c, *figures, report);
     }
   } else if (c.has("traffic")) {
     network::FabricLinkTable links;
     events = run_traffic(c, report, options.tables != nullptr ? &links : nullptr);
     if (options.tables != nullptr) (*options.tables)["fabric_links"] = link_columns(std::move(links));
   } else {
-    events = trace_report(c, options, report);
+    events = trace_report(c, options, report, not_computed);
     not_computed["mfu"] = "a trace carries kernel times, not model FLOPs";
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,6 +5,7 @@
 // one-step program), as there.
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 #include "models/collective/collective.h"
 #include "models/replay/comm_adapter.h"
@@ -36,8 +37,11 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
   exec.busy_bucket_s = options.busy_bucket_s;
   TraceRunResult out;
   out.execution = replay::execute(program, sim, comm, exec);
+  if (out.execution.stall && !options.report_stall)
+    throw std::runtime_error(replay::stall_message(*out.execution.stall));
   if (options.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
   if (network_mode == "packet") out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
+  if (out.execution.stall) return out;
   // The last step, as replay::simulate_step counts it (one step: from time zero).
   double end_last = 0, end_prev = 0;
   for (const auto& r : out.execution.ranks) {

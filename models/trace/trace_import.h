@@ -141,6 +141,9 @@ struct TraceRunOptions {
   double busy_bucket_s = 10e-3;
   bool fabric_links = false;             // fill TraceRunResult::fabric_links
   replay::Timeline* timeline = nullptr;  // the first trace_ranks ranks' instructions as columns
+  // A program that stalls (work left that can never run): false throws std::runtime_error
+  // with replay::stall_message; true returns with execution.stall set and step_time_s 0.
+  bool report_stall = false;
 };
 
 struct TraceRunResult {

@@ -171,7 +171,26 @@ def _print_summary(report: dict) -> None:
     if "traffic" in report:
         t = report["traffic"]
         print("traffic    " + "  ".join(f"{k}={v:.4g}" for k, v in t.items() if isinstance(v, (int, float))))
-    for key, why in report.get("not_computed", {}).items():
+    if "job_failed_at_s" in report:
+        f = report.get("failure", {})
+        print(f"JOB FAILED at {report['job_failed_at_s']:.6g} s, detected by {f.get('detected_by')} "
+              f"(first rank left waiting at {f.get('first_wait_s', 0):.6g} s)")
+    if "hang_diagnosis" in report:
+        h = report["hang_diagnosis"]
+        print(f"hang       {h['summary']}")
+        for place in h["where"][:5]:
+            where = (place["waiting_in"] or "nothing entered") + f" of step {place['step']}"
+            if place["seq"] is not None:
+                where += f" (seq {place['seq']}, {place['group_count']} group(s))"
+            print(f"           {place['count']:>6} rank(s) in {where}, waiting for {place['missing_count']} rank(s) "
+                  f"{place['missing_ranks'][:8]}")
+    not_computed = report.get("not_computed", {})
+    if "job_failed_at_s" in report:  # one line for the step figures the failure left out
+        keys = [k for k, why in not_computed.items() if why.startswith("the job failed")]
+        if keys:
+            print(f"not computed: {', '.join(keys)}: {not_computed[keys[0]]}")
+        not_computed = {k: v for k, v in not_computed.items() if k not in keys}
+    for key, why in not_computed.items():
         print(f"not computed: {key}: {why}")
     s = report.get("sim", {})
     print(f"sim        {s.get('events', 0)} events in {s.get('wall_s', 0):.3f} s"

@@ -2,7 +2,7 @@
 
 link_degrade and slow_receiver change link rates inside training steps (flow and packet
 modes), link_down and switch_down fail links in flow mode (network/capacity_faults.h); node_kill
-is rejected until it is simulated; keys a kind does not use are errors."""
+and hang stop ranks (test_node_faults.py); keys a kind does not use are errors."""
 import copy
 
 import pytest
@@ -133,7 +133,6 @@ def test_a_nic_with_its_only_uplink_down_fails_the_job():
     ([{"kind": "link_down", "link": LINK, "factor": 0.5}], "faults[0].factor: not used by kind link_down"),
     ([{"kind": "switch_down"}], "faults[0].switch: missing"),
     ([{"kind": "link_down", "link": LINK, "switch": "leaf0"}], "faults[0].switch: not used by kind link_down"),
-    ([{"kind": "node_kill", "node": 1}], "faults[0].kind: 'node_kill' is not simulated yet"),
     ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "at": "1s"}], "faults[0].at"),
     ([{"kind": "gpu_throttle", "rank": 3, "factor": 0.5, "link": LINK}], "faults[0].link: not used by kind gpu_throttle"),
     ([{"kind": "pause_storm", "node": 0, "nic": 0}], "faults[0].kind: pause_storm acts in traffic studies"),
