@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "models/replay/step_program.h"
+#include "models/scenario/drill.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/planner.h"
 #include "models/scenario/rollout.h"
 #include "models/scenario/runner.h"
 #include "python/bindings.h"
+#include "sim/units.h"
 
 namespace py = pybind11;
 
@@ -95,6 +97,26 @@ void bind_run(py::module_& m) {
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}",
       "Staged rollout (one replica, rail group, pod, whole job): scaling linearity; JSON text.");
+  m.def(
+      "drill",
+      [](const std::string& document_json, const std::string& overrides_json, int node, const std::string& at,
+         bool hang) {
+        scenario::Config c = checked_config(document_json, overrides_json);
+        scenario::DrillOptions o;
+        o.node = node;
+        o.hang = hang;
+        try {
+          o.at_s = sim::parse_duration_seconds(at);
+        } catch (const std::exception& e) {
+          throw scenario::ScenarioError(
+              {"--at: got '" + at + "', expected a duration such as 30s or 2h (" + e.what() + ")"});
+        }
+        py::gil_scoped_release release;
+        return scenario::drill(c, o).dump();
+      },
+      py::arg("document_json"), py::arg("overrides_json"), py::arg("node"), py::arg("at"),
+      py::arg("hang") = false,
+      "The kill-a-node drill: the job's timeline from the kill to steady throughput; JSON text.");
   m.def(
       "plan",
       [](double params, double tokens, double days, const std::string& gpu, int seq) {

@@ -211,6 +211,7 @@ StepResult simulate_step(const StepInput& in) {
     if (last > 0) end_prev = std::max(end_prev, r.step_end_s[last - 1]);
   }
   out.step_time_s = end_last - end_prev;
+  out.last_step_start_s = end_prev;
   for (const auto& r : run.ranks) {
     out.breakdown += r.last_step;
     out.rank_gpu.push_back(r.gpu);

@@ -84,6 +84,7 @@ struct LinkSummary {
 
 struct StepResult {
   double step_time_s = 0;
+  double last_step_start_s = 0;  // when the last simulated step began (the previous one's end)
   double mfu = 0, hfu = 0, tflops_per_gpu = 0, tokens_per_s = 0, tokens_per_s_per_gpu = 0;
   int gpus = 0;
   TimeBreakdown breakdown;  // mean over simulated ranks, last step

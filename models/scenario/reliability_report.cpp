@@ -214,37 +214,77 @@ reliability::CampaignSpec campaign_spec(const Config& c, const reliability::JobF
 
 }  // namespace
 
+namespace {
+
+// Everything the storage and reliability figures are made of, from the scenario and the step.
+struct PlanParts {
+  storage::CheckpointSize size;
+  storage::CheckpointTiming timing;
+  FlushContention flush;
+  reliability::FailureModel failures;
+  reliability::JobFootprint footprint;
+  CheckpointPlan plan;
+};
+
+PlanParts plan_parts(const Config& c, const StepFigures& step) {
+  PlanParts p;
+  const workload::JobSpec job = job_spec(c);
+  const StorageSection& sc = c.cluster.storage;
+  const storage::StorageSpec st{sc.read,          sc.write,          sc.metadata_latency,
+                                sc.per_node_read, sc.per_node_write, sc.capacity.n};
+  const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
+  p.size = storage::checkpoint_size(job, c.cluster.gpus_per_node);
+  p.timing = keyed(
+      [&] { return storage::checkpoint_timing(p.size, st, host, c.training_job.checkpoint.async_save); });
+  keyed([&] { storage::check_retention(p.size, c.training_job.checkpoint.keep_last_n, st); });
+  p.flush = flush_contention(c, p.size, p.timing, step);
+  p.failures = failure_model(c);
+  p.footprint = {p.size.nodes, c.cluster.gpus_per_node, p.size.nodes * c.cluster.nics_per_node,
+                 c.cluster.nics_per_node, job_switches(c, p.size.nodes)};
+  keyed([&] { reliability::validate(p.failures, p.footprint); });
+  CheckpointPlan& plan = p.plan;
+  plan.mtbf_s = reliability::job_mtbf_s(p.failures, p.footprint);
+  // The Young/Daly cost of a checkpoint: its blocking part plus the training it slows while
+  // its flush shares the compute fabric.
+  plan.blocking_s = p.timing.blocking.seconds();
+  plan.flush_s = p.timing.flush.seconds();
+  plan.restore_s = p.timing.restore.seconds();
+  plan.flush_step_slowdown_s = p.flush.step_slowdown_s;
+  plan.save_s = plan.blocking_s + p.flush.cost_s;
+  plan.optimal_s = reliability::optimal_interval_s(plan.save_s, plan.mtbf_s);
+  const auto& ck = c.training_job.checkpoint;
+  plan.interval_s = ck.interval > Duration::zero() ? ck.interval.seconds()
+                    : ck.interval_steps > 0        ? ck.interval_steps * step.step_time_s
+                                                   : plan.optimal_s;
+  plan.job_nodes = p.size.nodes;
+  return p;
+}
+
+}  // namespace
+
+CheckpointPlan checkpoint_plan(const Config& c, const StepFigures& step) { return plan_parts(c, step).plan; }
+
 void reliability_report(const Config& c, const StepFigures& step, nlohmann::json& report) {
   const double step_time_s = step.step_time_s;
   const workload::JobSpec job = job_spec(c);
   const StorageSection& sc = c.cluster.storage;
   const storage::StorageSpec st{sc.read,          sc.write,          sc.metadata_latency,
                                 sc.per_node_read, sc.per_node_write, sc.capacity.n};
-  const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
-  const storage::CheckpointSize size = storage::checkpoint_size(job, c.cluster.gpus_per_node);
-  const storage::CheckpointTiming timing =
-      keyed([&] { return storage::checkpoint_timing(size, st, host, c.training_job.checkpoint.async_save); });
-  keyed([&] { storage::check_retention(size, c.training_job.checkpoint.keep_last_n, st); });
+  const PlanParts parts = plan_parts(c, step);
+  const storage::CheckpointSize& size = parts.size;
+  const storage::CheckpointTiming& timing = parts.timing;
   const storage::DataLoading loading = storage::data_loading(
       job.global_batch_size, job.model.seq_length, storage::token_bytes_for_vocab(job.model.vocab),
       size.nodes, st, sim::Duration::from_seconds(step_time_s));
-  const FlushContention flush = flush_contention(c, size, timing, step);
+  const FlushContention& flush = parts.flush;
   report["storage"] = storage_section(c, size, timing, loading, flush, step_time_s);
 
-  const reliability::FailureModel failures = failure_model(c);
-  const reliability::JobFootprint footprint{size.nodes, c.cluster.gpus_per_node,
-                                            size.nodes * c.cluster.nics_per_node, c.cluster.nics_per_node,
-                                            job_switches(c, size.nodes)};
-  keyed([&] { reliability::validate(failures, footprint); });
-  const double mtbf = reliability::job_mtbf_s(failures, footprint);
-  // The Young/Daly cost of a checkpoint: its blocking part plus the training it slows while
-  // its flush shares the compute fabric.
-  const double save = timing.blocking.seconds() + flush.cost_s;
-  const double optimal = reliability::optimal_interval_s(save, mtbf);
-  const auto& ck = c.training_job.checkpoint;
-  const double interval = ck.interval > Duration::zero() ? ck.interval.seconds()
-                          : ck.interval_steps > 0        ? ck.interval_steps * step_time_s
-                                                         : optimal;
+  const reliability::FailureModel& failures = parts.failures;
+  const reliability::JobFootprint& footprint = parts.footprint;
+  const double mtbf = parts.plan.mtbf_s;
+  const double save = parts.plan.save_s;
+  const double optimal = parts.plan.optimal_s;
+  const double interval = parts.plan.interval_s;
   nlohmann::json r = {{"mtbf_s", finite_or_null(mtbf)},
                       {"checkpoint_interval_s", finite_or_null(interval)},
                       {"optimal_checkpoint_interval_s", finite_or_null(optimal)},

@@ -32,6 +32,23 @@ struct StepFigures {
   std::optional<StepPower> power;  // absent: no power section (then no campaign power)
 };
 
+// The checkpoint policy of the job and what it costs: the storage model's save (blocking),
+// flush and restore times, the flush's slowdown of a step on the compute fabric, the job's
+// MTBF, and the interval in force (training_job.checkpoint.interval, else interval_steps x
+// step, else the Young/Daly-type optimum). Throws ScenarioError naming a key.
+struct CheckpointPlan {
+  double interval_s = 0.0;  // may be infinite (nothing fails and no interval given)
+  double optimal_s = 0.0;
+  double save_s = 0.0;                 // Young/Daly cost: the blocking part plus the flush's slowdown
+  double blocking_s = 0.0;             // training stall per checkpoint
+  double flush_s = 0.0;                // asynchronous write after the stall (0: synchronous)
+  double restore_s = 0.0;              // reading the checkpoint back after a restart
+  double flush_step_slowdown_s = 0.0;  // a step while a flush shares the compute fabric
+  double mtbf_s = 0.0;
+  int job_nodes = 0;
+};
+CheckpointPlan checkpoint_plan(const Config& config, const StepFigures& step);
+
 // Adds report["storage"] and report["reliability"] (and the campaign's power to
 // report["power"] when the step has power figures).
 void reliability_report(const Config& config, const StepFigures& step, nlohmann::json& report);

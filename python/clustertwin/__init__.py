@@ -12,12 +12,13 @@
 import importlib
 
 from .accuracy import accuracy
-from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, estimate, export_chakra, limits, load, load_trace,
+from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, drill, estimate, export_chakra, limits, load,
+                  load_trace,
                   run, schema, set_limit)
 from .optimize import optimize
 from .sweep import sweep
 
-__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "estimate", "export_chakra", "frames", "limits",
+__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "limits",
            "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]
 
 

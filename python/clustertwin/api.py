@@ -264,6 +264,17 @@ def estimate(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[st
     return json.loads(_core.estimate(scenario.to_json(), json.dumps(dict(overrides or {}))))
 
 
+def drill(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, kill: int, at: str | float,
+          hang: bool = False, overrides: Mapping[str, Any] | None = None) -> dict:
+    """The kill-a-node drill (models/scenario/drill.h): node ``kill`` crashes (or, with
+    ``hang``, stops issuing work) at ``at`` (a duration such as "30s", or seconds) after the job
+    started. Returns the timeline: phases (train, detect, [wait_for_repair], [health_check],
+    restart, restore, replay, steady), rto_s beside closed_form_rto_s, lost work and GPU-hours."""
+    sc = _as_scenario(scenario)
+    at_text = f"{at!r}s" if isinstance(at, (int, float)) else str(at)
+    return json.loads(_core.drill(sc.to_json(), json.dumps(dict(overrides or {})), int(kill), at_text, bool(hang)))
+
+
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | os.PathLike) -> Scenario:
     if isinstance(scenario, (str, os.PathLike)):
         return load(scenario)

@@ -414,6 +414,31 @@ def cmd_nccl_tests(args) -> int:
     return 0
 
 
+def cmd_drill(args) -> int:
+    result = json.loads(_core.drill(load(args.scenario).to_json(), json.dumps(_overrides(args.set)), args.kill,
+                                    args.at, args.hang))
+    if args.json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    k, ck = result["kill"], result["checkpoint"]
+    print(f"drill      {k['kind']} of node {k['node']} at {k['at_s']:g} s ({result['job_gpus']:g} GPUs, "
+          f"step {result['step_time_s']:.4g} s), during a {result['killed_during'].replace('_', ' ')}")
+    restored = f"checkpoint of step {ck['restored_step']}"
+    if ck["not_durable_step"] is not None:
+        restored += f" (step {ck['not_durable_step']}'s was still flushing until {ck['not_durable_until_s']:.6g} s)"
+    print(f"restores   {restored}; {result['lost_steps']} step(s) lost, {result['lost_work_s']:.6g} s of work")
+    print(f"{'phase':<16} {'start s':>12} {'end s':>12} {'duration s':>12}")
+    for p in result["phases"]:
+        end = "" if p["duration_s"] is None else f"{p['end_s']:>12.6g}"
+        dur = "" if p["duration_s"] is None else f"{p['duration_s']:>12.6g}"
+        print(f"{p['phase']:<16} {p['start_s']:>12.6g} {end:>12} {dur:>12}")
+    print(f"RTO        {result['rto_s']:.6g} s (closed form {result['closed_form_rto_s']:.6g} s, "
+          f"{result['rto_vs_closed_form']:+.2%}); detected by {result['detected_by']} after "
+          f"{result['detection_s']:.6g} s; {result['gpu_hours_lost']:.6g} GPU-hours lost")
+    return 0
+
+
 def cmd_rollout(args) -> int:
     result = json.loads(_core.rollout(load(args.scenario).to_json(), json.dumps(_overrides(args.set))))
     if args.json:
@@ -566,6 +591,14 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--maxbytes", default="8GiB")
     n.add_argument("--set", action="append", metavar="KEY=VALUE")
     n.set_defaults(func=cmd_nccl_tests)
+    dr = sub.add_parser("drill", help="kill a node at a time: detection, replacement, restart, restore, replay")
+    dr.add_argument("scenario")
+    dr.add_argument("--kill", type=int, required=True, metavar="NODE_INDEX")
+    dr.add_argument("--at", required=True, help="when, from the job's start (e.g. 30s, 2h)")
+    dr.add_argument("--hang", action="store_true", help="the node hangs (processes live) instead of crashing")
+    dr.add_argument("--set", action="append", metavar="KEY=VALUE")
+    dr.add_argument("--json", action="store_true")
+    dr.set_defaults(func=cmd_drill)
     ro = sub.add_parser("rollout", help="staged rollout: the job at one replica, rail group, pod, whole cluster")
     ro.add_argument("scenario")
     ro.add_argument("--set", action="append", metavar="KEY=VALUE")
