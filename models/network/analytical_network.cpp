@@ -27,7 +27,8 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
       cluster_(cluster),
       params_(params),
       stats_(cluster, resource_capacities(cluster)),
-      uses_(cluster) {
+      uses_(cluster),
+      bandwidth_uses_(cluster) {
   validate(params_);
 }
 
@@ -70,10 +71,7 @@ sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
 }
 
 sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
-  cluster_.path(src_gpu, dst_gpu, 0, path_);
-  double best = std::numeric_limits<double>::infinity();
-  for (const int32_t r : path_) best = std::min(best, stats_.capacity_bps(r));
-  return sim::Bandwidth::bits_per_s(best);
+  return sim::Bandwidth::bits_per_s(bandwidth_uses_.leg_bps(src_gpu, dst_gpu, stats_.capacities()));
 }
 
 void AnalyticalNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {

@@ -52,6 +52,7 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   LinkAccounting stats_;
   PathUses uses_;
   mutable std::vector<int32_t> path_;
+  mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   sim::SlotPool<Pending> pending_;
 };
 

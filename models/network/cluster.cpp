@@ -50,7 +50,15 @@ std::string Cluster::resource_name(int32_t resource) const {
   return "gpu" + std::to_string(k / 4) + "." + kPort[k % 4];
 }
 
-sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out) const {
+int Cluster::fabric_ports(int src_gpu, int dst_gpu) const {
+  check_gpu(src_gpu, "network path source");
+  check_gpu(dst_gpu, "network path destination");
+  if (src_gpu == dst_gpu || domain_of(src_gpu) == domain_of(dst_gpu)) return 0;
+  return static_cast<int>(topology_.out_links(nic_of(src_gpu)).size());
+}
+
+sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out,
+                            int port) const {
   check_gpu(src_gpu, "network path source");
   check_gpu(dst_gpu, "network path destination");
   out.clear();
@@ -61,7 +69,7 @@ sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vec
     return spec_.node.nvlink_latency;
   }
   // topology::Path is a vector of LinkDir (int32_t): route straight into `out`.
-  topology_.route_into(nic_of(src_gpu), nic_of(dst_gpu), flow_id, out);
+  topology_.route_into(nic_of(src_gpu), nic_of(dst_gpu), flow_id, out, port);
   sim::Duration latency = sim::Duration::zero();
   for (const topology::LinkDir d : out) latency += topology_.latency(d);
   out.insert(out.begin(), pcie_tx(src_gpu));

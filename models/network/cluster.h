@@ -80,7 +80,12 @@ class Cluster {
   // Appends the resources of the path src -> dst to `out` (cleared first) and returns its
   // latency. flow_id picks the ECMP path (same id, same path). Throws std::out_of_range for a
   // bad rank, topology::NoRouteError when the fabric has no usable path.
-  sim::Duration path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out) const;
+  // port >= 0: through the source NIC's port-th fabric port only (Topology::route_into).
+  sim::Duration path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out,
+                     int port = -1) const;
+  // Fabric ports of the NIC a transfer src -> dst leaves by (several on a multi-plane or
+  // dual-homed fabric); 0 when it stays inside the NVLink domain.
+  [[nodiscard]] int fabric_ports(int src_gpu, int dst_gpu) const;
 
  private:
   ClusterSpec spec_;

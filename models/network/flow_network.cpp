@@ -14,7 +14,8 @@ FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkPa
       cluster_(cluster),
       params_(params),
       stats_(cluster, resource_capacities(cluster)),
-      uses_(cluster) {
+      uses_(cluster),
+      bandwidth_uses_(cluster) {
   validate(params_);
   for (const double c : stats_.capacities()) solver_.add_resource(c);
 }
@@ -25,10 +26,11 @@ sim::Duration FlowNetwork::route(int src_gpu, int dst_gpu, uint64_t tag) {
   try {
     return uses_.add(src_gpu, dst_gpu, tag);
   } catch (const topology::NoRouteError& e) {
-    throw std::runtime_error("link failure: at " + std::to_string(sim_.now().seconds()) + " s GPU " +
-                             std::to_string(src_gpu) + " has no surviving path to GPU " +
-                             std::to_string(dst_gpu) + " (" + e.what() +
-                             "); its RDMA queue pair errors out and NCCL aborts the job");
+    throw NoPathError("link failure: at " + std::to_string(sim_.now().seconds()) + " s GPU " +
+                          std::to_string(src_gpu) + " has no surviving path to GPU " +
+                          std::to_string(dst_gpu) + " (" + e.what() +
+                          "); its RDMA queue pair errors out and NCCL aborts the job",
+                      sim_.now().seconds(), src_gpu, dst_gpu);
   }
 }
 
@@ -189,10 +191,7 @@ sim::Duration FlowNetwork::path_latency(int src_gpu, int dst_gpu) const {
 }
 
 sim::Bandwidth FlowNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
-  cluster_.path(src_gpu, dst_gpu, 0, path_);
-  double best = std::numeric_limits<double>::infinity();
-  for (const int32_t r : path_) best = std::min(best, stats_.capacity_bps(r));
-  return sim::Bandwidth::bits_per_s(best);
+  return sim::Bandwidth::bits_per_s(bandwidth_uses_.leg_bps(src_gpu, dst_gpu, stats_.capacities()));
 }
 
 void FlowNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {

@@ -98,6 +98,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   std::vector<int32_t> transfer_of_variable_;
   std::vector<int32_t> changed_;
   mutable std::vector<int32_t> path_;
+  mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   bool solve_pending_ = false;
   uint64_t solves_ = 0;
 };

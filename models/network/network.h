@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,16 @@ class Simulation;
 namespace ct::network {
 
 class Cluster;
+
+// A transfer with no surviving path between its NICs (link_down / switch_down faults): the RDMA
+// queue pair errors out and NCCL aborts the communicator, failing the job at time_s.
+class NoPathError : public std::runtime_error {
+ public:
+  NoPathError(const std::string& what, double at_s, int src, int dst)
+      : std::runtime_error(what), time_s(at_s), src_gpu(src), dst_gpu(dst) {}
+  double time_s;
+  int src_gpu, dst_gpu;
+};
 
 class DeliveryHandler {
  public:

@@ -1,5 +1,6 @@
 #include "models/network/path_uses.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -14,18 +15,55 @@ void PathUses::clear() {
   max_latency_ = sim::Duration::zero();
 }
 
-sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
-  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+void PathUses::add_path(double coefficient) {
   for (const int32_t r : path_) {
     if (slot_[r] < 0) {
       slot_[r] = static_cast<int32_t>(uses_.size());
-      uses_.push_back(Use{r, 1.0});
+      uses_.push_back(Use{r, coefficient});
     } else {
-      uses_[static_cast<size_t>(slot_[r])].coefficient += 1.0;
+      uses_[static_cast<size_t>(slot_[r])].coefficient += coefficient;
+    }
+  }
+}
+
+sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
+  const int ports = cluster_.fabric_ports(src_gpu, dst_gpu);
+  sim::Duration latency = sim::Duration::zero();
+  if (ports <= 1) {
+    latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+    add_path(1.0);
+  } else {
+    // Every port with a usable path carries an equal share (coefficient 1 / usable ports).
+    int usable = 0;
+    for (int k = 0; k < ports; ++k) {
+      try {
+        (void)cluster_.path(src_gpu, dst_gpu, flow_id, path_, k);
+        ++usable;
+      } catch (const topology::NoRouteError&) {
+      }
+    }
+    if (usable == 0) (void)cluster_.path(src_gpu, dst_gpu, flow_id, path_);  // throws, naming the NICs
+    for (int k = 0; k < ports; ++k) {
+      sim::Duration lat;
+      try {
+        lat = cluster_.path(src_gpu, dst_gpu, flow_id, path_, k);
+      } catch (const topology::NoRouteError&) {
+        continue;
+      }
+      latency = std::max(latency, lat);
+      add_path(1.0 / usable);
     }
   }
   if (latency > max_latency_) max_latency_ = latency;
   return latency;
+}
+
+double PathUses::leg_bps(int src_gpu, int dst_gpu, std::span<const double> capacity_bps) {
+  clear();
+  add(src_gpu, dst_gpu, 0);
+  const double bps = bottleneck_bps(capacity_bps);
+  clear();
+  return bps;
 }
 
 double PathUses::bottleneck_bps(std::span<const double> capacity_bps) const {

@@ -3,6 +3,11 @@
 // For a chain of legs l with paths P_l, resource r gets coefficient a_r = #{l : r in P_l}:
 // at common rate x the resource carries a_r * x. The chain's uncontended rate is
 // min_r C_r / a_r (the slowest leg when no two legs share a resource).
+//
+// A leg that leaves a NIC with several fabric ports (multi-plane or dual-homed NICs) is spread
+// evenly over the ports that have a usable path, one path each with coefficient 1 / ports:
+// NCCL's channels and queue pairs use every port of a NIC, so a ring leg gets the NIC's whole
+// rate, and a dead port leaves the leg the others.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +26,10 @@ class PathUses {
   explicit PathUses(const Cluster& cluster);
 
   void clear();
-  // Adds the path of one leg; returns its latency.
+  // Adds the path of one leg (spread over its NIC's ports); returns its latency.
   sim::Duration add(int src_gpu, int dst_gpu, uint64_t flow_id);
+  // The rate one leg reaches alone: clear(), add(), bottleneck_bps().
+  double leg_bps(int src_gpu, int dst_gpu, std::span<const double> capacity_bps);
   [[nodiscard]] std::span<const Use> uses() const { return uses_; }
   [[nodiscard]] sim::Duration max_latency() const { return max_latency_; }
   // min over uses of capacity / coefficient, with capacities from `capacity_bps`;
@@ -33,6 +40,7 @@ class PathUses {
   const Cluster& cluster_;
   std::vector<int32_t> slot_;  // per resource: index in uses_, or -1
   std::vector<Use> uses_;
+  void add_path(double coefficient);
   std::vector<int32_t> path_;
   sim::Duration max_latency_;
 };

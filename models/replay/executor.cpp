@@ -9,6 +9,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "models/network/network.h"
+#include "models/topology/topology.h"
+
 namespace ct::replay {
 
 TimeBreakdown& TimeBreakdown::operator+=(const TimeBreakdown& o) {
@@ -113,8 +116,16 @@ class Executor final : public sim::EventHandler, public CommHandler {
       }
     }
     for (size_t r = 0; r < ranks_.size(); ++r) try_start(static_cast<int32_t>(r));
-    sim_.run();
     ExecutionResult out;
+    try {
+      sim_.run();
+    } catch (const network::NoPathError& e) {  // the communicator aborts: where everyone stood
+      out.comm_error = CommError{e.time_s, e.src_gpu, e.dst_gpu, e.what()};
+    } catch (const topology::NoRouteError& e) {  // a collective's schedule found no path
+      out.comm_error = CommError{now(), -1, -1,
+                                 std::string(e.what()) + "; its RDMA queue pairs error out and NCCL aborts the job",
+                                 true};
+    }
     if (instrs_done_ < instrs_total_) out.stall = diagnose();
     out.events = sim_.events_executed();
     const auto last = static_cast<size_t>(program_.steps - 1);

@@ -143,6 +143,16 @@ struct Stall {
   std::map<int32_t, std::vector<int>> groups;
 };
 
+// The network failed a transfer for good (network::NoPathError): the run stopped there.
+struct CommError {
+  double time_s = 0;
+  int src_gpu = 0, dst_gpu = 0;
+  std::string message;
+  // A new transfer found no path when it started (its retransmissions then give up one
+  // timeout later), rather than a transfer in flight after its retransmission timeout.
+  bool at_start = false;
+};
+
 struct ExecutionResult {
   std::vector<RankResult> ranks;
   std::vector<CollectiveRecord> collectives;  // the last step's
@@ -151,6 +161,7 @@ struct ExecutionResult {
   double busy_bucket_s = 0;
   uint64_t events = 0;
   std::optional<Stall> stall;  // set when work was left undone
+  std::optional<CommError> comm_error;  // set when the network aborted the run (stall too)
 };
 
 ExecutionResult execute(const StepProgram& program, sim::Simulation& sim, Communicator& comm,

@@ -135,7 +135,7 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
   for (const NodeStop& ns : in.node_stops) {
     if (ns.crash) heartbeat = std::min(heartbeat, ns.at_s + in.detection_s);
   }
-  f.by_heartbeat = heartbeat <= watchdog;
+  f.detected_by = heartbeat <= watchdog ? JobFailure::DetectedBy::heartbeat : JobFailure::DetectedBy::collective_timeout;
   f.failed_at_s = std::min(heartbeat, watchdog);
   f.stall = std::move(stall);
   return f;
@@ -192,9 +192,23 @@ StepResult simulate_step(const StepInput& in) {
     run.stall = Stall{};
     run.stall->stop_acted.assign(exec.stops.size(), false);
   }
-  if (run.stall) {
+  if (run.comm_error) {  // a NIC lost every path: the communicator aborted the job
+    JobFailure f;
+    // A transfer that starts on a NIC without a path retransmits into the void for one
+    // retransmission timeout before its queue pair errors out.
+    f.failed_at_s = run.comm_error->time_s + (run.comm_error->at_start && !in.link_faults.empty()
+                                                  ? in.link_faults.front().retransmit_timeout.seconds()
+                                                  : 0.0);
+    f.detected_by = JobFailure::DetectedBy::communicator_error;
+    f.first_wait_s = f.failed_at_s;
+    f.comm_error = run.comm_error;
+    f.stall = run.stall ? std::move(*run.stall) : Stall{};
+    out.failure = std::move(f);
+  } else if (run.stall) {
     if (in.node_stops.empty()) throw std::runtime_error(stall_message(*run.stall));
     out.failure = job_failure(in, exec.stops, std::move(*run.stall));
+  }
+  if (out.failure) {
     for (const auto& r : run.ranks) out.rank_gpu.push_back(r.gpu);
     out.max_link_utilization = net->max_link_utilization();
     if (in.network_mode == "packet")

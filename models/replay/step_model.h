@@ -67,11 +67,14 @@ struct StepInput {
   double collective_timeout_s = 600.0;
 };
 
-// A job that node_kill / hang faults stopped: when it failed, how that was noticed, and where
-// every rank waited (the executor's Stall).
+// A job that faults stopped: node_kill / hang (noticed by the heartbeat or the collective
+// watchdog) or a NIC left without a path (link_down / switch_down: the communicator errors out
+// when the transfer's retransmissions give up); when it failed, and where every rank waited.
 struct JobFailure {
+  enum class DetectedBy : uint8_t { heartbeat, collective_timeout, communicator_error };
   double failed_at_s = 0;
-  bool by_heartbeat = false;  // else by the collective watchdog
+  DetectedBy detected_by = DetectedBy::collective_timeout;
+  std::optional<CommError> comm_error;  // communicator_error: the transfer that found no path
   double first_wait_s = 0;    // the earliest wait the watchdog counts from
   Stall stall;
 };

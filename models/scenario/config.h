@@ -34,6 +34,7 @@ struct FabricSection {
   int switch_radix = 0;
   double oversubscription = 1.0;
   int planes = 1;
+  int nic_uplinks = 1;
   Duration link_latency;
   Duration switch_latency;
   Bytes switch_buffer{0};

@@ -119,7 +119,9 @@ Detection simulate_detection(const Config& c, const DrillOptions& o, const repla
   if (!r.failure) throw std::logic_error("drill: the stopped node did not stop the job");
   Detection d;
   d.delay_s = r.failure->failed_at_s - at;
-  d.by_heartbeat = r.failure->by_heartbeat;
+  if (r.failure->detected_by == replay::JobFailure::DetectedBy::communicator_error)
+    throw std::logic_error("drill: a communicator error without link faults");
+  d.by_heartbeat = r.failure->detected_by == replay::JobFailure::DetectedBy::heartbeat;
   d.events = r.events;
   return d;
 }

@@ -154,19 +154,32 @@ void failure_report(const replay::StepInput& in, const replay::JobFailure& failu
         {{"fault", s.key}, {"kind", s.crash ? "node_kill" : "hang"}, {"node", s.node}, {"at_s", s.at_s}});
   }
   report["job_failed_at_s"] = failure.failed_at_s;
-  report["failure"] = {
-      {"detected_by", failure.by_heartbeat ? "heartbeat" : "collective_timeout"},
-      {"detection_s", in.detection_s},
-      {"collective_timeout_s", in.collective_timeout_s},
-      {"first_wait_s", failure.first_wait_s},
-      {"last_progress_s", failure.stall.last_progress_s},
-      {"stopped", stops},
-      {"explanation", failure.by_heartbeat
-                          ? "a crashed node misses its heartbeats: recovery.detection after the crash, "
-                            "before any collective "
-                            "timed out"
-                          : "the first rank left waiting in a collective or receive (first_wait_s) reaches "
-                            "training_job.runtime.collective_timeout; a hung process keeps its heartbeat"}};
+  using By = replay::JobFailure::DetectedBy;
+  const By by = failure.detected_by;
+  json f = {{"detected_by", by == By::heartbeat            ? "heartbeat"
+                            : by == By::collective_timeout ? "collective_timeout"
+                                                           : "communicator_error"},
+            {"detection_s", in.detection_s},
+            {"collective_timeout_s", in.collective_timeout_s},
+            {"first_wait_s", failure.first_wait_s},
+            {"last_progress_s", failure.stall.last_progress_s},
+            {"stopped", stops},
+            {"explanation",
+             by == By::heartbeat
+                 ? "a crashed node misses its heartbeats: recovery.detection after the crash, before any "
+                   "collective timed out"
+             : by == By::collective_timeout
+                 ? "the first rank left waiting in a collective or receive (first_wait_s) reaches "
+                   "training_job.runtime.collective_timeout; a hung process keeps its heartbeat"
+                 : "a transfer found no surviving path when its retransmissions gave up "
+                   "(network.rdma_retransmit_timeout after the link failed): its RDMA queue pair errors out "
+                   "and NCCL aborts the communicator"}};
+  if (failure.comm_error) {
+    f["communicator_error"] = {{"src_gpu", failure.comm_error->src_gpu},
+                               {"dst_gpu", failure.comm_error->dst_gpu},
+                               {"message", failure.comm_error->message}};
+  }
+  report["failure"] = std::move(f);
   report["hang_diagnosis"] = hang_diagnosis(failure.stall);
   char at[64];
   std::snprintf(at, sizeof at, "%.6g", failure.failed_at_s);

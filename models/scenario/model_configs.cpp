@@ -80,6 +80,12 @@ topology::FabricConfig fabric_config(const Config& c) {
   f.switch_radix = c.cluster.fabric.switch_radix;
   f.oversubscription = c.cluster.fabric.oversubscription;
   f.planes = c.cluster.fabric.planes;
+  // Dual-homed NICs (cluster.fabric.nic_uplinks > 1): one port per plane of a multi-plane
+  // fabric; validate() refuses the combinations this does not cover.
+  if (c.cluster.fabric.nic_uplinks > 1 && f.topology == "rail_optimized") {
+    f.topology = "multi_plane";
+    f.planes = c.cluster.fabric.nic_uplinks;
+  }
   f.link_rate = c.cluster.nic;
   f.link_latency = c.cluster.fabric.link_latency;
   f.switch_latency = c.cluster.fabric.switch_latency;
@@ -339,6 +345,17 @@ void check_config(Config& c) {
     problems.push_back(
         "cluster.nvlink_domain: got " + std::to_string(c.cluster.nvlink_domain) +
         ", expected 0 or a multiple of cluster.gpus_per_node = " + std::to_string(c.cluster.gpus_per_node));
+  }
+  const auto& fabric = c.cluster.fabric;
+  if (fabric.nic_uplinks > 1 && fabric.topology != "rail_optimized" &&
+      !(fabric.topology == "multi_plane" && fabric.planes == fabric.nic_uplinks)) {
+    problems.push_back("cluster.fabric.nic_uplinks: got " + std::to_string(fabric.nic_uplinks) +
+                       ", expected 1 with " +
+                       (fabric.topology == "multi_plane"
+                            ? "cluster.fabric.planes = " + std::to_string(fabric.planes) + " (or equal to it)"
+                            : "topology " + fabric.topology +
+                                  " (dual-homed NICs are built for rail_optimized and "
+                                  "multi_plane)"));
   }
   guard("cluster.fabric", [&] { topology::check_fabric(fabric_config(c)); });
   if (c.network.mode == "packet") guard("network", [&] { network::validate(packet_params(c)); });

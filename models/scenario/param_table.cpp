@@ -105,6 +105,14 @@ void cluster_params(std::vector<Param>& t) {
                   .at_least(1)
                   .at_most(8));
   t.push_back(
+      P(cluster.fabric.nic_uplinks, count, "1",
+        "Ports of every NIC, each cabled to a leaf of its own plane, at nic / nic_uplinks each: 2 = "
+        "dual-homed NICs (Alibaba HPN's dual-ToR, dual-plane design, SIGCOMM'24), so a failed NIC "
+        "uplink leaves the NIC its other ports instead of cutting it off. With rail_optimized it builds "
+        "that many planes (multi_plane); with multi_plane it must equal cluster.fabric.planes.")
+          .at_least(1)
+          .at_most(8));
+  t.push_back(
       P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
   t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));
   t.push_back(P(cluster.fabric.switch_buffer, bytes, "\"64MiB\"", "Shared packet buffer per switch."));

@@ -78,7 +78,7 @@ Path Topology::route(int src_nic, int dst_nic, uint64_t flow_id) const {
   return p;
 }
 
-void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out) const {
+void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port) const {
   check_nic(src_nic, "route");
   check_nic(dst_nic, "route");
   out.clear();
@@ -87,10 +87,15 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out)
       detail::flow_key(static_cast<uint64_t>(src_nic), static_cast<uint64_t>(dst_nic), flow_id);
 
   // 1. First and last hop.
+  const std::span<const LinkDir> first = out_links(src_nic);
+  const auto allowed = [&](LinkDir a) {
+    return usable_[a] &&
+           (port < 0 || (static_cast<size_t>(port) < first.size() && a == first[static_cast<size_t>(port)]));
+  };
   int best = kUnreachable;
   uint64_t ties = 0;
-  for (LinkDir a : out_links(src_nic)) {
-    if (!usable_[a]) continue;
+  for (LinkDir a : first) {
+    if (!allowed(a)) continue;
     for (LinkDir b : out_links(dst_nic)) {
       if (!usable_[b ^ 1]) continue;
       const int h = dist(slot_of_switch_[dst_[b] - nic_count_], dst_[a]);
@@ -105,13 +110,14 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out)
   if (best == kUnreachable) {
     throw NoRouteError("topology: no usable path from NIC " + std::to_string(src_nic) + " (" +
                        vertices_[src_nic].name + ") to NIC " + std::to_string(dst_nic) + " (" +
-                       vertices_[dst_nic].name + ")");
+                       vertices_[dst_nic].name + ")" +
+                       (port >= 0 ? " through port " + std::to_string(port) : std::string()));
   }
   uint64_t pick = detail::hop_hash(key, static_cast<uint64_t>(src_nic)) % ties;
   LinkDir last = -1;
   int slot = -1;
-  for (LinkDir a : out_links(src_nic)) {
-    if (!usable_[a]) continue;
+  for (LinkDir a : first) {
+    if (!allowed(a)) continue;
     for (LinkDir b : out_links(dst_nic)) {
       if (!usable_[b ^ 1]) continue;
       const int s = slot_of_switch_[dst_[b] - nic_count_];

@@ -118,8 +118,10 @@ class Topology {
   // Routing. Empty path for src == dst; throws NoRouteError naming both NICs when no usable
   // path exists, std::out_of_range for a bad NIC id. Thread-safe (const, no caches).
   [[nodiscard]] Path route(int src_nic, int dst_nic, uint64_t flow_id) const;
-  // Same, into a caller-owned buffer (no allocation once it has grown).
-  void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out) const;
+  // Same, into a caller-owned buffer (no allocation once it has grown). port >= 0 restricts the
+  // first hop to the source NIC's port-th link (a NIC with several ports: multi-plane or
+  // dual-homed); NoRouteError when that port is down or leads to no usable path.
+  void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1) const;
   // Shortest usable hop count between two NICs; -1 when unreachable.
   [[nodiscard]] int hop_count(int src_nic, int dst_nic) const;
 

@@ -115,16 +115,23 @@ def test_a_spine_switch_down_fails_all_its_links():
     at = healthy["step_time_s"] * 1.75
     stall = spine_report([{"kind": "switch_down", "switch": spine, "at": f"{at}s"}])["step_time_s"] - healthy["step_time_s"]
     assert 0.95 * 4.295 <= stall < 4.295 + healthy["step_time_s"]
-    # A leaf is the only way out of its NICs.
-    with pytest.raises(RuntimeError, match="no (surviving|usable) path"):
-        spine_report([{"kind": "switch_down", "switch": "leaf0", "at": "0.15s"}])
+    # A leaf is the only way out of its NICs: the communicator errors out and the job fails.
+    dead_leaf = spine_report([{"kind": "switch_down", "switch": "leaf0", "at": "0.15s"}])
+    assert dead_leaf["failure"]["detected_by"] == "communicator_error"
+    assert dead_leaf["job_failed_at_s"] >= 0.15 + 4.294967
     with pytest.raises(ValueError, match="faults\\[0\\].switch: got 'nope'"):
         spine_report([{"kind": "switch_down", "switch": "nope"}])
 
 
 def test_a_nic_with_its_only_uplink_down_fails_the_job():
-    with pytest.raises(RuntimeError, match="no (surviving|usable) path"):
-        spine_report([{"kind": "link_down", "link": "node0.nic0-leaf0", "at": "0.15s"}])
+    # Its transfers in flight wait one retransmission timeout (4.295 s), find no path, and the
+    # communicator aborts: the job fails then, and the report says where every rank stood.
+    r = spine_report([{"kind": "link_down", "link": "node0.nic0-leaf0", "at": "0.15s"}])
+    f = r["failure"]
+    assert f["detected_by"] == "communicator_error"
+    assert 0.15 + 4.294967 <= r["job_failed_at_s"] <= 0.15 + 4.294967 + 0.2
+    assert "path" in f["communicator_error"]["message"] and "node0.nic0" in f["communicator_error"]["message"]
+    assert "step_time_s" in r["not_computed"] and "hang_diagnosis" in r
 
 
 @pytest.mark.parametrize("faults, message", [
@@ -153,3 +160,27 @@ def test_analytical_mode_rejects_link_faults(tmp_path):
     assert main(["run", str(path)]) == 2
     with pytest.raises(ScenarioError, match="network.mode analytical"):
         run(sc)
+
+
+def test_a_dual_homed_nic_survives_its_uplink_failure():
+    # cluster.fabric.nic_uplinks: 2 cables every NIC to two leaves (two planes, half rate each):
+    # the transfers on the dead uplink wait one retransmission timeout and resume on the other
+    # port, and the job goes on; with one uplink the same failure fails the job.
+    sc = copy.deepcopy(SPINE_BASE)
+    sc["cluster"]["fabric"] = {"topology": "rail_optimized", "tiers": 2, "switch_radix": 16}
+    single = run(dict(sc, faults=[{"kind": "link_down", "link": "node0.nic0-leaf0", "at": "0.15s"}])).report
+    assert single["failure"]["detected_by"] == "communicator_error"
+    sc["cluster"]["fabric"]["nic_uplinks"] = 2
+    healthy = run(sc).report
+    # NCCL's channels use both ports: a healthy dual-homed NIC moves as much as a single 400G port.
+    assert healthy["step_time_s"] == pytest.approx(run(dict(sc, faults=[])).report["step_time_s"])
+    single_healthy = copy.deepcopy(sc)
+    single_healthy["cluster"]["fabric"]["nic_uplinks"] = 1
+    assert healthy["step_time_s"] == pytest.approx(run(single_healthy).report["step_time_s"], rel=1e-6)
+    dual = run(dict(sc, faults=[{"kind": "link_down", "link": "node0.nic0-leaf0.plane0", "at": "0.15s"}])).report
+    assert "job_failed_at_s" not in dual
+    assert healthy["step_time_s"] < dual["step_time_s"] < healthy["step_time_s"] + 4.295 + 0.2
+    bad = copy.deepcopy(sc)
+    bad["cluster"]["fabric"]["topology"] = "fat_tree"
+    with pytest.raises(ScenarioError, match="cluster.fabric.nic_uplinks: got 2, expected 1 with topology fat_tree"):
+        run(bad)
