@@ -8,6 +8,7 @@ from .api import ScenarioError as ScenarioError
 from .api import InputLimitError as InputLimitError
 from .api import limits as limits
 from .api import estimate as estimate
+from .api import drill as drill
 from .api import set_limit as set_limit
 from .api import calibrate as calibrate
 from .api import export_chakra as export_chakra
@@ -18,5 +19,5 @@ from .api import schema as schema
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "estimate", "export_chakra", "frames", "limits",
+__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "limits",
            "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]
