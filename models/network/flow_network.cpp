@@ -66,6 +66,9 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
   t.tag = tag;
   t.latency = latency;
   t.remaining_bits = bits;
+  t.bits = bits;
+  ++counters_.started;
+  counters_.started_bytes += bits / 8.0 * params_.protocol_efficiency;
   t.rate = 0.0;
   t.last_ps = sim_.now().ps();
   t.uses.assign(uses_.uses().begin(), uses_.uses().end());
@@ -104,6 +107,8 @@ void FlowNetwork::reroute_after_failure(sim::Duration retransmit_timeout) {
     transfer_of_variable_[static_cast<size_t>(t.variable)] = -1;
     t.variable = -1;
     t.stalled = true;
+    ++counters_.cut;
+    counters_.cut_bytes_left += t.remaining_bits / 8.0 * params_.protocol_efficiency;
     sim_.schedule(t.timer, sim_.now() + retransmit_timeout);
   }
   request_solve();
@@ -112,6 +117,7 @@ void FlowNetwork::reroute_after_failure(sim::Duration retransmit_timeout) {
 // The retransmission: the rest of the transfer on the paths the fabric has now.
 void FlowNetwork::resume(Transfer& t, uint32_t slot) {
   t.stalled = false;
+  ++counters_.resumed;
   uses_.clear();
   for (const Leg& l : t.legs) route(l.src_gpu, l.dst_gpu, t.tag);
   t.uses.assign(uses_.uses().begin(), uses_.uses().end());
@@ -182,6 +188,9 @@ void FlowNetwork::on_event(uint64_t tag) {
   }
   DeliveryHandler* handler = t.handler;
   const uint64_t user_tag = t.tag;
+  ++counters_.delivered;
+  // What the rate integration moved (a few ulps of rounding left at most).
+  counters_.delivered_bytes += (t.bits - std::max(0.0, t.remaining_bits)) / 8.0 * params_.protocol_efficiency;
   free_.push_back(static_cast<uint32_t>(tag));
   handler->on_delivered(user_tag);
 }

@@ -47,6 +47,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   void reroute_after_failure(sim::Duration retransmit_timeout) override;
   [[nodiscard]] LinkStats link_stats(int32_t resource) const override;
   [[nodiscard]] std::vector<LinkStats> top_links(size_t k) const override;
+  [[nodiscard]] std::optional<TransferCounters> transfer_counters() const override { return counters_; }
   [[nodiscard]] double max_link_utilization() const override;
   [[nodiscard]] const NetworkParams& params() const override { return params_; }
   [[nodiscard]] const Cluster& cluster() const override { return cluster_; }
@@ -73,6 +74,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
     std::vector<Leg> legs;  // to route again after a link failure
     double rate_cap_bps = std::numeric_limits<double>::infinity();
     bool stalled = false;  // lost packets on a dead link: waiting for the retransmission
+    double bits = 0.0;     // at start (wire bits, protocol overhead included)
   };
   static constexpr uint64_t kSolveTag = ~uint64_t{0};
   static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
@@ -97,6 +99,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   std::vector<uint32_t> free_;
   std::vector<int32_t> transfer_of_variable_;
   std::vector<int32_t> changed_;
+  TransferCounters counters_;
   mutable std::vector<int32_t> path_;
   mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   bool solve_pending_ = false;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,14 @@ struct LinkStats {
   double utilization = 0.0;  // time-averaged load / capacity since time zero
 };
 
+// What became of the transfers (flow backend): every bit started is delivered once, and the
+// transfers a link failure cut are counted (stalled for a retransmission, then resumed on a
+// surviving path with the bits they had left; nothing is resent or dropped in the flow model).
+struct TransferCounters {
+  int64_t started = 0, delivered = 0, cut = 0, resumed = 0;
+  double started_bytes = 0, delivered_bytes = 0, cut_bytes_left = 0;
+};
+
 class Network {
  public:
   virtual ~Network() = default;
@@ -104,6 +113,8 @@ class Network {
   // The k most utilized resources, most utilized first (ties by resource id).
   [[nodiscard]] virtual std::vector<LinkStats> top_links(size_t k) const = 0;
   [[nodiscard]] virtual double max_link_utilization() const = 0;
+  // Empty for backends that do not count (analytical, packet).
+  [[nodiscard]] virtual std::optional<TransferCounters> transfer_counters() const { return std::nullopt; }
 
   [[nodiscard]] virtual const NetworkParams& params() const = 0;
   [[nodiscard]] virtual const Cluster& cluster() const = 0;

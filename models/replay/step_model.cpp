@@ -135,7 +135,8 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
   for (const NodeStop& ns : in.node_stops) {
     if (ns.crash) heartbeat = std::min(heartbeat, ns.at_s + in.detection_s);
   }
-  f.detected_by = heartbeat <= watchdog ? JobFailure::DetectedBy::heartbeat : JobFailure::DetectedBy::collective_timeout;
+  f.detected_by =
+      heartbeat <= watchdog ? JobFailure::DetectedBy::heartbeat : JobFailure::DetectedBy::collective_timeout;
   f.failed_at_s = std::min(heartbeat, watchdog);
   f.stall = std::move(stall);
   return f;
@@ -208,6 +209,7 @@ StepResult simulate_step(const StepInput& in) {
     if (in.node_stops.empty()) throw std::runtime_error(stall_message(*run.stall));
     out.failure = job_failure(in, exec.stops, std::move(*run.stall));
   }
+  if (faults != nullptr) out.transfers = net->transfer_counters();
   if (out.failure) {
     for (const auto& r : run.ranks) out.rank_gpu.push_back(r.gpu);
     out.max_link_utilization = net->max_link_utilization();

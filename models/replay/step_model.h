@@ -75,7 +75,7 @@ struct JobFailure {
   double failed_at_s = 0;
   DetectedBy detected_by = DetectedBy::collective_timeout;
   std::optional<CommError> comm_error;  // communicator_error: the transfer that found no path
-  double first_wait_s = 0;    // the earliest wait the watchdog counts from
+  double first_wait_s = 0;              // the earliest wait the watchdog counts from
   Stall stall;
 };
 
@@ -98,6 +98,8 @@ struct StepResult {
   std::vector<LinkSummary> top_links;
   network::FabricLinkTable fabric_links;       // when StepInput::fabric_links
   std::optional<network::PacketStats> packet;  // network_mode packet: ECN, PFC, drops
+  // With link faults (flow mode): transfers started, delivered, cut by a failure and resumed.
+  std::optional<network::TransferCounters> transfers;
   // IT power over the last step (hardware::PowerModel): mean, peak and trough of the
   // cluster's draw in busy_bucket_s buckets, and the series itself.
   double power_mean_w = 0, power_peak_w = 0, power_min_w = 0;

@@ -359,6 +359,17 @@ json network_section(const replay::StepResult& r, json& not_computed) {
   for (const auto& l : r.top_links)
     top.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
   json network = {{"max_link_utilization", r.max_link_utilization}, {"top_links", top}};
+  if (r.transfers) {  // link faults: nothing lost or counted twice, and what they cut
+    const network::TransferCounters& t = *r.transfers;
+    network["transfers"] = {{"started", t.started},
+                            {"delivered", t.delivered},
+                            {"in_flight_at_end", t.started - t.delivered},
+                            {"started_bytes", t.started_bytes},
+                            {"delivered_bytes", t.delivered_bytes},
+                            {"cut_by_failures", t.cut},
+                            {"resumed_after_retransmission", t.resumed},
+                            {"cut_bytes_left", t.cut_bytes_left}};
+  }
   if (r.packet) {
     network.update(packet_report(*r.packet));
   } else {

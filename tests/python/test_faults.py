@@ -100,6 +100,14 @@ def test_a_link_down_before_the_step_reroutes_and_one_mid_transfer_costs_a_retra
     mid = spine_report([{"kind": "link_down", "link": f"{a}-{b}", "at": f"{at}s"}])
     stall = mid["step_time_s"] - healthy["step_time_s"]
     assert 0.95 * 4.295 <= stall < 4.295 + healthy["step_time_s"], (stall, busy)
+    # Nothing lost or counted twice: every transfer started is delivered, with all its bytes,
+    # and the ones the failure cut are reported, each resumed once.
+    t = mid["network"]["transfers"]
+    assert t["started"] == t["delivered"] and t["in_flight_at_end"] == 0
+    assert t["delivered_bytes"] == pytest.approx(t["started_bytes"], rel=1e-9)
+    assert t["cut_by_failures"] >= 1 and t["resumed_after_retransmission"] == t["cut_by_failures"]
+    assert 0 < t["cut_bytes_left"] < t["started_bytes"]
+    assert rerouted["network"]["transfers"]["cut_by_failures"] == 0  # down before anything crossed it
     shorter = spine_report([{"kind": "link_down", "link": f"{a}-{b}", "at": f"{at}s"}],
                            rdma_retransmit_timeout="0.5s")
     assert 0.95 * 0.5 <= shorter["step_time_s"] - healthy["step_time_s"] < 0.5 + healthy["step_time_s"]
