@@ -122,9 +122,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
     } catch (const network::NoPathError& e) {  // the communicator aborts: where everyone stood
       out.comm_error = CommError{e.time_s, e.src_gpu, e.dst_gpu, e.what()};
     } catch (const topology::NoRouteError& e) {  // a collective's schedule found no path
-      out.comm_error = CommError{now(), -1, -1,
-                                 std::string(e.what()) + "; its RDMA queue pairs error out and NCCL aborts the job",
-                                 true};
+      out.comm_error =
+          CommError{now(), -1, -1,
+                    std::string(e.what()) + "; its RDMA queue pairs error out and NCCL aborts the job", true};
     }
     if (instrs_done_ < instrs_total_) out.stall = diagnose();
     out.events = sim_.events_executed();

@@ -160,7 +160,7 @@ struct ExecutionResult {
   std::vector<double> busy_gpus;
   double busy_bucket_s = 0;
   uint64_t events = 0;
-  std::optional<Stall> stall;  // set when work was left undone
+  std::optional<Stall> stall;           // set when work was left undone
   std::optional<CommError> comm_error;  // set when the network aborted the run (stall too)
 };
 

@@ -142,26 +142,11 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
   return f;
 }
 
-}  // namespace
-
-StepResult simulate_step(const StepInput& in) {
-  const auto& node = in.cluster.node;
-  const StepProgram program = build_program(in);
-
-  sim::Simulation sim(in.seed);
-  network::Cluster cluster(in.cluster);  // link faults change its topology during the run
-  std::unique_ptr<network::Network> net =
-      network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
-  std::unique_ptr<network::CapacityFaults> faults;
-  if (!in.link_faults.empty()) {
-    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster,
-                                                       network::resolve(cluster, in.link_faults));
-  }
-  collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
-  CommAdapter comm(*net, engine);
-
+// The executor's options for this step: SM share of communication, per-rank speeds
+// (gpu_throttle, variability), jitter, folding weights and the trace outputs.
+ExecutorOptions executor_options(const StepInput& in, const StepProgram& program, int channels) {
   ExecutorOptions exec;
-  const int channels = engine.channels();
+  const auto& node = in.cluster.node;
   exec.comm_slowdown = std::min(0.5, static_cast<double>(channels) / std::max(1, node.gpu.sm_count));
   exec.rank_speed.assign(program.ranks.size(), 1.0);
   if (!in.gpu_speed.empty()) {
@@ -180,6 +165,28 @@ StepResult simulate_step(const StepInput& in) {
   exec.trace = in.trace;
   exec.timeline = in.timeline;
   exec.trace_ranks = in.trace_ranks;
+  return exec;
+}
+
+}  // namespace
+
+StepResult simulate_step(const StepInput& in) {
+  const auto& node = in.cluster.node;
+  const StepProgram program = build_program(in);
+
+  sim::Simulation sim(in.seed);
+  network::Cluster cluster(in.cluster);  // link faults change its topology during the run
+  std::unique_ptr<network::Network> net =
+      network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
+  std::unique_ptr<network::CapacityFaults> faults;
+  if (!in.link_faults.empty()) {
+    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster,
+                                                       network::resolve(cluster, in.link_faults));
+  }
+  collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
+  CommAdapter comm(*net, engine);
+
+  ExecutorOptions exec = executor_options(in, program, engine.channels());
   exec.stop_when_done = faults != nullptr;
   exec.stops = rank_stops(in, program);
   ExecutionResult run = execute(program, sim, comm, exec);

@@ -148,6 +148,35 @@ int64_t saves_between(int64_t from_step, int64_t to_step, int64_t interval) {
   return to_step / interval - from_step / interval;
 }
 
+// The closed form, as the reliability model counts one failure: detection by class, the
+// repair wait, health check, restart and restore, and the work since the last durable
+// checkpoint from the checkpoint cycle (N steps + save; a flush shorter than a cycle).
+struct ClosedForm {
+  double detect = 0, wait = 0, lost = 0, replay = 0, rto = 0;
+};
+
+ClosedForm closed_form(const Config& c, const DrillOptions& o, const Cycle& cy, double restore_s,
+                       int spares) {
+  ClosedForm f;
+  const double step = cy.step_s;
+  const double cycle = static_cast<double>(cy.interval_steps) * step + cy.blocking_s;
+  const double n_cycles = std::floor(o.at_s / cycle);
+  const double into = o.at_s - n_cycles * cycle;
+  const double cycle_work = static_cast<double>(cy.interval_steps) * step;
+  f.lost = std::min(into, cycle_work);
+  double resaves = into >= cycle_work ? 1 : 0;
+  if (cy.flush_s > 0 && n_cycles >= 1 && into < cy.flush_s) {  // the last flush was still running
+    f.lost += cycle_work;
+    resaves += 1;
+  }
+  f.detect = o.hang ? c.training_job.runtime.collective_timeout.seconds() : c.recovery.detection.seconds();
+  f.wait = spares >= 1 ? 0.0 : std::max(0.0, c.recovery.repair.seconds() - f.detect);
+  f.replay = f.lost + resaves * cy.blocking_s;
+  f.rto = f.detect + f.wait + c.recovery.health_check.seconds() + c.recovery.restart.seconds() + restore_s +
+          f.replay;
+  return f;
+}
+
 }  // namespace
 
 json drill(const Config& c, const DrillOptions& o) {
@@ -220,25 +249,7 @@ json drill(const Config& c, const DrillOptions& o) {
   phases.push_back({"replay", restored, back});
   phases.push_back({"steady", back, std::numeric_limits<double>::infinity()});
 
-  // The closed form, as the reliability model counts one failure: detection by class, the
-  // repair wait, restart and restore, and the work since the last durable checkpoint from the
-  // checkpoint cycle (N steps + save; a flush shorter than a cycle).
-  const double cycle = static_cast<double>(cy.interval_steps) * step + cy.blocking_s;
-  const double n_cycles = std::floor(o.at_s / cycle);
-  const double into = o.at_s - n_cycles * cycle;
-  const double cycle_work = static_cast<double>(cy.interval_steps) * step;
-  double lost_cf = std::min(into, cycle_work);
-  double resaves_cf = into >= cycle_work ? 1 : 0;
-  if (cy.flush_s > 0 && n_cycles >= 1 && into < cy.flush_s) {  // the last flush was still running
-    lost_cf += cycle_work;
-    resaves_cf += 1;
-  }
-  const double detect_cf = o.hang ? timeout : heartbeat;
-  const double wait_cf = spares >= 1 ? 0.0 : std::max(0.0, c.recovery.repair.seconds() - detect_cf);
-  const double replay_cf = lost_cf + resaves_cf * cy.blocking_s;
-  const double rto_cf = detect_cf + wait_cf + c.recovery.health_check.seconds() +
-                        c.recovery.restart.seconds() + plan.restore_s + replay_cf;
-
+  const ClosedForm cf = closed_form(c, o, cy, plan.restore_s, spares);
   const double rto = back - o.at_s;
   const double gpus = static_cast<double>(workload::gpus_used(job_spec(c).parallelism));
   const char* during = k.in_save ? "checkpoint_save" : k.lost_step >= 0 ? "checkpoint_flush" : "step";
@@ -266,16 +277,16 @@ json drill(const Config& c, const DrillOptions& o) {
           {"recovery_s", restored - o.at_s},
           {"rto_s", rto},
           {"gpu_hours_lost", rto * gpus / 3600.0},
-          {"closed_form_rto_s", rto_cf},
+          {"closed_form_rto_s", cf.rto},
           {"closed_form",
-           {{"detection_s", detect_cf},
-            {"repair_wait_s", wait_cf},
+           {{"detection_s", cf.detect},
+            {"repair_wait_s", cf.wait},
             {"health_check_s", c.recovery.health_check.seconds()},
             {"restart_s", c.recovery.restart.seconds()},
             {"restore_s", plan.restore_s},
-            {"lost_work_s", lost_cf},
-            {"replay_s", replay_cf}}},
-          {"rto_vs_closed_form", rto_cf > 0 ? json(rto / rto_cf - 1.0) : json(nullptr)},
+            {"lost_work_s", cf.lost},
+            {"replay_s", cf.replay}}},
+          {"rto_vs_closed_form", cf.rto > 0 ? json(rto / cf.rto - 1.0) : json(nullptr)},
           {"sim", {{"detection_events", det.events}}}};
 }
 

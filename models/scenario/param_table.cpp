@@ -42,6 +42,36 @@ ParamSpec<Target> make(std::string path, Kind kind, std::string fallback, std::s
   make<FaultSpec>("faults[]." #field, Kind::kind, fallback, doc, \
                   [](FaultSpec& f, const Value& v) { put(f.field, v); })
 
+// The RDMA fabric: topology, switches, links.
+void fabric_params(std::vector<Param>& t) {
+  t.push_back(P(cluster.fabric.topology, text, "\"rail_optimized\"", "Fabric construction.")
+                  .one_of({"rail_optimized", "fat_tree", "multi_plane", "explicit"}));
+  t.push_back(
+      P(cluster.fabric.tiers, count, "3", "Switch tiers of the Clos (2 or 3).").at_least(2).at_most(3));
+  t.push_back(P(cluster.fabric.switch_radix, count, "128", "Ports per switch.").at_least(4).at_most(1024));
+  t.push_back(P(cluster.fabric.oversubscription, real, "1.0", "Leaf downlink:uplink ratio (1.2 means 1.2:1).")
+                  .at_least(1)
+                  .at_most(16));
+  t.push_back(P(cluster.fabric.planes, count, "1", "Independent fabric planes (multi_plane).")
+                  .at_least(1)
+                  .at_most(8));
+  t.push_back(
+      P(cluster.fabric.nic_uplinks, count, "1",
+        "Ports of every NIC, each cabled to a leaf of its own plane, at nic / nic_uplinks each: 2 = "
+        "dual-homed NICs (Alibaba HPN's dual-ToR, dual-plane design, SIGCOMM'24), so a failed NIC "
+        "uplink leaves the NIC its other ports instead of cutting it off. With rail_optimized it builds "
+        "that many planes (multi_plane); with multi_plane it must equal cluster.fabric.planes.")
+          .at_least(1)
+          .at_most(8));
+  t.push_back(
+      P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
+  t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));
+  t.push_back(P(cluster.fabric.switch_buffer, bytes, "\"64MiB\"", "Shared packet buffer per switch."));
+  t.push_back(P(cluster.fabric.cable_length_m, real, "5", "Cable length in metres (PFC headroom).")
+                  .at_least(0)
+                  .at_most(10000));
+}
+
 // Cluster: GPUs, nodes, fabric, storage, variability, power.
 void cluster_params(std::vector<Param>& t) {
   t.push_back(P(cluster.gpu, text, "\"H100-SXM\"",
@@ -93,32 +123,7 @@ void cluster_params(std::vector<Param>& t) {
   t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));
   t.push_back(
       P(cluster.pcie, rate, "\"64GB/s\"", "PCIe bandwidth between a GPU and its NIC, per direction."));
-  t.push_back(P(cluster.fabric.topology, text, "\"rail_optimized\"", "Fabric construction.")
-                  .one_of({"rail_optimized", "fat_tree", "multi_plane", "explicit"}));
-  t.push_back(
-      P(cluster.fabric.tiers, count, "3", "Switch tiers of the Clos (2 or 3).").at_least(2).at_most(3));
-  t.push_back(P(cluster.fabric.switch_radix, count, "128", "Ports per switch.").at_least(4).at_most(1024));
-  t.push_back(P(cluster.fabric.oversubscription, real, "1.0", "Leaf downlink:uplink ratio (1.2 means 1.2:1).")
-                  .at_least(1)
-                  .at_most(16));
-  t.push_back(P(cluster.fabric.planes, count, "1", "Independent fabric planes (multi_plane).")
-                  .at_least(1)
-                  .at_most(8));
-  t.push_back(
-      P(cluster.fabric.nic_uplinks, count, "1",
-        "Ports of every NIC, each cabled to a leaf of its own plane, at nic / nic_uplinks each: 2 = "
-        "dual-homed NICs (Alibaba HPN's dual-ToR, dual-plane design, SIGCOMM'24), so a failed NIC "
-        "uplink leaves the NIC its other ports instead of cutting it off. With rail_optimized it builds "
-        "that many planes (multi_plane); with multi_plane it must equal cluster.fabric.planes.")
-          .at_least(1)
-          .at_most(8));
-  t.push_back(
-      P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
-  t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));
-  t.push_back(P(cluster.fabric.switch_buffer, bytes, "\"64MiB\"", "Shared packet buffer per switch."));
-  t.push_back(P(cluster.fabric.cable_length_m, real, "5", "Cable length in metres (PFC headroom).")
-                  .at_least(0)
-                  .at_most(10000));
+  fabric_params(t);
   t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
   t.push_back(
       P(cluster.storage.write, rate, "\"1TB/s\"", "Aggregate write bandwidth of the storage system."));
