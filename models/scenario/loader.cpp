@@ -114,8 +114,18 @@ nlohmann::json yaml_scalar(const YAML::Node& node) {
 struct YamlWalk {
   int64_t nodes = 0;
   int64_t limit = sim::input_limit("yaml_nodes");
+  // Aliases nest without showing in the text (an anchor may even name itself: b: &b [*b]),
+  // so the depth is checked again here, against the same scenario_nesting limit.
+  int64_t max_depth = sim::input_limit("scenario_nesting");
 
-  nlohmann::json convert(const YAML::Node& node, const std::string& path) {
+  nlohmann::json convert(const YAML::Node& node, const std::string& path, int64_t depth = 0) {
+    if (depth > max_depth) {
+      throw ScenarioError(
+          {(path.empty() ? std::string("document") : path) + ": nesting deeper than " +
+           std::to_string(max_depth) +
+           " levels through YAML aliases (an anchor that contains itself?); the scenario_nesting "
+           "limit, raise it with --limit scenario_nesting=N"});
+    }
     if (++nodes > limit) {
       try {
         sim::input_limit_exceeded("yaml_nodes", "document", nodes, true);
@@ -134,14 +144,15 @@ struct YamlWalk {
             throw ScenarioError({here + ": given twice (line " + std::to_string(kv.first.Mark().line + 1) +
                                  "), expected each key once"});
           }
-          obj[key] = convert(kv.second, here);
+          obj[key] = convert(kv.second, here, depth + 1);
         }
         return obj;
       }
       case YAML::NodeType::Sequence: {
         nlohmann::json arr = nlohmann::json::array();
         size_t i = 0;
-        for (const auto& item : node) arr.push_back(convert(item, path + "[" + std::to_string(i++) + "]"));
+        for (const auto& item : node)
+          arr.push_back(convert(item, path + "[" + std::to_string(i++) + "]", depth + 1));
         return arr;
       }
       case YAML::NodeType::Scalar: {

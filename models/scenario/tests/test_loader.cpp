@@ -263,6 +263,14 @@ TEST(Loader, YamlAliasBombStopsAtTheNodeLimit) {
   EXPECT_EQ(doc["b"]["n"], 1);
 }
 
+// An anchor that contains itself (b: &b [*b]) nests without end through aliases; the fuzzer's
+// input overflowed the stack. It stops at the scenario_nesting depth with an error.
+TEST(Loader, ARecursiveYamlAliasIsAnErrorNotAStackOverflow) {
+  const std::string e = parse_error("a: &a [1, 2]\nb: &b [*a, *a, *b]\n", Format::yaml);
+  EXPECT_NE(e.find("nesting deeper than 64 levels through YAML aliases"), std::string::npos) << e;
+  EXPECT_NE(e.find("b[2][2][2]"), std::string::npos) << e;
+}
+
 TEST(Loader, KeysGivenTwiceAreErrorsNamingThePath) {
   EXPECT_NE(parse_error("cluster:\n  nodes: 2\n  nodes: 4\n", Format::yaml)
                 .find("cluster.nodes: given twice (line 3)"),
