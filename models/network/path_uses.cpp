@@ -33,25 +33,23 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
     add_path(1.0);
   } else {
-    // Every port with a usable path carries an equal share (coefficient 1 / usable ports).
+    // Every port with a usable path carries an equal share (coefficient 1 / usable ports):
+    // route each port once, then add the paths found.
+    port_paths_.resize(static_cast<size_t>(ports));
     int usable = 0;
     for (int k = 0; k < ports; ++k) {
       try {
-        (void)cluster_.path(src_gpu, dst_gpu, flow_id, path_, k);
+        latency = std::max(
+            latency, cluster_.path(src_gpu, dst_gpu, flow_id, port_paths_[static_cast<size_t>(usable)], k));
         ++usable;
       } catch (const topology::NoRouteError&) {
       }
     }
     if (usable == 0) (void)cluster_.path(src_gpu, dst_gpu, flow_id, path_);  // throws, naming the NICs
-    for (int k = 0; k < ports; ++k) {
-      sim::Duration lat;
-      try {
-        lat = cluster_.path(src_gpu, dst_gpu, flow_id, path_, k);
-      } catch (const topology::NoRouteError&) {
-        continue;
-      }
-      latency = std::max(latency, lat);
+    for (int k = 0; k < usable; ++k) {
+      path_.swap(port_paths_[static_cast<size_t>(k)]);
       add_path(1.0 / usable);
+      path_.swap(port_paths_[static_cast<size_t>(k)]);
     }
   }
   if (latency > max_latency_) max_latency_ = latency;

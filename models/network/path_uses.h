@@ -42,6 +42,7 @@ class PathUses {
   std::vector<Use> uses_;
   void add_path(double coefficient);
   std::vector<int32_t> path_;
+  std::vector<std::vector<int32_t>> port_paths_;  // add()'s scratch for a multi-port NIC
   sim::Duration max_latency_;
 };
 

@@ -181,7 +181,6 @@ class Executor final : public sim::EventHandler, public CommHandler {
   struct GroupState {
     std::vector<std::pair<int32_t, int32_t>> waiting;  // (rank, instr)
     double start = 0.0;
-    bool launched = false;
   };
 
   double now() const { return sim_.now().seconds(); }
@@ -367,7 +366,6 @@ class Executor final : public sim::EventHandler, public CommHandler {
       if (crashed(member.first) || instr(member.first, member.second).collective != in.collective) return;
     }
     g.start = now();
-    g.launched = true;
     comm_.collective(in.collective, group.gpus, sim::Bytes{in.bytes}, *this,
                      kCollectiveTag | static_cast<uint64_t>(in.group));
   }
@@ -377,7 +375,6 @@ class Executor final : public sim::EventHandler, public CommHandler {
     for (const auto& member : g.waiting) {
       if (crashed(member.first)) return;  // died during the collective: it never completes
     }
-    g.launched = false;
     const auto members = std::move(g.waiting);
     g.waiting.clear();
     const Instr& first = instr(members.front().first, members.front().second);
@@ -484,12 +481,11 @@ class Executor final : public sim::EventHandler, public CommHandler {
   }
 
   // What a collective waits for: members that never joined it, and members that joined a
-  // different collective of the group (kind, size or sequence number).
+  // different collective of the group (kind or sequence number). `joined`: the group's
+  // waiting members (rank -> instruction).
   void collective_wait(int32_t r, const Instr& in, int64_t seq,
                        const std::vector<std::unordered_map<int32_t, int64_t>>& completed,
-                       RankWait& w) const {
-    const GroupState& g = groups_[static_cast<size_t>(in.group)];
-    std::unordered_map<int32_t, int32_t> joined(g.waiting.begin(), g.waiting.end());
+                       const std::unordered_map<int32_t, int32_t>& joined, RankWait& w) const {
     for (const int m : program_.groups[static_cast<size_t>(in.group)].simulated) {
       if (m == r) continue;
       const auto it = joined.find(m);
@@ -512,6 +508,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     out.last_progress_s = last_progress_;
     out.stop_acted = stop_acted_;
     const auto completed = completed_per_group();
+    std::unordered_map<int32_t, std::unordered_map<int32_t, int32_t>> joined;  // per group, built once
     for (size_t r = 0; r < ranks_.size(); ++r) {
       const RankState& s = ranks_[r];
       RankWait w;
@@ -533,9 +530,12 @@ class Executor final : public sim::EventHandler, public CommHandler {
           w.group = in.group;
           const auto c = completed[r].find(in.group);
           w.seq = c == completed[r].end() ? 0 : c->second;
-          collective_wait(static_cast<int32_t>(r), in, w.seq, completed, w);
-          if (!out.groups.count(in.group))
+          if (!out.groups.count(in.group)) {
             out.groups[in.group] = program_.groups[static_cast<size_t>(in.group)].gpus;
+            const auto& waiting = groups_[static_cast<size_t>(in.group)].waiting;
+            joined[in.group] = std::unordered_map<int32_t, int32_t>(waiting.begin(), waiting.end());
+          }
+          collective_wait(static_cast<int32_t>(r), in, w.seq, completed, joined.at(in.group), w);
         } else if (in.peer >= 0) {
           w.missing.push_back(program_.ranks[static_cast<size_t>(in.peer)].gpu);
         }

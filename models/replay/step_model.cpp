@@ -142,6 +142,17 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
   return f;
 }
 
+// What the network saw over the run: link loads, the busiest links, packet-mode statistics
+// and (when asked) every link direction.
+void network_figures(const StepInput& in, const network::Cluster& cluster, const network::Network& net,
+                     StepResult& out) {
+  out.max_link_utilization = net.max_link_utilization();
+  if (in.network_mode == "packet")
+    out.packet = static_cast<const network::PacketNetwork&>(net).packet_stats();
+  for (const auto& l : net.top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
+  if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, net);
+}
+
 // The executor's options for this step: SM share of communication, per-rank speeds
 // (gpu_throttle, variability), jitter, folding weights and the trace outputs.
 ExecutorOptions executor_options(const StepInput& in, const StepProgram& program, int channels) {
@@ -219,11 +230,7 @@ StepResult simulate_step(const StepInput& in) {
   if (faults != nullptr) out.transfers = net->transfer_counters();
   if (out.failure) {
     for (const auto& r : run.ranks) out.rank_gpu.push_back(r.gpu);
-    out.max_link_utilization = net->max_link_utilization();
-    if (in.network_mode == "packet")
-      out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
-    for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
-    if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
+    network_figures(in, cluster, *net, out);
     return out;
   }
   if (faults != nullptr) check_faults_in_window(in, run);
@@ -270,11 +277,7 @@ StepResult simulate_step(const StepInput& in) {
       static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
   step_power(in, cluster, run, end_prev, end_last, out);
-  out.max_link_utilization = net->max_link_utilization();
-  if (in.network_mode == "packet")
-    out.packet = static_cast<const network::PacketNetwork&>(*net).packet_stats();
-  for (const auto& l : net->top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
-  if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, *net);
+  network_figures(in, cluster, *net, out);
   return out;
 }
 

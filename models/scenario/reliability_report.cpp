@@ -218,6 +218,8 @@ namespace {
 
 // Everything the storage and reliability figures are made of, from the scenario and the step.
 struct PlanParts {
+  workload::JobSpec job;
+  storage::StorageSpec storage;
   storage::CheckpointSize size;
   storage::CheckpointTiming timing;
   FlushContention flush;
@@ -228,12 +230,12 @@ struct PlanParts {
 
 PlanParts plan_parts(const Config& c, const StepFigures& step) {
   PlanParts p;
-  const workload::JobSpec job = job_spec(c);
+  p.job = job_spec(c);
   const StorageSection& sc = c.cluster.storage;
-  const storage::StorageSpec st{sc.read,          sc.write,          sc.metadata_latency,
-                                sc.per_node_read, sc.per_node_write, sc.capacity.n};
+  p.storage = {sc.read, sc.write, sc.metadata_latency, sc.per_node_read, sc.per_node_write, sc.capacity.n};
+  const storage::StorageSpec& st = p.storage;
   const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
-  p.size = storage::checkpoint_size(job, c.cluster.gpus_per_node);
+  p.size = storage::checkpoint_size(p.job, c.cluster.gpus_per_node);
   p.timing = keyed(
       [&] { return storage::checkpoint_timing(p.size, st, host, c.training_job.checkpoint.async_save); });
   keyed([&] { storage::check_retention(p.size, c.training_job.checkpoint.keep_last_n, st); });
@@ -266,11 +268,9 @@ CheckpointPlan checkpoint_plan(const Config& c, const StepFigures& step) { retur
 
 void reliability_report(const Config& c, const StepFigures& step, nlohmann::json& report) {
   const double step_time_s = step.step_time_s;
-  const workload::JobSpec job = job_spec(c);
-  const StorageSection& sc = c.cluster.storage;
-  const storage::StorageSpec st{sc.read,          sc.write,          sc.metadata_latency,
-                                sc.per_node_read, sc.per_node_write, sc.capacity.n};
   const PlanParts parts = plan_parts(c, step);
+  const workload::JobSpec& job = parts.job;
+  const storage::StorageSpec& st = parts.storage;
   const storage::CheckpointSize& size = parts.size;
   const storage::CheckpointTiming& timing = parts.timing;
   const storage::DataLoading loading = storage::data_loading(
