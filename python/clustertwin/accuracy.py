@@ -436,6 +436,24 @@ def _nccl_tests(mode: str) -> Iterable[_Case]:
                     direct=lambda n=nodes, a=algo, b=size: _nccl_busbw(n, a, b, mode))
 
 
+def _gemm_kernels(mode: str) -> Iterable[_Case]:
+    """OpenXLA's measured matmul table (H100 bf16, B200 bf16 and FP8): achieved TFLOP/s of each
+    shape of at least 1e11 FLOP (training-sized; smaller problems are dominated by how a launch
+    is timed) against the compute model's, which is fitted on H200 kernels only. The same
+    numbers in both network modes: no network is involved."""
+    from . import _core
+    for row in _load("gemm-kernels-xla.json")["rows"]:
+        b, m, n, k = row["b"], row["m"], row["n"], row["k"]
+        flops = 2.0 * b * m * n * k
+        if flops < 1e11:
+            continue
+        fp8 = row["dtype"] != "bf16"
+        yield _Case(f"{row['gpu']} {row['dtype']} {b}x{m}x{n}x{k}", "TFLOP/s", row["flops_per_s"] / 1e12,
+                    source="ROCm/xla d02afb4 matmul_interpolator_data.h",
+                    direct=lambda g=row["gpu"], shape=(m, n, k, b), f=flops, q=fp8:
+                        f / _core.gemm_seconds(g, *shape, q) / 1e12)
+
+
 @dataclass
 class _SetSpec:
     name: str
@@ -460,6 +478,8 @@ SETS = [
     _SetSpec("dgxc-v24.11", "dgxc-v24.11.json", _dgxc, "NVIDIA DGX Cloud weak scaling, NeMo 24.09 on H100, 8-2,304 GPUs"),
     _SetSpec("megascale-175b", "megascale-175b.json", _megascale, "MegaScale Table 2, Megatron-LM 175B strong scaling, 256-12,288 A100"),
     _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
+    _SetSpec("gemm-kernels-xla", "gemm-kernels-xla.json", _gemm_kernels,
+             "OpenXLA measured matmuls >= 1e11 FLOP: H100 bf16, B200 bf16 and FP8 (kernels, not steps)"),
 ]
 
 
