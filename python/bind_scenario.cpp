@@ -3,6 +3,7 @@
 #include "models/scenario/cost_estimate.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/model_presets.h"
 #include "models/scenario/param_table.h"
 #include "models/scenario/runner.h"
 #include "models/scenario/schema.h"
@@ -77,6 +78,15 @@ void bind_scenario(py::module_& m) {
   m.def(
       "schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
   m.def("help_text", &scenario::help_text, "Every scenario key with its kind, default and doc.");
+  m.def(
+      "model_presets",
+      [] {
+        nlohmann::json out = nlohmann::json::array();
+        for (const scenario::ModelPreset& p : scenario::model_presets())
+          out.push_back({{"name", p.name}, {"model", p.model}, {"source", p.source}});
+        return out.dump();
+      },
+      "training_job.model.preset: every preset's model keys and source, as JSON text.");
   m.def(
       "read_document", [](const std::string& path) { return scenario::read_document(path, {}).dump(); },
       py::arg("path"), "Reads a JSON or YAML scenario file; returns JSON text.");

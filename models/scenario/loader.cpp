@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "models/scenario/model_presets.h"
 #include "models/scenario/param_table.h"
 #include "sim/input_limits.h"
 #include "sim/json_dom.h"
@@ -295,6 +296,51 @@ std::string convert(const ParamSpec<Target>& p, const nlohmann::json& v, Value& 
   return "";
 }
 
+// Megatron-LM / NeMo / Hugging Face names of our keys (the last component of an unknown key,
+// dashes or underscores): an unknown key spelled the framework's way points at ours.
+std::string framework_alias(const std::string& path) {
+  static const std::map<std::string, std::string> aliases = {
+      {"num_layers", "training_job.model.layers"},
+      {"num_hidden_layers", "training_job.model.layers"},
+      {"hidden_size", "training_job.model.hidden"},
+      {"num_attention_heads", "training_job.model.heads"},
+      {"num_query_groups", "training_job.model.kv_heads"},
+      {"num_key_value_heads", "training_job.model.kv_heads"},
+      {"ffn_hidden_size", "training_job.model.ffn_hidden"},
+      {"intermediate_size", "training_job.model.ffn_hidden"},
+      {"seq_len", "training_job.model.seq_length"},
+      {"encoder_seq_length", "training_job.model.seq_length"},
+      {"max_position_embeddings", "training_job.model.seq_length"},
+      {"padded_vocab_size", "training_job.model.vocab"},
+      {"vocab_size", "training_job.model.vocab"},
+      {"untie_embeddings_and_output_weights", "training_job.model.tied_embeddings"},
+      {"share_embeddings_and_output_weights", "training_job.model.tied_embeddings"},
+      {"tie_word_embeddings", "training_job.model.tied_embeddings"},
+      {"swiglu", "training_job.model.activation"},
+      {"num_experts", "training_job.model.moe.experts"},
+      {"num_moe_experts", "training_job.model.moe.experts"},
+      {"moe_router_topk", "training_job.model.moe.top_k"},
+      {"moe_ffn_hidden_size", "training_job.model.moe.expert_ffn_hidden"},
+      {"tensor_model_parallel_size", "training_job.parallelism.tensor_parallel"},
+      {"pipeline_model_parallel_size", "training_job.parallelism.pipeline_parallel"},
+      {"virtual_pipeline_model_parallel_size", "training_job.parallelism.virtual_pipeline"},
+      {"context_parallel_size", "training_job.parallelism.context_parallel"},
+      {"expert_model_parallel_size", "training_job.parallelism.expert_parallel"},
+      {"data_parallel_size", "training_job.parallelism.data_parallel"},
+      {"use_distributed_optimizer", "training_job.parallelism.zero_stage"},
+      {"train_iters", "training_job.steps"},
+      {"fp8", "training_job.runtime.precision"},
+      {"fp8_format", "training_job.runtime.precision"},
+      {"num_nodes", "cluster.nodes"},
+      {"devices", "cluster.gpus_per_node"},
+  };
+  std::string last = path.substr(path.find_last_of('.') + 1);
+  std::replace(last.begin(), last.end(), '-', '_');
+  while (!last.empty() && last.front() == '_') last.erase(last.begin());
+  const auto it = aliases.find(last);
+  return it == aliases.end() ? "" : it->second;
+}
+
 template <typename Target>
 class TableWalker {
  public:
@@ -380,6 +426,7 @@ class TableWalker {
     };
     for (const auto& p : table_) consider(p.path);
     for (const auto& g : groups_) consider(g);
+    if (const std::string ours = framework_alias(path); !ours.empty()) best = ours;
     return best.empty() ? "" : " (did you mean '" + item_relative(best) + "'?)";
   }
 
@@ -497,6 +544,7 @@ Config to_config(const nlohmann::json& document, std::vector<std::string>& probl
   walker.apply_defaults(config, present, problems);
 
   nlohmann::json rest = document;
+  expand_model_preset(rest, problems);
   std::vector<std::string> given;
   if (rest.contains("faults")) {
     const auto& faults = rest["faults"];

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "models/scenario/model_presets.h"
 #include "models/workload/memory.h"
 
 namespace ct::scenario {
@@ -281,6 +282,20 @@ void network_params(std::vector<Param>& t) {
 
 // Training job: the model, the batch and the parallel layout.
 void job_params(std::vector<Param>& t) {
+  {
+    std::string names;
+    std::vector<std::string> choices{"none"};
+    for (const ModelPreset& m : model_presets()) {
+      names += (names.empty() ? "" : ", ") + m.name;
+      choices.push_back(m.name);
+    }
+    t.push_back(
+        P(training_job.model.preset, text, "\"none\"",
+          "A published architecture whose keys (layers, hidden, heads, kv_heads, ffn_hidden, activation, "
+          "vocab, seq_length, tied_embeddings, moe) are filled in; keys given beside it win. Presets: " +
+              names + " (sources: models/scenario/model_presets.cpp, docs/presets.md).")
+            .one_of(choices));
+  }
   t.push_back(P(training_job.model.layers, count, "", "Transformer layers.").at_least(1).at_most(1e5));
   t.push_back(P(training_job.model.hidden, count, "", "Hidden size h.").at_least(1).at_most(1e6));
   t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1).at_most(1e5));

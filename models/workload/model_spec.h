@@ -38,6 +38,7 @@ struct MoeSpec {
 };
 
 struct ModelSpec {
+  std::string preset = "none";  // training_job.model.preset the fields came from (scenario/model_presets.h)
   int layers = 0;
   int64_t hidden = 0;
   int heads = 0;

@@ -15,10 +15,11 @@ from .accuracy import accuracy
 from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, drill, estimate, export_chakra, limits, load,
                   load_trace,
                   run, schema, set_limit)
+from .importers import ImportedScenario, from_hf_config, from_megatron_args
 from .optimize import optimize
 from .sweep import sweep
 
-__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "limits",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "limits",
            "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]
 
 

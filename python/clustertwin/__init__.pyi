@@ -16,8 +16,11 @@ from .api import load as load
 from .api import load_trace as load_trace
 from .api import run as run
 from .api import schema as schema
+from .importers import ImportedScenario as ImportedScenario
+from .importers import from_hf_config as from_hf_config
+from .importers import from_megatron_args as from_megatron_args
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "limits",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "limits",
            "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]

@@ -403,8 +403,19 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def _nccl_size(text: str) -> str:
+    """nccl-tests' size syntax (-b 8 -e 8G: K, M, G are powers of 1024) or ours ('64MiB')."""
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*([KkMmGgTt]?)\s*", text)
+    if not m:
+        return text
+    unit = {"": "B", "k": "KiB", "m": "MiB", "g": "GiB", "t": "TiB"}[m.group(2).lower()]
+    return f"{m.group(1)}{unit}"
+
+
 def cmd_nccl_tests(args) -> int:
     sc = load(args.scenario)
+    args.minbytes, args.maxbytes = _nccl_size(args.minbytes), _nccl_size(args.maxbytes)
     try:
         nodes = [_count(n) for n in args.nodes.split(",")] if args.nodes else [2]
     except argparse.ArgumentTypeError as e:
@@ -565,6 +576,31 @@ def cmd_accuracy(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    from .importers import from_hf_config, from_megatron_args, import_report
+    base = load(args.base).data if args.base else None
+    if args.hf:
+        sc = from_hf_config(args.hf, base=base, seq_length=args.seq)
+    else:
+        text = args.megatron
+        if args.megatron_file:
+            with open(args.megatron_file) as f:
+                text = " ".join(line.split("#", 1)[0].replace("\\", " ") for line in f)
+        if args.seq is not None:
+            text += f" --seq-length {args.seq}"
+        sc = from_megatron_args(text, base=base)
+    doc = json.dumps(dict(sc), indent=2)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(doc + "\n")
+    else:
+        print(doc)
+    report = import_report(sc)
+    if report:
+        print(report, file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clustertwin", description="Digital twin of GPU training clusters.")
     common = argparse.ArgumentParser(add_help=False)
@@ -587,8 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--op", default="all_reduce",
                    choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"])
     n.add_argument("--nodes", help="comma-separated node counts, e.g. 2,4,8 (default 2)")
-    n.add_argument("--minbytes", default="8B")
-    n.add_argument("--maxbytes", default="8GiB")
+    n.add_argument("-b", "--minbytes", default="8B", help="smallest size: 8, 1K, 64M, 8G (x1024, as nccl-tests) or 64MiB")
+    n.add_argument("-e", "--maxbytes", default="8GiB", help="largest size, same forms (doubling from -b)")
     n.add_argument("--set", action="append", metavar="KEY=VALUE")
     n.set_defaults(func=cmd_nccl_tests)
     dr = sub.add_parser("drill", help="kill a node at a time: detection, replacement, restart, restore, replay")
@@ -665,6 +701,15 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--execution-trace", metavar="ET.json.gz", help="PyTorch execution trace of the same step")
     ca.add_argument("--json", action="store_true", help="print the GPU file's content as one JSON object")
     ca.set_defaults(func=cmd_calibrate)
+    im = sub.add_parser("import", help="a scenario from a Hugging Face config.json or a Megatron-LM argument list")
+    src = im.add_mutually_exclusive_group(required=True)
+    src.add_argument("--hf", metavar="CONFIG_JSON", help="a Hugging Face config.json")
+    src.add_argument("--megatron", metavar="ARGS", help="Megatron-LM pretrain_gpt.py arguments, quoted")
+    src.add_argument("--megatron-file", metavar="FILE", help="a file of Megatron-LM arguments (a launch script's)")
+    im.add_argument("--base", metavar="SCENARIO", help="cluster and defaults from this scenario (default: 8 x 8 H100)")
+    im.add_argument("--seq", type=_count, help="the training sequence length")
+    im.add_argument("--out", metavar="FILE", help="write the scenario here instead of stdout")
+    im.set_defaults(func=cmd_import)
     ac = sub.add_parser("accuracy", help="every validation set under tests/validation: published vs predicted, MAPE, baseline")
     ac.add_argument("--set", action="append", metavar="NAME", help="only this set (repeat); default all")
     ac.add_argument("--mode", default="analytical", choices=["analytical", "flow"], help="network.mode of every run")

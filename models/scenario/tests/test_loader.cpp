@@ -2,6 +2,7 @@
 
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/model_presets.h"
 #include "models/scenario/param_table.h"
 #include "models/scenario/schema.h"
 
@@ -306,4 +307,63 @@ TEST(Loader, ScenarioFromAnEndlessStreamStopsAtTheLimit) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(Loader, ModelPresetFillsTheModelAndGivenKeysWin) {
+  json doc = minimal();
+  doc["training_job"]["model"] = {{"preset", "llama3-70b"}};
+  doc["training_job"]["parallelism"] = {
+      {"tensor_parallel", 8}, {"pipeline_parallel", 4}, {"data_parallel", 1}};
+  Config c = to_config(doc);
+  check_config(c);
+  const auto& m = c.training_job.model;
+  EXPECT_EQ(m.preset, "llama3-70b");
+  EXPECT_EQ(m.layers, 80);
+  EXPECT_EQ(m.hidden, 8192);
+  EXPECT_EQ(m.heads, 64);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.ffn_hidden, 28672);
+  EXPECT_EQ(m.vocab, 128256);
+  EXPECT_EQ(m.seq_length, 8192);
+  EXPECT_EQ(m.activation, "swiglu");
+  EXPECT_FALSE(m.tied_embeddings);
+  doc["training_job"]["model"]["seq_length"] = 4096;  // a key beside the preset wins
+  EXPECT_EQ(to_config(doc).training_job.model.seq_length, 4096);
+  doc["training_job"]["model"] = {{"preset", "mixtral-8x7b"}, {"moe", {{"capacity_factor", 1.25}}}};
+  const Config moe = to_config(doc);
+  EXPECT_EQ(moe.training_job.model.moe.experts, 8);
+  EXPECT_EQ(moe.training_job.model.moe.top_k, 2);
+  EXPECT_DOUBLE_EQ(moe.training_job.model.moe.capacity_factor, 1.25);
+}
+
+TEST(Loader, EveryPresetLoadsAndBadPresetsSayWhy) {
+  for (const ModelPreset& p : model_presets()) {
+    json doc = minimal();
+    doc["training_job"]["model"] = {{"preset", p.name}};
+    doc["training_job"]["parallelism"] = {
+        {"tensor_parallel", 1}, {"pipeline_parallel", 1}, {"data_parallel", 32}};
+    EXPECT_TRUE(problems_of(doc).empty()) << p.name;
+    EXPECT_FALSE(p.source.empty()) << p.name;
+  }
+  json doc = minimal();
+  doc["training_job"]["model"]["preset"] = "llama9";
+  EXPECT_TRUE(has_problem(doc, "training_job.model.preset: got 'llama9'", "llama3-8b"));
+  doc["training_job"]["model"]["preset"] = "deepseek-v3";
+  EXPECT_TRUE(has_problem(doc, "training_job.model.preset", "latent attention"));
+  doc["training_job"]["model"]["preset"] = 7;
+  EXPECT_TRUE(has_problem(doc, "training_job.model.preset: got 7", "expected one of"));
+  EXPECT_EQ(problems_of(doc).size(), 1u);  // reported once, and the model keys it would fill are given
+}
+
+TEST(Loader, FrameworkKeyNamesPointAtOurs) {
+  json doc = minimal();
+  doc["training_job"]["parallelism"]["tensor_model_parallel_size"] = 8;
+  EXPECT_TRUE(has_problem(doc, "tensor_model_parallel_size: unknown key",
+                          "did you mean 'training_job.parallelism.tensor_parallel'"));
+  doc = minimal();
+  doc["training_job"]["model"]["num_query_groups"] = 8;
+  EXPECT_TRUE(has_problem(doc, "num_query_groups", "training_job.model.kv_heads"));
+  doc = minimal();
+  doc["training_job"]["model"]["intermediate_size"] = 8;
+  EXPECT_TRUE(has_problem(doc, "intermediate_size", "training_job.model.ffn_hidden"));
 }

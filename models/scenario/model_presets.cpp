@@ -1,0 +1,124 @@
+#include "models/scenario/model_presets.h"
+
+namespace ct::scenario {
+namespace {
+
+nlohmann::json llama(int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn, int64_t vocab,
+                     int64_t seq) {
+  return {{"layers", layers},     {"hidden", hidden},       {"heads", heads},
+          {"kv_heads", kv_heads}, {"ffn_hidden", ffn},      {"vocab", vocab},
+          {"seq_length", seq},    {"activation", "swiglu"}, {"tied_embeddings", false}};
+}
+
+nlohmann::json with_moe(nlohmann::json model, int experts, int top_k) {
+  model["moe"] = {{"experts", experts}, {"top_k", top_k}};
+  return model;
+}
+
+std::vector<ModelPreset> build() {
+  // Shapes are the published config.json of each model on Hugging Face (num_hidden_layers,
+  // hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
+  // tie_word_embeddings; SiLU-gated MLPs = swiglu) or the paper's table. seq_length is the
+  // pre-training sequence, not the longest context the released model accepts.
+  return {
+      {"llama2-7b", llama(32, 4096, 32, 32, 11008, 32000, 4096),
+       "meta-llama/Llama-2-7b-hf config.json; Touvron et al. 2023, Llama 2, Table 1 (4k context)"},
+      {"llama2-13b", llama(40, 5120, 40, 40, 13824, 32000, 4096),
+       "meta-llama/Llama-2-13b-hf config.json; Llama 2 paper Table 1"},
+      {"llama2-70b", llama(80, 8192, 64, 8, 28672, 32000, 4096),
+       "meta-llama/Llama-2-70b-hf config.json (GQA, 8 KV heads); Llama 2 paper Table 1"},
+      {"llama3-8b", llama(32, 4096, 32, 8, 14336, 128256, 8192),
+       "meta-llama/Meta-Llama-3-8B config.json; The Llama 3 Herd of Models (2024) Table 3, 8K pre-training "
+       "sequence"},
+      {"llama3-70b", llama(80, 8192, 64, 8, 28672, 128256, 8192),
+       "meta-llama/Meta-Llama-3-70B config.json; Llama 3 Herd Table 3"},
+      {"llama3-405b", llama(126, 16384, 128, 8, 53248, 128256, 8192),
+       "meta-llama/Llama-3.1-405B config.json; Llama 3 Herd Table 3 (8K sequence in the main pre-training "
+       "stage)"},
+      {"gpt3-175b",
+       {{"layers", 96},
+        {"hidden", 12288},
+        {"heads", 96},
+        {"ffn_hidden", 49152},
+        {"activation", "gelu"},
+        {"vocab", 50257},
+        {"seq_length", 2048},
+        {"tied_embeddings", true}},
+       "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1 (GPT-2 BPE vocabulary, 2048 "
+       "context)"},
+      {"mixtral-8x7b", with_moe(llama(32, 4096, 32, 8, 14336, 32000, 4096), 8, 2),
+       "mistralai/Mixtral-8x7B-v0.1 config.json (8 local experts, 2 per token); seq_length 4096 as NVIDIA's "
+       "Mixtral performance recipes (the model accepts 32768)"},
+      {"mixtral-8x22b", with_moe(llama(56, 6144, 48, 8, 16384, 32000, 4096), 8, 2),
+       "mistralai/Mixtral-8x22B-v0.1 config.json; seq_length 4096 as for 8x7B (the model accepts 65536)"},
+      {"qwen2.5-7b", llama(28, 3584, 28, 4, 18944, 152064, 4096),
+       "Qwen/Qwen2.5-7B config.json; Qwen2.5 technical report (4,096-token pre-training stage)"},
+      {"qwen2.5-72b", llama(80, 8192, 64, 8, 29568, 152064, 4096),
+       "Qwen/Qwen2.5-72B config.json; Qwen2.5 technical report (4,096-token pre-training stage)"},
+  };
+}
+
+std::string known_names() {
+  std::string s;
+  for (const ModelPreset& p : model_presets()) s += (s.empty() ? "" : ", ") + p.name;
+  return s + " (or none)";
+}
+
+}  // namespace
+
+const std::vector<ModelPreset>& model_presets() {
+  static const std::vector<ModelPreset> presets = build();
+  return presets;
+}
+
+const ModelPreset* find_model_preset(std::string_view name) {
+  for (const ModelPreset& p : model_presets()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string unavailable_model_preset(std::string_view name) {
+  if (name == "deepseek-v3" || name == "deepseek-v2") {
+    return "not available: its multi-head latent attention (compressed KV) and leading dense layers "
+           "are not modelled; give the MoE shape as model keys if an approximation will do";
+  }
+  if (name.starts_with("nemotron")) return "not available: squared-ReLU MLPs are not modelled";
+  return "";
+}
+
+void expand_model_preset(nlohmann::json& document, std::vector<std::string>& problems) {
+  if (!document.is_object() || !document.contains("training_job")) return;
+  nlohmann::json& job = document["training_job"];
+  if (!job.is_object() || !job.contains("model") || !job["model"].is_object()) return;
+  nlohmann::json& model = job["model"];
+  if (!model.contains("preset")) return;
+  const nlohmann::json& name = model["preset"];
+  if (!name.is_string()) {
+    problems.push_back("training_job.model.preset: got " + name.dump() + ", expected one of " +
+                       known_names());
+    model.erase("preset");  // reported once, here
+    return;
+  }
+  const std::string n = name.get<std::string>();
+  if (n == "none") return;
+  const ModelPreset* preset = find_model_preset(n);
+  if (preset == nullptr) {
+    const std::string why = unavailable_model_preset(n);
+    problems.push_back("training_job.model.preset: got '" + n + "', " +
+                       (why.empty() ? "expected one of " + known_names() : why));
+    model.erase("preset");
+    return;
+  }
+  for (const auto& [key, value] : preset->model.items()) {
+    if (!model.contains(key)) {
+      model[key] = value;
+    } else if (value.is_object() && model[key].is_object()) {
+      for (const auto& [sub, v] : value.items()) {
+        if (!model[key].contains(sub)) model[key][sub] = v;
+      }
+    }
+  }
+}
+
+}  // namespace ct::scenario

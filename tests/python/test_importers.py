@@ -1,0 +1,148 @@
+"""Model presets, ct.from_hf_config, ct.from_megatron_args, `clustertwin import`, nccl-tests sizes."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+import clustertwin as ct
+from clustertwin import _core
+
+CLI = ["./clustertwin"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+LLAMA3_70B_HF = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 128000, "eos_token_id": 128001,
+    "hidden_act": "silu", "hidden_size": 8192, "initializer_range": 0.02, "intermediate_size": 28672,
+    "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 64, "num_hidden_layers": 80,
+    "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 500000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.40.0.dev0", "use_cache": True,
+    "vocab_size": 128256}
+MIXTRAL_HF = {
+    "architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+    "max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": 32, "num_experts_per_tok": 2,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8, "sliding_window": None,
+    "tie_word_embeddings": False, "vocab_size": 32000, "some_new_field": 3}
+MEGATRON_70B = ("--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention "
+                "--num-query-groups 8 --ffn-hidden-size 28672 --swiglu --untie-embeddings-and-output-weights "
+                "--seq-length 8192 --max-position-embeddings 8192 --padded-vocab-size 128256 "
+                "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
+                "--num-layers-per-virtual-pipeline-stage 5 --sequence-parallel --use-distributed-optimizer "
+                "--overlap-grad-reduce --micro-batch-size 1 --global-batch-size 128 --bf16 --lr 3e-4 "
+                "--train-iters 100 --made-up-flag 3")
+
+
+def _model(preset_or_keys: dict) -> dict:
+    return {"name": "p", "cluster": {"gpu": "H100-SXM", "nodes": 8, "gpus_per_node": 8, "nics_per_node": 8,
+                                     "nic": "400Gbps"},
+            "network": {"mode": "analytical"},
+            "training_job": {"model": preset_or_keys,
+                             "parallelism": {"tensor_parallel": 8, "pipeline_parallel": 1, "data_parallel": 8},
+                             "micro_batch_size": 1, "global_batch_size": 64}}
+
+
+def test_a_preset_runs_as_the_same_keys_written_out():
+    keys = {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "activation": "swiglu",
+            "vocab": 128256, "seq_length": 8192, "tied_embeddings": False}
+    by_preset = ct.run(_model({"preset": "llama3-8b"})).report
+    by_keys = ct.run(_model(keys)).report
+    assert by_preset["step_time_s"] == by_keys["step_time_s"]
+    assert by_preset["memory"]["peak_bytes"] == by_keys["memory"]["peak_bytes"]
+    # a key beside the preset wins, and changes the outcome
+    shorter = ct.run(_model({"preset": "llama3-8b", "seq_length": 4096})).report
+    assert shorter["step_time_s"] < by_preset["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match="training_job.model.preset: got 'llama9'"):
+        ct.run(_model({"preset": "llama9"}))
+
+
+def test_docs_table_lists_every_preset_with_its_values():
+    presets = {p["name"]: p for p in json.loads(_core.model_presets())}
+    with open(os.path.join(ROOT, "docs", "presets.md")) as f:
+        rows = [line.split("|")[1:-1] for line in f if re.match(r"\| [a-z0-9.]+-[0-9x.]+b \|", line)]
+    assert {r[0].strip() for r in rows} == set(presets)
+    for r in rows:
+        cells = [c.strip() for c in r]
+        m = presets[cells[0]]["model"]
+        assert [int(cells[1]), int(cells[2]), int(cells[3])] == [m["layers"], m["hidden"], m["heads"]], cells[0]
+        assert int(cells[4]) == m.get("kv_heads", m["heads"]) and int(cells[5]) == m["ffn_hidden"], cells[0]
+        assert cells[6] == m["activation"] and int(cells[7]) == m["vocab"] and int(cells[8]) == m["seq_length"]
+        assert (cells[9] == "yes") == m["tied_embeddings"]
+        assert ("moe" in m) == bool(cells[10])
+
+
+def test_hf_config_becomes_a_running_scenario(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA3_70B_HF))
+    sc = ct.from_hf_config(path)
+    m = sc["training_job"]["model"]
+    assert (m["layers"], m["hidden"], m["heads"], m["kv_heads"], m["ffn_hidden"], m["vocab"]) == \
+        (80, 8192, 64, 8, 28672, 128256)
+    assert m["activation"] == "swiglu" and m["tied_embeddings"] is False and m["seq_length"] == 8192
+    assert sc.unmapped == []  # every field is modelled or has no effect
+    assert any("data_parallel" in n for n in sc.notes)
+    # same architecture as the preset: same step
+    preset = ct.from_hf_config(path)
+    preset["training_job"]["model"] = {"preset": "llama3-70b"}
+    assert ct.run(sc).report["step_time_s"] == ct.run(preset).report["step_time_s"]
+
+
+def test_hf_moe_unmapped_fields_and_refusals():
+    sc = ct.from_hf_config(MIXTRAL_HF, seq_length=4096)
+    m = sc["training_job"]["model"]
+    assert m["moe"] == {"experts": 8, "top_k": 2} and m["seq_length"] == 4096
+    assert any(u.startswith("some_new_field") for u in sc.unmapped)
+    long = ct.from_hf_config({**MIXTRAL_HF, "max_position_embeddings": 131072})
+    assert long["training_job"]["model"]["seq_length"] == 8192 and any("capped" in n for n in long.notes)
+    with pytest.raises(ValueError, match="latent attention"):
+        ct.from_hf_config({**LLAMA3_70B_HF, "model_type": "deepseek_v3", "kv_lora_rank": 512})
+    with pytest.raises(ValueError, match="num_hidden_layers"):
+        ct.from_hf_config({"model_type": "llama", "hidden_size": 8})
+
+
+def test_megatron_arguments_map_layout_and_say_what_was_not_mapped():
+    sc = ct.from_megatron_args(MEGATRON_70B)
+    job = sc["training_job"]
+    assert job["model"]["layers"] == 80 and job["model"]["kv_heads"] == 8 and job["model"]["vocab"] == 128256
+    par = job["parallelism"]
+    assert (par["tensor_parallel"], par["pipeline_parallel"], par["virtual_pipeline"], par["data_parallel"]) == \
+        (8, 4, 4, 2)
+    assert par["sequence_parallel"] is True and par["zero_stage"] == 1
+    assert job["runtime"]["overlap_grad_reduce"] is True and job["runtime"]["overlap_param_gather"] is False
+    assert job["global_batch_size"] == 128
+    assert sc.unmapped == ["--made-up-flag 3: not mapped"]
+    report = ct.run(sc).report
+    assert report["memory"]["fits"] and report["step_time_s"] > 0
+    # Megatron's own defaults when the flags are absent
+    bare = ct.from_megatron_args(MEGATRON_70B.replace("--sequence-parallel", "").replace(
+        "--use-distributed-optimizer", ""))
+    assert bare["training_job"]["parallelism"]["sequence_parallel"] is False
+    assert bare["training_job"]["parallelism"]["zero_stage"] == 0
+    with pytest.raises(ValueError, match="--num-layers missing"):
+        ct.from_megatron_args("--hidden-size 8 --num-attention-heads 1 --seq-length 8")
+    with pytest.raises(ValueError, match="--tensor-model-parallel-size: got 'x'"):
+        ct.from_megatron_args(MEGATRON_70B + " --tensor-model-parallel-size x")
+
+
+def test_cli_import_prints_a_scenario_and_reports_on_stderr(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(MIXTRAL_HF))
+    out = subprocess.run(CLI + ["import", "--hf", str(cfg), "--seq", "4096"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["training_job"]["model"]["moe"]["experts"] == 8
+    assert "not mapped: some_new_field" in out.stderr
+    dest = tmp_path / "meg.json"
+    out = subprocess.run(CLI + ["import", "--megatron", MEGATRON_70B, "--out", str(dest)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and json.loads(dest.read_text())["name"] == "megatron-args"
+    bad = subprocess.run(CLI + ["import", "--megatron", "--hidden-size 8"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--num-layers missing" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_nccl_tests_takes_the_real_tools_sizes():
+    base = os.path.join(ROOT, "scenarios", "default.json")
+    a = subprocess.run(CLI + ["nccl-tests", base, "--nodes", "2", "-b", "1G", "-e", "8G"], capture_output=True,
+                       text=True)
+    b = subprocess.run(CLI + ["nccl-tests", base, "--nodes", "2", "--minbytes", "1GiB", "--maxbytes", "8GiB"],
+                       capture_output=True, text=True)
+    assert a.returncode == 0 and a.stdout == b.stdout and "8589934592" in a.stdout
