@@ -14,16 +14,28 @@ packages=(cmake ninja-build g++ clang clang-format libclang-rt-14-dev python3-de
           python3-numpy python3-pandas python3-pytest python3-yaml
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel
           python3-distributed)
+# promtool (metrics.om backfill test) and the OpenMetrics parser: their recommends (exporters,
+# web assets) are not needed.
+bare_packages=(prometheus python3-prometheus-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  say "installing ${missing[*]}"
+missing_bare=()
+for p in "${bare_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_bare+=("$p")
+done
+if ((${#missing[@]} + ${#missing_bare[@]})); then
+  say "installing ${missing[*]} ${missing_bare[*]}"
   sudo=""
   [[ $(id -u) == 0 ]] || sudo="sudo"
   $sudo apt-get update -qq >&2 || true
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+  if ((${#missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+  fi
+  if ((${#missing_bare[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing_bare[@]}" >&2
+  fi
 fi
 
 build="$root/build"

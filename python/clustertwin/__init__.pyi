@@ -16,11 +16,13 @@ from .api import load as load
 from .api import load_trace as load_trace
 from .api import run as run
 from .api import schema as schema
+from .compare import compare_nccl_tests as compare_nccl_tests
 from .importers import ImportedScenario as ImportedScenario
 from .importers import from_hf_config as from_hf_config
 from .importers import from_megatron_args as from_megatron_args
+from .metrics import write_openmetrics as write_openmetrics
 from .optimize import optimize as optimize
 from .sweep import sweep as sweep
 
-__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "limits",
-           "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep"]
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "limits",
+           "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]

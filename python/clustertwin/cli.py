@@ -197,6 +197,18 @@ def _print_summary(report: dict) -> None:
           f" ({s.get('events_per_s', 0):.3g} events/s)")
 
 
+def _seconds(text: str) -> float:
+    """'10s', '500ms', '1m' or a plain number of seconds, for --metrics-interval."""
+    import re
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|m|min|h)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a duration like 10s, 500ms or 1m")
+    value = float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a positive duration")
+    return value
+
+
 def cmd_run(args) -> int:
     sc = load(args.scenario)
     trace = None
@@ -222,6 +234,9 @@ def cmd_run(args) -> int:
             json.dump(result.report, f, indent=1)
         _write_csvs(result.report, args.out)
         _write_array_csvs(result.arrays, args.out)
+        from .metrics import write_openmetrics
+        write_openmetrics(result.report, os.path.join(args.out, "metrics.om"), interval_s=args.metrics_interval,
+                          start_unix=args.metrics_start)
     if args.json:
         json.dump(result.report, sys.stdout)
         sys.stdout.write("\n")
@@ -576,6 +591,38 @@ def cmd_accuracy(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from .compare import compare_nccl_tests
+    sc = load(args.scenario)
+    rows, candidates = compare_nccl_tests(sc, args.nccl_tests, op=args.op, nodes=args.nodes,
+                                          threshold=args.threshold, overrides=_overrides(args.set))
+    if args.csv:
+        rows.to_csv(args.csv, index=False)
+    for log, part in rows.groupby("log", sort=False):
+        first = part.iloc[0]
+        print(f"# {log}: {first['op']} on {first['nodes']} nodes" + (f" ({first['hosts']})" if first["hosts"] else ""))
+        print(f"{'size (B)':>12} {'measured':>10} {'twin':>10} {'ratio':>7}  busbw GB/s")
+        for _, r in part.iterrows():
+            flag = f"  short by {100 * (1 - r['ratio']):.0f}%" if r["short"] else ""
+            print(f"{r['size']:>12} {r['measured_busbw']:>10.2f} {r['twin_busbw']:>10.2f} {r['ratio']:>7.3f}{flag}")
+        short = part[part["short"]]
+        if len(short):
+            print(f"# falls short of the twin by more than {100 * args.threshold:.0f}% from {short['size'].min()} "
+                  f"to {short['size'].max()} B")
+        print()
+    if len(set(rows["log"])) > 1:
+        if len(candidates):
+            print("# what explains the shortfall (confidence: in every short run and no healthy one = 1)")
+            for _, c in candidates.iterrows():
+                print(f"{c['kind']:<5} {c['candidate']:<32} confidence {c['confidence']:.2f}  "
+                      f"(short runs {c['short_runs']}, healthy runs {c['healthy_runs']})")
+        elif rows["short"].any():
+            print("# short runs, but no host or path stands out (every host also ran healthy)")
+        else:
+            print("# every run within the threshold of the twin")
+    return 0
+
+
 def cmd_import(args) -> int:
     from .importers import from_hf_config, from_megatron_args, import_report
     base = load(args.base).data if args.base else None
@@ -615,6 +662,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
     r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables (fabric_links.csv: every link's load)")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.add_argument("--metrics-interval", type=_seconds, default=10.0, metavar="DURATION",
+                   help="with --out: sample interval of DIR/metrics.om (OpenMetrics; default 10s)")
+    r.add_argument("--metrics-start", type=float, default=1735689600, metavar="UNIX_TIME",
+                   help="with --out: the Unix time of the job's start in metrics.om (default 2025-01-01T00:00Z)")
     r.add_argument("--force", action="store_true", help=f"run even when estimated above {MAX_WALL_S:.0f} s or the free memory")
     r.add_argument("--quiet", action="store_true", help="no estimate and no progress lines on stderr")
     r.set_defaults(func=cmd_run)
@@ -701,6 +752,16 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--execution-trace", metavar="ET.json.gz", help="PyTorch execution trace of the same step")
     ca.add_argument("--json", action="store_true", help="print the GPU file's content as one JSON object")
     ca.set_defaults(func=cmd_calibrate)
+    cp = sub.add_parser("compare", help="real nccl-tests logs beside the twin's prediction; localise a shortfall")
+    cp.add_argument("scenario")
+    cp.add_argument("--nccl-tests", nargs="+", required=True, metavar="LOG", help="nccl-tests output files")
+    cp.add_argument("--op", choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"],
+                    help="the collective, when the log does not print it")
+    cp.add_argument("--nodes", type=_count, help="node count, when the log has no '#  Rank ... on HOST' lines")
+    cp.add_argument("--threshold", type=float, default=0.10, help="flag sizes this far below the twin (default 0.10)")
+    cp.add_argument("--csv", metavar="FILE", help="write every row (log, size, measured, twin, ratio, short)")
+    cp.add_argument("--set", action="append", metavar="KEY=VALUE")
+    cp.set_defaults(func=cmd_compare)
     im = sub.add_parser("import", help="a scenario from a Hugging Face config.json or a Megatron-LM argument list")
     src = im.add_mutually_exclusive_group(required=True)
     src.add_argument("--hf", metavar="CONFIG_JSON", help="a Hugging Face config.json")

@@ -1,0 +1,33 @@
+"""Type stubs of clustertwin.compare: real nccl-tests output beside the twin."""
+import os
+from typing import Any, Iterable
+
+import pandas as pd
+
+OPS: tuple[str, ...]
+
+
+class NcclTestsLog:
+    name: str
+    op: str | None
+    hosts: list[str]
+    ranks: int
+    nodes: int | None
+    rows: list[dict]
+
+    def __init__(self, name: str, op: str | None, hosts: list[str] = ..., ranks: int = 0, nodes: int | None = None,
+                 rows: list[dict] = ...) -> None: ...
+
+
+def parse_nccl_tests(text: str, name: str = "log") -> list[NcclTestsLog]: ...
+
+
+def compare_nccl_tests(scenario: Any, logs: Iterable[str | os.PathLike], op: str | None = None,
+                       nodes: int | None = None, threshold: float = 0.10, min_size: int = 1 << 20,
+                       overrides: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+
+
+def localise(runs: list[tuple[NcclTestsLog, bool]]) -> pd.DataFrame: ...
+
+
+__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests"]

@@ -1,0 +1,102 @@
+"""clustertwin compare / ct.compare_nccl_tests: real nccl-tests output beside the twin, and the
+host that explains a shortfall across pair runs."""
+import os
+import subprocess
+
+import pytest
+
+import clustertwin as ct
+from clustertwin import _core
+from clustertwin.compare import parse_nccl_tests
+
+CLI = ["./clustertwin"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT = os.path.join(ROOT, "scenarios", "default.json")
+
+
+def _scenario():
+    return ct.load(DEFAULT).with_overrides({"network.mode": "analytical"})
+
+
+def nccl_tests_log(hosts, rows, op="all_reduce"):
+    """A log in the real tool's layout (nccl-tests 2.13 all_reduce_perf -b 1M -e 1G -f 2 -g 1,
+    one process per GPU): header, one '#  Rank' line per GPU, the table, the footer."""
+    lines = [f"# Collective test starting: {op}_perf",
+             "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 "
+             "agg iters: 1 validation: 1 graph: 0", "#", "# Using devices"]
+    rank = 0
+    for h in hosts:
+        for d in range(8):
+            lines.append(f"#  Rank {rank:2d} Group  0 Pid {4000 + rank:6d} on {h:>10} device  {d} [0x{16 + d:02x}] "
+                         "NVIDIA H100 80GB HBM3")
+            rank += 1
+    lines += ["#", "#                                                              out-of-place                       "
+              "in-place          ",
+              "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+              "busbw #wrong",
+              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+              "(GB/s)       "]
+    n = 8 * len(hosts)
+    for size, busbw in rows:
+        algbw = busbw * n / (2 * (n - 1))
+        t = size / (algbw * 1e3)
+        lines.append(f"{size:12d}  {size // 4:12d}     float     sum      -1  {t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0  "
+                     f"{t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0")
+    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {sum(b for _, b in rows) / len(rows):.3f}", "#",
+              ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def healthy_rows():
+    # The twin's own 2-node table stands in for a healthy measurement.
+    table = _core.nccl_tests(_scenario().to_json(), "{}", "all_reduce", [2], "1MiB", "1GiB")
+    return [(r["size"], r["busbw"]) for r in parse_nccl_tests(table)[0].rows]
+
+
+def test_parses_the_real_layout_and_the_twins(healthy_rows):
+    log = parse_nccl_tests(nccl_tests_log(["gpu-node-01", "gpu-node-02"], healthy_rows), "x.log")[0]
+    assert log.op == "all_reduce" and log.hosts == ["gpu-node-01", "gpu-node-02"] and log.ranks == 16
+    assert log.nodes == 2 and [r["size"] for r in log.rows] == [s for s, _ in healthy_rows]
+    with pytest.raises(ValueError, match="empty.log: no nccl-tests result rows"):
+        parse_nccl_tests("# nothing here\n", "empty.log")
+
+
+def test_a_degraded_host_is_localised_from_pair_runs(tmp_path, healthy_rows):
+    slow = [(s, b * 0.55 if s >= 8 << 20 else b) for s, b in healthy_rows]  # one NIC at about half rate
+    pairs = {("gpu-node-01", "gpu-node-02"): healthy_rows, ("gpu-node-03", "gpu-node-04"): healthy_rows,
+             ("gpu-node-05", "gpu-node-06"): slow, ("gpu-node-01", "gpu-node-05"): slow,
+             ("gpu-node-02", "gpu-node-06"): healthy_rows}
+    paths = []
+    for (a, b), rows in pairs.items():
+        p = tmp_path / f"all_reduce_{a[-2:]}_{b[-2:]}.log"
+        p.write_text(nccl_tests_log([a, b], rows))
+        paths.append(p)
+    rows, candidates = ct.compare_nccl_tests(_scenario(), paths)
+    assert set(rows["log"]) == {p.name for p in paths}
+    healthy = rows[rows["log"] == "all_reduce_01_02.log"]
+    assert not healthy["short"].any() and healthy["ratio"].between(0.99, 1.01).all()
+    bad = rows[rows["log"] == "all_reduce_05_06.log"]
+    assert bad[bad["size"] >= 8 << 20]["short"].all() and not bad[bad["size"] < 8 << 20]["short"].any()
+    top = candidates.iloc[0]
+    assert top["candidate"] == "gpu-node-05" and top["kind"] == "host" and top["confidence"] == 1.0
+    assert candidates[candidates["candidate"] == "gpu-node-06"]["confidence"].iloc[0] < 0.5
+
+
+def test_cli_compare_prints_a_table_writes_csv_and_refuses_what_it_cannot_read(tmp_path, healthy_rows):
+    good = tmp_path / "all_reduce_perf.log"
+    good.write_text(nccl_tests_log(["n1", "n2"], healthy_rows))
+    csv = tmp_path / "cmp.csv"
+    out = subprocess.run(CLI + ["compare", DEFAULT, "--nccl-tests", str(good), "--csv", str(csv), "--set",
+                                "network.mode=analytical"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "measured" in out.stdout and "twin" in out.stdout and "1073741824" in out.stdout
+    assert csv.read_text().startswith("log,op,nodes,hosts,size,measured_busbw,twin_busbw,ratio,short")
+    anon = tmp_path / "run.txt"  # no collective name and no rank lines
+    anon.write_text("\n".join(line for line in nccl_tests_log(["n1", "n2"], healthy_rows).splitlines()
+                              if "Rank" not in line and "_perf" not in line))
+    bad = subprocess.run(CLI + ["compare", DEFAULT, "--nccl-tests", str(anon)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "pass --op" in bad.stderr and "Traceback" not in bad.stderr
+    ok = subprocess.run(CLI + ["compare", DEFAULT, "--nccl-tests", str(anon), "--op", "all_reduce", "--nodes", "2",
+                               "--set", "network.mode=analytical"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
