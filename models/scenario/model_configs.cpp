@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,14 @@ hardware::PowerModel power_model(const Config& c) {
   m.switch_watts = c.cluster.power.switch_power.watts;
   return m;
 }
+
+namespace {
+std::string shown_fraction(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+}  // namespace
 
 int usable_nodes(const Config& c) {
   const auto spares = static_cast<int>(std::ceil(c.recovery.hot_spares * c.cluster.nodes - 1e-9));
@@ -368,13 +377,27 @@ void check_config(Config& c) {
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;
+    std::string derived_dp;  // how data_parallel 0 was resolved, for the errors it causes
     if (par.data_parallel == 0) {
       const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
       const int64_t per_replica =
           static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
       par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
+      derived_dp =
+          " (data_parallel " + std::to_string(par.data_parallel) +
+          " was derived: " + std::to_string(usable_nodes(c)) + " of " + std::to_string(c.cluster.nodes) +
+          " nodes after recovery.hot_spares = " + shown_fraction(c.recovery.hot_spares) + " keeps " +
+          std::to_string(c.cluster.nodes - usable_nodes(c)) + " as hot spares, x " +
+          std::to_string(c.cluster.gpus_per_node) + " GPUs / (TP x PP x CP = " + std::to_string(per_replica) +
+          "); give training_job.parallelism.data_parallel, or recovery.hot_spares: 0)";
     }
+    const size_t before = problems.size();
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
+    if (!derived_dp.empty()) {
+      for (size_t i = before; i < problems.size(); ++i) {
+        if (problems[i].find("data_parallel") != std::string::npos) problems[i] += derived_dp;
+      }
+    }
     runtime_problems(c, problems);
     const std::string& precision = c.training_job.runtime.precision;
     if (precision != "bf16") {

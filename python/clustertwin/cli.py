@@ -139,6 +139,10 @@ def _fmt(value, unit="", scale=1.0, digits=4):
 
 def _print_summary(report: dict) -> None:
     print(f"scenario   {report.get('name')}  ({report['cluster']['gpus']} x {report['cluster']['gpu']})")
+    job_nodes, nodes = report.get("reliability", {}).get("job_nodes"), report["cluster"].get("nodes")
+    if job_nodes is not None and nodes and job_nodes < nodes:
+        print(f"spares     {nodes - job_nodes} of {nodes} nodes are not in the job: hot spares "
+              "(recovery.hot_spares) and what the layout leaves over")
     if "step_time_s" in report:
         print(f"step time  {_fmt(report['step_time_s'], ' s')}")
         print(f"MFU        {_fmt(report.get('mfu'), ' %', 100, 3)}   HFU {_fmt(report.get('hfu'), ' %', 100, 3)}")

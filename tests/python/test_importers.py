@@ -146,3 +146,23 @@ def test_nccl_tests_takes_the_real_tools_sizes():
     b = subprocess.run(CLI + ["nccl-tests", base, "--nodes", "2", "--minbytes", "1GiB", "--maxbytes", "8GiB"],
                        capture_output=True, text=True)
     assert a.returncode == 0 and a.stdout == b.stdout and "8589934592" in a.stdout
+
+
+def test_hot_spares_are_named_in_the_error_and_the_text_output(tmp_path):
+    sc = _model({"preset": "llama3-70b"})
+    sc["cluster"]["nodes"] = 128
+    sc["training_job"]["parallelism"] = {"tensor_parallel": 8, "pipeline_parallel": 4}  # data_parallel derived
+    sc["training_job"]["global_batch_size"] = 1024
+    with pytest.raises(ct.ScenarioError, match=r"data_parallel 31 was derived: 125 of 128 nodes after "
+                                               r"recovery.hot_spares = 0.02 keeps 3 as hot spares"):
+        ct.run(sc)
+    sc["training_job"]["global_batch_size"] = 992
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(sc))
+    out = subprocess.run(CLI + ["run", str(path), "--quiet"], capture_output=True, text=True)
+    assert out.returncode == 0 and "spares     4 of 128 nodes are not in the job" in out.stdout
+    sc["training_job"]["parallelism"]["data_parallel"] = 32
+    sc["training_job"]["global_batch_size"] = 1024
+    path.write_text(json.dumps(sc))
+    out = subprocess.run(CLI + ["run", str(path), "--quiet"], capture_output=True, text=True)
+    assert out.returncode == 0 and "spares" not in out.stdout
