@@ -166,3 +166,21 @@ def test_hot_spares_are_named_in_the_error_and_the_text_output(tmp_path):
     path.write_text(json.dumps(sc))
     out = subprocess.run(CLI + ["run", str(path), "--quiet"], capture_output=True, text=True)
     assert out.returncode == 0 and "spares" not in out.stdout
+
+
+def test_pip_install_builds_a_package_that_runs_from_anywhere(tmp_path):
+    # pip install . into a scratch venv that sees Debian's packages (offline: no build isolation);
+    # the CMake build directory is the tree's (built already by the README's commands).
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-build-isolation", "--no-index", ROOT],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    out = subprocess.run([str(venv / "bin" / "clustertwin"), "run", os.path.join(ROOT, "scenarios", "default.json"),
+                          "--set", "network.mode=analytical", "--quiet", "--json"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["step_time_s"] > 0
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import clustertwin; print(clustertwin.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+    assert str(venv) in where
