@@ -172,6 +172,23 @@ std::string shown_fraction(double v) {
   s << v;
   return s.str();
 }
+
+// data_parallel 0 = every GPU left after the hot spares: resolves it in place and returns how
+// it was derived (appended to the layout errors it causes), or "" when it was given.
+std::string resolve_data_parallel(Config& c) {
+  auto& par = c.training_job.parallelism;
+  if (par.data_parallel != 0) return "";
+  const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
+  const int64_t per_replica =
+      static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
+  par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
+  return " (data_parallel " + std::to_string(par.data_parallel) +
+         " was derived: " + std::to_string(usable_nodes(c)) + " of " + std::to_string(c.cluster.nodes) +
+         " nodes after recovery.hot_spares = " + shown_fraction(c.recovery.hot_spares) + " keeps " +
+         std::to_string(c.cluster.nodes - usable_nodes(c)) + " as hot spares, x " +
+         std::to_string(c.cluster.gpus_per_node) + " GPUs / (TP x PP x CP = " + std::to_string(per_replica) +
+         "); give training_job.parallelism.data_parallel, or recovery.hot_spares: 0)";
+}
 }  // namespace
 
 int usable_nodes(const Config& c) {
@@ -377,20 +394,7 @@ void check_config(Config& c) {
 
   if (c.has("training_job")) {
     auto& par = c.training_job.parallelism;
-    std::string derived_dp;  // how data_parallel 0 was resolved, for the errors it causes
-    if (par.data_parallel == 0) {
-      const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
-      const int64_t per_replica =
-          static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
-      par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
-      derived_dp =
-          " (data_parallel " + std::to_string(par.data_parallel) +
-          " was derived: " + std::to_string(usable_nodes(c)) + " of " + std::to_string(c.cluster.nodes) +
-          " nodes after recovery.hot_spares = " + shown_fraction(c.recovery.hot_spares) + " keeps " +
-          std::to_string(c.cluster.nodes - usable_nodes(c)) + " as hot spares, x " +
-          std::to_string(c.cluster.gpus_per_node) + " GPUs / (TP x PP x CP = " + std::to_string(per_replica) +
-          "); give training_job.parallelism.data_parallel, or recovery.hot_spares: 0)";
-    }
+    const std::string derived_dp = resolve_data_parallel(c);
     const size_t before = problems.size();
     guard("training_job", [&] { workload::validate(job_spec(c), c.cluster_gpus()); });
     if (!derived_dp.empty()) {

@@ -595,9 +595,38 @@ def cmd_accuracy(args) -> int:
     return 0
 
 
+def _compare_step_log(sc, args) -> int:
+    from .compare import read_step_log, slow_ranks
+    steps = read_step_log(args.step_log)
+    expected = None
+    if not args.no_twin:
+        report = run(sc, overrides=_overrides(args.set)).report
+        expected = report.get("step_time_s")
+    table = slow_ranks(steps, expected, args.threshold)
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+    print(f"# {os.path.basename(args.step_log)}: {steps['rank'].nunique()} ranks, {steps['step'].nunique()} steps"
+          + (f"; the twin expects {expected:.4g} s per step" if expected else ""))
+    print(f"{'rank':>6} {'median s':>10} {'slow steps':>11}  flag")
+    for _, r in table.iterrows():
+        why = []
+        if r["over_median"]:
+            why.append(f"over the step median by >{100 * args.threshold:.0f}% in {r['slow_steps']} of {r['steps']} steps")
+        if r["over_twin"]:
+            why.append(f"{100 * (r['median_s'] / expected - 1):.0f}% over the twin's step (not explained by the model)")
+        print(f"{r['rank']:>6} {r['median_s']:>10.4g} {r['slow_steps']:>11}  {'; '.join(why)}")
+    flagged = int(table["flagged"].sum())
+    print(f"# {flagged} rank(s) flagged" if flagged else "# no rank flagged")
+    return 0
+
+
 def cmd_compare(args) -> int:
     from .compare import compare_nccl_tests
     sc = load(args.scenario)
+    if not args.nccl_tests and not args.step_log:
+        raise ScenarioError("compare: give --nccl-tests LOG... or --step-log FILE")
+    if args.step_log:
+        return _compare_step_log(sc, args)
     rows, candidates = compare_nccl_tests(sc, args.nccl_tests, op=args.op, nodes=args.nodes,
                                           threshold=args.threshold, overrides=_overrides(args.set))
     if args.csv:
@@ -758,7 +787,10 @@ def build_parser() -> argparse.ArgumentParser:
     ca.set_defaults(func=cmd_calibrate)
     cp = sub.add_parser("compare", help="real nccl-tests logs beside the twin's prediction; localise a shortfall")
     cp.add_argument("scenario")
-    cp.add_argument("--nccl-tests", nargs="+", required=True, metavar="LOG", help="nccl-tests output files")
+    cp.add_argument("--nccl-tests", nargs="+", metavar="LOG", help="nccl-tests output files")
+    cp.add_argument("--step-log", metavar="FILE", help="per-rank step times (CSV/JSON rank,step,time_s or a "
+                    "Megatron-LM log): slow ranks by the 10%%-over-median rule and against the twin's step")
+    cp.add_argument("--no-twin", action="store_true", help="with --step-log: the median rule only, no simulation")
     cp.add_argument("--op", choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"],
                     help="the collective, when the log does not print it")
     cp.add_argument("--nodes", type=_count, help="node count, when the log has no '#  Rank ... on HOST' lines")

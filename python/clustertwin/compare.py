@@ -173,4 +173,91 @@ def localise(runs: list[tuple[NcclTestsLog, bool]]):
     return df.sort_values(["confidence", "candidate"], ascending=[False, True]).reset_index(drop=True)
 
 
-__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests"]
+
+
+# Per-rank step times measured on the cluster.
+_MEGATRON_ITER = re.compile(r"iteration\s+(\d+)\s*/\s*\d+\s*\|.*?elapsed time per iteration \(ms\):\s*([\d.]+)")
+_RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:?")
+
+
+def read_step_log(path: str | os.PathLike):
+    """Per-rank step times of a real run as a DataFrame (rank, step, time_s), from a CSV or JSON
+    file of rank, step and time_s (or time_ms), or a Megatron-LM log: 'iteration N/ M | ...
+    elapsed time per iteration (ms): X' lines, attributed to the rank of torchrun's '[rankK]:' /
+    '[defaultK]:' line prefix (rank -1 when the line has none: Megatron prints it on one rank for
+    the whole job). Raises ValueError naming the file when nothing can be read."""
+    import pandas as pd
+    path = os.fspath(path)
+    name = os.path.basename(path)
+    with open(path, errors="replace") as f:
+        text = f.read()
+    stripped = text.lstrip()
+    frame = None
+    megatron = "elapsed time per iteration" in text  # its '[rankK]:' prefixes are not JSON
+    if not megatron and stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
+        frame = pd.DataFrame(data["steps"] if isinstance(data, dict) and "steps" in data else data)
+    elif not megatron:
+        from io import StringIO
+        try:
+            frame = pd.read_csv(StringIO(text))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+            raise ValueError(f"{name}: not a CSV of rank, step, time_s ({str(e).splitlines()[0]})") from None
+    if frame is not None:
+        cols = {c.lower().strip(): c for c in frame.columns}
+        if "time_s" not in cols and "time_ms" in cols:
+            frame["time_s"] = frame[cols["time_ms"]] / 1e3
+            cols["time_s"] = "time_s"
+        missing = [c for c in ("rank", "step", "time_s") if c not in cols]
+        if missing:
+            raise ValueError(f"{name}: columns {', '.join(missing)} missing (expected rank, step, time_s or time_ms)")
+        out = pd.DataFrame({"rank": frame[cols["rank"]].astype(int), "step": frame[cols["step"]].astype(int),
+                            "time_s": frame[cols["time_s"]].astype(float)})
+    else:
+        rows = []
+        for line in text.splitlines():
+            m = _MEGATRON_ITER.search(line)
+            if m:
+                r = _RANK_PREFIX.match(line)
+                rows.append({"rank": int(r.group(1)) if r else -1, "step": int(m.group(1)),
+                             "time_s": float(m.group(2)) / 1e3})
+        out = pd.DataFrame(rows, columns=["rank", "step", "time_s"])
+    if out.empty:
+        raise ValueError(f"{name}: no step times (a rank,step,time_s table or Megatron 'iteration ... elapsed time "
+                         "per iteration (ms)' lines)")
+    if not (out["time_s"] > 0).all():
+        bad = out[~(out["time_s"] > 0)].iloc[0]
+        raise ValueError(f"{name}: rank {bad['rank']} step {bad['step']}: time {bad['time_s']} s is not positive")
+    return out.sort_values(["step", "rank"]).reset_index(drop=True)
+
+
+def slow_ranks(steps, expected_step_s: float | None = None, threshold: float = 0.10):
+    """Ranks that are slow in a measured run: per step, a rank more than ``threshold`` over the
+    step's median across ranks (the usual 10%-over-median rule); and, with the twin's expected
+    step time, a rank whose median step exceeds it by more than ``threshold`` (slow for a reason
+    the twin does not model). One row per rank: median_s, slow_steps, share_slow, over_median,
+    over_twin, flagged."""
+    import pandas as pd
+    if not 0.0 < threshold < 1.0:
+        raise ValueError(f"threshold: got {threshold}, expected a fraction in (0, 1)")
+    df = steps.copy()
+    df["step_median_s"] = df.groupby("step")["time_s"].transform("median")
+    df["slow"] = df["time_s"] > (1.0 + threshold) * df["step_median_s"]
+    g = df.groupby("rank")
+    out = pd.DataFrame({"median_s": g["time_s"].median(), "slow_steps": g["slow"].sum().astype(int),
+                        "steps": g["time_s"].size()})
+    out["share_slow"] = out["slow_steps"] / out["steps"]
+    out["over_median"] = out["share_slow"] >= 0.5
+    if expected_step_s is not None:
+        out["twin_step_s"] = expected_step_s
+        out["over_twin"] = out["median_s"] > (1.0 + threshold) * expected_step_s
+    else:
+        out["over_twin"] = False
+    out["flagged"] = out["over_median"] | out["over_twin"]
+    return out.reset_index().sort_values(["flagged", "median_s"], ascending=[False, False]).reset_index(drop=True)
+
+
+__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests", "read_step_log", "slow_ranks"]

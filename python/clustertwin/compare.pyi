@@ -30,4 +30,10 @@ def compare_nccl_tests(scenario: Any, logs: Iterable[str | os.PathLike], op: str
 def localise(runs: list[tuple[NcclTestsLog, bool]]) -> pd.DataFrame: ...
 
 
-__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests"]
+def read_step_log(path: str | os.PathLike) -> pd.DataFrame: ...
+
+
+def slow_ranks(steps: pd.DataFrame, expected_step_s: float | None = None, threshold: float = 0.10) -> pd.DataFrame: ...
+
+
+__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests", "read_step_log", "slow_ranks"]

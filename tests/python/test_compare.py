@@ -100,3 +100,50 @@ def test_cli_compare_prints_a_table_writes_csv_and_refuses_what_it_cannot_read(t
     ok = subprocess.run(CLI + ["compare", DEFAULT, "--nccl-tests", str(anon), "--op", "all_reduce", "--nodes", "2",
                                "--set", "network.mode=analytical"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_step_logs_flag_slow_ranks_by_the_median_rule_and_against_the_twin(tmp_path):
+    from clustertwin.compare import read_step_log, slow_ranks
+    lines = ["rank,step,time_ms"]
+    for step in range(1, 6):
+        for rank in range(8):
+            t = 2100.0 + rank  # healthy ranks within 0.4% of each other
+            if rank == 5:
+                t *= 1.25  # one straggler
+            lines.append(f"{rank},{step},{t}")
+    csv = tmp_path / "steps.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    steps = read_step_log(csv)
+    assert len(steps) == 40 and steps["time_s"].iloc[0] == pytest.approx(2.1)
+    table = slow_ranks(steps)
+    assert list(table[table["flagged"]]["rank"]) == [5]
+    assert table.set_index("rank").loc[5, "slow_steps"] == 5
+    # against the twin: every rank 20% over an expected 1.75 s step is slow for an unmodelled reason
+    vs_twin = slow_ranks(steps, expected_step_s=1.75)
+    assert vs_twin["over_twin"].all() and vs_twin["flagged"].all()
+    # a Megatron-LM log with torchrun rank prefixes
+    meg = tmp_path / "train.log"
+    meg.write_text("\n".join(
+        f"[rank{r}]: [2025-01-01 00:00:0{s}] iteration        {s}/    1000 | consumed samples: {128 * s} | "
+        f"elapsed time per iteration (ms): {2100 + (400 if r == 2 else 0)}.0 | learning rate: 3.0E-04 |"
+        for s in range(1, 4) for r in range(4)) + "\n")
+    m = read_step_log(meg)
+    assert sorted(m["rank"].unique()) == [0, 1, 2, 3] and m["step"].max() == 3
+    assert list(slow_ranks(m).query("flagged")["rank"]) == [2]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("rank,time\n0,1\n")
+    with pytest.raises(ValueError, match="bad.csv: columns step, time_s missing"):
+        read_step_log(bad)
+
+
+def test_cli_compare_step_log(tmp_path):
+    csv = tmp_path / "steps.csv"
+    csv.write_text("rank,step,time_s\n" + "".join(f"{r},{s},{2.5 if r == 3 else 2.1}\n"
+                                                  for s in range(3) for r in range(4)))
+    out = subprocess.run(CLI + ["compare", DEFAULT, "--step-log", str(csv), "--set", "network.mode=analytical"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "the twin expects 2.107 s per step" in out.stdout and "# 1 rank(s) flagged" in out.stdout
+    assert "19% over the twin's step" in out.stdout
+    none = subprocess.run(CLI + ["compare", DEFAULT], capture_output=True, text=True)
+    assert none.returncode == 2 and "--nccl-tests LOG... or --step-log FILE" in none.stderr
