@@ -172,15 +172,16 @@ def test_pip_install_builds_a_package_that_runs_from_anywhere(tmp_path):
     # pip install . into a scratch venv that sees Debian's packages (offline: no build isolation);
     # the CMake build directory is the tree's (built already by the README's commands).
     venv = tmp_path / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, not the tree's
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True, env=env)
     pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-build-isolation", "--no-index", ROOT],
-                         capture_output=True, text=True, cwd=tmp_path)
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
     assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
     out = subprocess.run([str(venv / "bin" / "clustertwin"), "run", os.path.join(ROOT, "scenarios", "default.json"),
                           "--set", "network.mode=analytical", "--quiet", "--json"], capture_output=True, text=True,
-                         cwd=tmp_path)
+                         cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["step_time_s"] > 0
     where = subprocess.run([str(venv / "bin" / "python"), "-c", "import clustertwin; print(clustertwin.__file__)"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+                           capture_output=True, text=True, cwd=tmp_path, check=True, env=env).stdout
     assert str(venv) in where
