@@ -10,6 +10,7 @@
 #include "python/bindings.h"
 #include "sim/input_limits.h"
 #include "sim/progress.h"
+#include "sim/units.h"
 
 namespace py = pybind11;
 
@@ -78,6 +79,11 @@ void bind_scenario(py::module_& m) {
   m.def(
       "schema", [] { return scenario::json_schema().dump(2); }, "JSON Schema of scenario files.");
   m.def("help_text", &scenario::help_text, "Every scenario key with its kind, default and doc.");
+  m.def(
+      "parse_duration_seconds", [](const std::string& text) { return sim::parse_duration_seconds(text); },
+      py::arg("text"),
+      "A duration with its unit ('10s', '500ms', '2h'), in seconds, as scenario keys read it; ValueError "
+      "naming the problem otherwise.");
   m.def(
       "model_presets",
       [] {

@@ -178,14 +178,15 @@ std::string shown_fraction(double v) {
 std::string resolve_data_parallel(Config& c) {
   auto& par = c.training_job.parallelism;
   if (par.data_parallel != 0) return "";
-  const int64_t gpus = static_cast<int64_t>(usable_nodes(c)) * c.cluster.gpus_per_node;
+  const int nodes = usable_nodes(c);
+  const int64_t gpus = static_cast<int64_t>(nodes) * c.cluster.gpus_per_node;
   const int64_t per_replica =
       static_cast<int64_t>(par.tensor_parallel) * par.pipeline_parallel * par.context_parallel;
   par.data_parallel = static_cast<int>(std::max<int64_t>(1, gpus / per_replica));
-  return " (data_parallel " + std::to_string(par.data_parallel) +
-         " was derived: " + std::to_string(usable_nodes(c)) + " of " + std::to_string(c.cluster.nodes) +
+  return " (data_parallel " + std::to_string(par.data_parallel) + " was derived: " + std::to_string(nodes) +
+         " of " + std::to_string(c.cluster.nodes) +
          " nodes after recovery.hot_spares = " + shown_fraction(c.recovery.hot_spares) + " keeps " +
-         std::to_string(c.cluster.nodes - usable_nodes(c)) + " as hot spares, x " +
+         std::to_string(c.cluster.nodes - nodes) + " as hot spares, x " +
          std::to_string(c.cluster.gpus_per_node) + " GPUs / (TP x PP x CP = " + std::to_string(per_replica) +
          "); give training_job.parallelism.data_parallel, or recovery.hot_spares: 0)";
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import tempfile
 import sqlite3
 import sys
@@ -202,12 +203,11 @@ def _print_summary(report: dict) -> None:
 
 
 def _seconds(text: str) -> float:
-    """'10s', '500ms', '1m' or a plain number of seconds, for --metrics-interval."""
-    import re
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|m|min|h)?\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a duration like 10s, 500ms or 1m")
-    value = float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
+    """A positive duration with its unit ('10s', '500ms', '1min'), read as scenario keys read it."""
+    try:
+        value = _core.parse_duration_seconds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"got {text!r}, expected a positive duration")
     return value
@@ -424,7 +424,6 @@ def cmd_schema(args) -> int:
 
 def _nccl_size(text: str) -> str:
     """nccl-tests' size syntax (-b 8 -e 8G: K, M, G are powers of 1024) or ours ('64MiB')."""
-    import re
     m = re.fullmatch(r"\s*(\d+)\s*([KkMmGgTt]?)\s*", text)
     if not m:
         return text

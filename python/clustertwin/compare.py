@@ -120,6 +120,7 @@ def compare_nccl_tests(scenario, logs: Iterable[str | os.PathLike], op: str | No
     if op is not None and op not in OPS:
         raise ValueError(f"op: got {op!r}, expected one of {', '.join(OPS)}")
     rows, runs = [], []
+    twins: dict[tuple, dict[int, float]] = {}  # pair runs repeat the same collective, nodes and sizes
     for path in logs:
         path = os.fspath(path)
         with open(path, errors="replace") as f:
@@ -131,7 +132,10 @@ def compare_nccl_tests(scenario, logs: Iterable[str | os.PathLike], op: str | No
             n = nodes or log.nodes
             if n is None:
                 raise ValueError(f"{path}: no '#  Rank ... on HOST' lines to count nodes; pass --nodes")
-            twin = _twin_busbw(scenario, the_op, n, [r["size"] for r in log.rows], overrides)
+            sizes = tuple(r["size"] for r in log.rows)
+            if (the_op, n, sizes) not in twins:
+                twins[(the_op, n, sizes)] = _twin_busbw(scenario, the_op, n, list(sizes), overrides)
+            twin = twins[(the_op, n, sizes)]
             short_any = False
             for r in log.rows:
                 ratio = r["busbw"] / twin[r["size"]] if twin[r["size"]] > 0 else float("nan")

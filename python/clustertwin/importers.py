@@ -71,7 +71,7 @@ def _fill_data_parallel(sc: dict, notes: list[str]) -> None:
 _HF_GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
              "phi3", "olmo", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "cohere"}
 _HF_PLAIN = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "gpt_bigcode", "mpt", "starcoder2", "phi"}
-_HF_IGNORED = {  # fields with no effect on step time or memory in the twin (say so, do not warn twice)
+_HF_HANDLED = {  # fields mapped above, reported separately, or with no effect on step time or memory
     "architectures", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "transformers_version",
     "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
     "use_cache", "model_type", "hidden_act", "attention_dropout", "attention_bias", "mlp_bias", "pretraining_tp",
@@ -82,10 +82,6 @@ _HF_IGNORED = {  # fields with no effect on step time or memory in the twin (say
     "n_shared_experts", "shared_expert_intermediate_size", "n_embd", "n_layer", "n_head", "n_inner",
     "n_positions", "ffn_hidden_size", "activation_function", "resid_pdrop", "embd_pdrop", "attn_pdrop",
     "hidden_dropout", "dropout"}
-_HF_NO_EFFECT = {"bos_token_id", "eos_token_id", "pad_token_id", "transformers_version", "initializer_range",
-                 "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "use_cache", "pretraining_tp",
-                 "router_aux_loss_coef", "router_jitter_noise", "output_router_logits", "architectures",
-                 "torch_dtype", "model_type"}
 
 
 def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
@@ -169,9 +165,7 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
     else:
         raise ValueError(f"{where}: no max_position_embeddings and no seq_length given")
     for k in cfg:
-        if k in _HF_NO_EFFECT:
-            continue
-        if k not in _HF_IGNORED and not isinstance(cfg[k], (dict, list)):
+        if k not in _HF_HANDLED and not isinstance(cfg[k], (dict, list)):
             unmapped.append(f"{k} = {cfg[k]!r}: not a field the twin models")
     job["model"] = model
     sc["name"] = f"hf-{mtype or 'model'}"
@@ -253,9 +247,12 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             i += 1
             continue
         flag, _, inline = tok.partition("=")
-        takes_value = inline != "" or (i + 1 < len(tokens) and not tokens[i + 1].startswith("--"))
-        value = inline if inline else (tokens[i + 1] if takes_value and inline == "" else None)
-        i += 2 if takes_value and inline == "" else 1
+        if inline:
+            value, i = inline, i + 1
+        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+            value, i = tokens[i + 1], i + 2
+        else:
+            value, i = None, i + 1
         if flag in _MEGATRON_VALUE:
             path, conv = _MEGATRON_VALUE[flag]
             if value is None:

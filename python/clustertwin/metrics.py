@@ -92,36 +92,38 @@ def write_openmetrics(report: dict, path: str | os.PathLike, interval_s: float =
     series: dict[str, dict[str, list[str]]] = {m: {} for m in METRICS}
     tokens = float(report.get("tokens_per_s") or 0.0)
     mfu = float(report.get("mfu") or 0.0)
+    lab = _labels(scenario)
+    phase_labels = {name: _labels({**scenario, "phase": name}) for name in names}
+    rank_labels = [(_labels({**scenario, "gpu": str(r["gpu"])}), float(r["step_time_s"])) for r in ranks]
+    link_labels = [(_labels({**scenario, "link": link["link"]}), float(link["utilization"])) for link in links]
     samples = 0
+    ts = ""
+
+    def add(metric: str, value: float, labels: str = lab) -> None:
+        nonlocal samples
+        series[metric].setdefault(labels, []).append(
+            f"{metric}{'_total' if METRICS[metric][0] == 'counter' else ''}{labels} {_fmt(value)} {ts}")
+        samples += 1
+
     for k in range(n_steps):
         t = k * interval_s
         i = max(0, bisect.bisect_right(times, t) - 1)
         p = phases[i]
         ts = f"{start_unix + t:.3f}"
         training = p["phase"] == "train"
-        lab = _labels(scenario)
-
-        def add(metric: str, value: float, labels: str = lab) -> None:
-            nonlocal samples
-            series[metric].setdefault(labels, []).append(
-                f"{metric}{'_total' if METRICS[metric][0] == 'counter' else ''}{labels} {_fmt(value)} {ts}")
-            samples += 1
-
         add("clustertwin_it_power_watts", float(p.get("it_w", 0.0)))
         add("clustertwin_facility_power_watts", float(p.get("it_w", 0.0)) * pue)
         for name in names:
-            add("clustertwin_job_phase", 1.0 if p["phase"] == name else 0.0, _labels({**scenario, "phase": name}))
+            add("clustertwin_job_phase", 1.0 if p["phase"] == name else 0.0, phase_labels[name])
         add("clustertwin_failures", float(fails[i]))
         add("clustertwin_checkpoint_saves", float(saves[i]))
         add("clustertwin_tokens_per_second", tokens if training else 0.0)
         add("clustertwin_mfu_ratio", mfu if training else 0.0)
         if training:
-            for r in ranks:
-                add("clustertwin_step_time_seconds", float(r["step_time_s"]),
-                    _labels({**scenario, "gpu": str(r["gpu"])}))
-        for link in links:
-            add("clustertwin_link_utilization_ratio", float(link["utilization"]) if training else 0.0,
-                _labels({**scenario, "link": link["link"]}))
+            for labels, step_s in rank_labels:
+                add("clustertwin_step_time_seconds", step_s, labels)
+        for labels, utilization in link_labels:
+            add("clustertwin_link_utilization_ratio", utilization if training else 0.0, labels)
     tmp = os.fspath(path) + ".tmp"
     with open(tmp, "w") as f:
         for metric, by_labels in series.items():
