@@ -116,6 +116,10 @@ struct Builder {
     // Within step k:
     int k = 0;
     int32_t last_compute = -1, last_dp = -1;
+    // A pass whose next virtual stage runs on this same rank (pipeline_parallel 1 with
+    // virtual stages) hands its output over in memory: no send/receive, the consumer depends
+    // on the producing compute directly. message key -> that compute.
+    std::unordered_map<uint64_t, int32_t> local_output;
     int16_t step() const { return static_cast<int16_t>(k); }
   };
 
@@ -195,6 +199,12 @@ struct Builder {
     recv.microbatch = pass.microbatch;
     const int from_stage = pass.forward ? (rs.at.pp - 1 + p) % p : (rs.at.pp + 1) % p;
     recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, from_stage))];
+    if (recv.peer == rs.self) {
+      const auto local = rs.local_output.find(message_key(rs.k, vs, pass.microbatch, pass.forward));
+      if (local == rs.local_output.end())
+        throw std::logic_error("step program: a local hand-over before its producer");
+      return local->second;
+    }
     const int32_t recv_at = add(*rs.r, recv);
     recv_index[static_cast<size_t>(rs.self)][message_key(rs.k, vs, pass.microbatch, pass.forward)] = recv_at;
     return recv_at;
@@ -213,9 +223,13 @@ struct Builder {
     send.after = run_at;
     const int to_stage = pass.forward ? (rs.at.pp + 1) % p : (rs.at.pp - 1 + p) % p;
     send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, to_stage))];
+    const uint64_t key = message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward);
+    if (send.peer == rs.self) {
+      rs.local_output[key] = run_at;
+      return;
+    }
     const int32_t send_at = add(*rs.r, send);
-    sends.push_back(
-        {rs.self, send_at, message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward)});
+    sends.push_back({rs.self, send_at, key});
   }
 
   // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the module's

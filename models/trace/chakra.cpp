@@ -2,7 +2,8 @@
 //
 // Files: every `<name>.<rank>.et` in the directory, one <name>, ranks 0..N-1; rank r runs on
 // GPU r. Each file is a sequence of varint-length-prefixed protobuf messages: one
-// GlobalMetadata (version, which must be "0.0.4"), then Nodes, parsed with the protobuf
+// GlobalMetadata (version, which must be "0.0.4"; attribute ct_comm_size, when present,
+// "astra-sim"), then Nodes, parsed with the protobuf
 // library from chakra_et.proto (our copy of the schema's field numbers): a node's id, name,
 // type, ctrl_deps and data_deps, duration_micros and attributes; an attribute holds a number
 // (double, float or any integer type; bool as 0/1) or a string (list values are ignored).
@@ -20,7 +21,11 @@
 //   * MEM_LOAD / MEM_STORE (ASTRA-sim's remote-memory accesses): compute stream, for
 //     duration_micros, or without one tensor_size / ChakraOptions::memory_bytes_per_s (the
 //     node's PCIe rate: memory outside the GPU); neither is an error naming the node.
-//   * COMM_COLL: dp stream, bytes = comm_size taken as the nccl-tests buffer per rank. The k-th
+//   * COMM_COLL: dp stream. bytes (the nccl-tests size) = ct_bytes when present (our export),
+//     else comm_size in Chakra's and ASTRA-sim's convention, the buffer each rank puts in: an
+//     all-gather's is comm_size x its members (a ClusterTwin export without the GlobalMetadata
+//     attribute ct_comm_size, which has ct_category nodes, wrote the nccl-tests size). An
+//     INVALID node with ct_local_collective is the collective of a one-rank group. The k-th
 //     collective of process group pg_name (attr; absent or "0" = all ranks, as in ASTRA-sim)
 //     on each rank forms one group with the k-th of every other rank that has one; kind and
 //     size must agree. ALL_TO_ALL is the NCCL-like all-to-all of the collective engine.
@@ -210,7 +215,8 @@ bool next_message(google::protobuf::io::CodedInputStream& in, size_t total, goog
   return true;
 }
 
-std::vector<Node> decode_et(const std::string& data, const std::string& file) {
+// `size_convention` receives the GlobalMetadata attribute ct_comm_size ("" when absent).
+std::vector<Node> decode_et(const std::string& data, const std::string& file, std::string& size_convention) {
   if (data.empty()) throw TraceError(prefix(file) + "empty file");
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw TraceError(prefix(file) + "larger than 2 GiB, the most one protobuf stream reads");
@@ -222,6 +228,10 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file) {
   if (meta.version() != kChakraVersion) {
     throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + meta.version() +
                      "', this reader decodes " + kChakraVersion);
+  }
+  size_convention.clear();
+  for (const chakra::AttributeProto& a : meta.attr()) {
+    if (a.name() == "ct_comm_size") size_convention = a.string_val();
   }
   std::vector<Node> nodes;
   chakra::Node msg;
@@ -410,6 +420,31 @@ int64_t ct_int(const Node& n, const std::string& k, int64_t lo, int64_t hi, cons
   return v;
 }
 
+// A collective: COMM_COLL, or (ClusterTwin's export) a one-rank collective written as an
+// INVALID_NODE with ct_local_collective, which ASTRA-sim would never complete as a collective.
+bool is_collective(const Node& n) { return n.type == kColl || (n.type == 0 && n.has("ct_local_collective")); }
+
+// Bytes of a collective in the nccl-tests sense (all-gather: the gathered output). ct_bytes (our
+// export) is exact. Otherwise comm_size is in Chakra's and ASTRA-sim's convention, the buffer
+// each rank puts in (an all-gather's is 1/members of the output), except in ClusterTwin exports
+// that predate the ct_comm_size metadata (legacy), which wrote the nccl-tests size.
+int64_t collective_bytes(const Node& n, const std::string& file, int64_t members, bool legacy) {
+  if (n.has("ct_bytes")) {
+    const int64_t exact = n.integer("ct_bytes", file);
+    if (exact < 0 || exact > kMaxMessageBytes) {
+      throw TraceError(n.where(file) + ": ct_bytes " + std::to_string(exact) + " is not in 0..2^40 bytes");
+    }
+    return exact;
+  }
+  const int64_t size = comm_bytes(n, file);
+  if (legacy || n.integer("comm_type", file) != 2) return size;
+  if (size > kMaxMessageBytes / std::max<int64_t>(1, members)) {
+    throw TraceError(n.where(file) + ": all-gather comm_size " + std::to_string(size) + " x " +
+                     std::to_string(members) + " ranks is more than 2^40 bytes");
+  }
+  return size * members;
+}
+
 std::string pg_of(const Node& n) {
   const Attr* pg = n.find("pg_name");
   return pg == nullptr || pg->s == "0" ? std::string() : pg->s;
@@ -477,6 +512,7 @@ struct ChakraImport {
   std::vector<std::string> files;
   std::vector<std::vector<Node>> nodes;
   std::vector<std::vector<size_t>> order;
+  std::vector<bool> legacy_sizes;  // per rank: a ClusterTwin export that wrote nccl-tests sizes
   ChakraStats st;
   int64_t steps = 1;
   bool own_ends = false;
@@ -494,11 +530,20 @@ struct ChakraImport {
     for (const auto& f : rank_files) files.push_back(f.first);
     nodes.resize(static_cast<size_t>(n));
     order.resize(static_cast<size_t>(n));
+    legacy_sizes.assign(static_cast<size_t>(n), false);
     st.ranks = n;
     int ranks_with_ends = 0;
     for (int r = 0; r < n; ++r) {
       const auto ru = static_cast<size_t>(r);
-      nodes[ru] = decode_et(rank_files[ru].second, files[ru]);
+      std::string convention;
+      nodes[ru] = decode_et(rank_files[ru].second, files[ru], convention);
+      if (!convention.empty() && convention != "astra-sim") {
+        throw TraceError(prefix(files[ru]) + "GlobalMetadata ct_comm_size '" + convention +
+                         "' is not astra-sim, the one convention this reader knows");
+      }
+      legacy_sizes[ru] =
+          convention.empty() && std::any_of(nodes[ru].begin(), nodes[ru].end(),
+                                            [](const Node& nd) { return nd.has("ct_category"); });
       order[ru] = topo_order(nodes[ru], files[ru]);
       st.nodes += static_cast<int>(nodes[ru].size());
       bool has_end = false;
@@ -534,7 +579,7 @@ struct ChakraImport {
       std::map<std::string, int> seq;
       for (const size_t i : order[static_cast<size_t>(r)]) {
         const Node& nd = nodes[static_cast<size_t>(r)][i];
-        if (nd.type != kColl) continue;
+        if (!is_collective(nd)) continue;
         const std::string pg = pg_of(nd);
         const std::pair<std::string, int> key{pg, seq[pg]++};
         instances[key].members.emplace_back(r, i);
@@ -545,7 +590,9 @@ struct ChakraImport {
       const Node& first = nodes[static_cast<size_t>(inst.members[0].first)][inst.members[0].second];
       const std::string& f0 = files[static_cast<size_t>(inst.members[0].first)];
       const int64_t type = first.integer("comm_type", f0);
-      const int64_t size = comm_bytes(first, f0);
+      const auto members = static_cast<int64_t>(inst.members.size());
+      const int64_t size =
+          collective_bytes(first, f0, members, legacy_sizes[static_cast<size_t>(inst.members[0].first)]);
       if (key.first.empty() && static_cast<int>(inst.members.size()) != n) {
         throw TraceError(first.where(f0) + ": collective #" + std::to_string(key.second) + " appears on " +
                          std::to_string(inst.members.size()) + " of " + std::to_string(n) +
@@ -559,7 +606,8 @@ struct ChakraImport {
       for (const auto& [r, i] : inst.members) {
         const Node& nd = nodes[static_cast<size_t>(r)][i];
         const std::string& f = files[static_cast<size_t>(r)];
-        if (nd.integer("comm_type", f) != type || comm_bytes(nd, f) != size) {
+        if (nd.integer("comm_type", f) != type ||
+            collective_bytes(nd, f, members, legacy_sizes[static_cast<size_t>(r)]) != size) {
           throw TraceError(nd.where(f) + ": collective #" + std::to_string(key.second) +
                            " of process group '" + key.first +
                            "' differs in comm_type or comm_size from rank " +
@@ -627,7 +675,9 @@ struct ChakraImport {
                     : type == 6 ? CollectiveKind::all_to_all
                                 : CollectiveKind::reduce_scatter;
     in.group = group_of.at(instance_of[static_cast<size_t>(r)].at(i));
-    in.bytes = comm_bytes(nd, rb.file);
+    in.bytes = collective_bytes(
+        nd, rb.file, static_cast<int64_t>(program.groups[static_cast<size_t>(in.group)].gpus.size()),
+        legacy_sizes[static_cast<size_t>(r)]);
     if (const Attr* cs = nd.find("ct_stream"); cs != nullptr) {
       const std::string& v = cs->s;
       const bool ok = v.size() > 11 && v.rfind("collectives", 0) == 0 && v.size() <= 12 && v[11] >= '1' &&
@@ -698,7 +748,7 @@ struct ChakraImport {
         result = emit_memory(rb, nd, in, deps);
       } else if (nd.type == kComp) {
         result = emit_compute(rb, nd, in, deps, ends);
-      } else if (nd.type == kColl) {
+      } else if (is_collective(nd)) {
         result = emit_collective(r, i, rb, nd, in, deps);
       } else if (nd.type == kSend || nd.type == kRecv) {
         result = emit_point_to_point(r, rb, nd, in, deps);

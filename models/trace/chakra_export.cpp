@@ -1,8 +1,9 @@
 // replay::StepProgram -> Chakra execution traces (mlcommons/chakra schema/protobuf/et_def.proto,
 // version 0.0.4), serialized with the protobuf library from chakra_et.proto. A file is a
 // sequence of messages, each prefixed by its varint length (Chakra's protolib encodeMessage):
-// GlobalMetadata {1 version = "0.0.4"}, then one Node per instruction of the rank, in program
-// order (fields at their proto3 defaults, such as id 0, are not written):
+// GlobalMetadata {1 version = "0.0.4", 2 attr ct_comm_size = "astra-sim"}, then one Node per
+// instruction of the rank, in program order (fields at their proto3 defaults, such as id 0,
+// are not written):
 //   Node: 1 id = the instruction's index, 2 name, 3 type, 4 ctrl_deps, 5 data_deps (packed),
 //         7 duration_micros, 10 attr (AttributeProto: 1 name, then 27 bool_val, 7 int32_val,
 //         9 int64_val, 3 double_val or 29 string_val -- the value fields ASTRA-sim's
@@ -12,12 +13,21 @@
 //   * send -> COMM_SEND_NODE (5) with comm_src = r, comm_dst, comm_size = bytes (int64) and
 //     comm_tag = the index of the matching receive in the receiver's program (unique per
 //     pair, so the importer's and ASTRA-sim's (src, dst, tag) matching pairs them exactly).
+//     The program has no sends to self (a pipeline stage handing over to its own next virtual
+//     stage depends on the producing compute directly), which ASTRA-sim refuses.
 //   * recv -> COMM_RECV_NODE (6) with comm_src, comm_dst = r, comm_size and comm_tag of the
 //     matching send.
 //   * collective -> COMM_COLL_NODE (7) with comm_type (ALL_REDUCE 0, ALL_GATHER 2, ALL_TO_ALL 6,
-//     REDUCE_SCATTER 7; int64_val), comm_size = bytes (the nccl-tests buffer per rank, as
-//     import_chakra reads it) and pg_name = "g + 1" for program group g (ASTRA-sim reserves
-//     "0" for all ranks); comm_group.json maps each pg_name to its ranks.
+//     REDUCE_SCATTER 7; int64_val), pg_name = "g + 1" for program group g (ASTRA-sim reserves
+//     "0" for all ranks; comm_group.json maps each pg_name of two or more ranks to its ranks),
+//     comm_size in ASTRA-sim's convention (metadata ct_comm_size "astra-sim"): the buffer each
+//     rank puts in (an all-gather's is 1/n of the gathered output; the others' the nccl-tests
+//     size), rounded up to a multiple of ChakraExportOptions::size_multiple (64) so that
+//     ASTRA-sim's preferred-dataset-splits chunks are whole (Sys::generate_collective adds a
+//     whole extra chunk otherwise); ct_bytes holds the exact nccl-tests size for the importer.
+//     A collective of a one-rank group (ZeRO with data_parallel 1) is an INVALID_NODE (type 0)
+//     with ct_local_collective: ASTRA-sim never completes a collective of one rank, and
+//     finishes an invalid node at once; the importer restores the collective.
 //   * data_deps = after, after2; ctrl_deps = the previous instruction on the same stream,
 //     because the executor runs each stream (compute, pipeline p2p, DP collectives) in order
 //     and Chakra has no streams. Receives belong to no stream and have no dependencies.
@@ -25,13 +35,18 @@
 // (double, the duration without rounding to microseconds), ct_tp_s (its exposed TP part),
 // ct_category (forward, backward, optimizer, step_end), ct_stream "compute" (a send that
 // holds the compute stream) or "collectives<k>" (a collective on an extra collective stream), ct_step,
-// ct_chunk, ct_microbatch (written when not zero). Every step keeps its step_end instruction (a COMP node of
-// zero duration), so the importer rebuilds the steps and the step time is the last step's, as the step model
-// reports it. Deviations from what ASTRA-sim may expect: no num_ops / tensor_size (the program carries
-// calibrated durations, not FLOPs: replay it with the roofline model off); TP collectives are
-// inside the compute durations (the program has them as exposed time, not as nodes); a trace
-// holds `steps` consecutive steps, which ASTRA-sim runs as one graph; durations below 0.5 us
-// round to 0 in duration_micros.
+// ct_chunk, ct_microbatch (written when not zero), ct_bytes, ct_local_collective. Every step keeps its
+// step_end instruction (a COMP node of zero duration), so the importer rebuilds the steps and the step
+// time is the last step's, as the step model reports it.
+// What ASTRA-sim does differently (docs/chakra-export.md has the figures, checked by
+// tests/python/test_astra_export.py with an independent interpreter of its rules): it runs one
+// communication per GPU at a time (sends and collectives; receives are free) where the twin
+// runs the p2p, DP and further collective streams concurrently; it does not slow compute while
+// communication runs; no num_ops / tensor_size are written (the program carries calibrated
+// durations, not FLOPs: replay it with the roofline model off); TP collectives are inside the
+// compute durations (the program has them as exposed time, not as nodes); a trace holds `steps`
+// consecutive steps, which ASTRA-sim runs as one graph; durations below 0.5 us round to 0 in
+// duration_micros (ASTRA-sim runs them for 1 ns).
 #include "models/trace/chakra_export.h"
 
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -117,7 +132,9 @@ const char* kind_name(CollectiveKind k) {
 // Checks once what every rank's encoding relies on, and indexes receives by their send.
 class Encoder {
  public:
-  explicit Encoder(const replay::StepProgram& p) : p_(p) {
+  Encoder(const replay::StepProgram& p, int64_t size_multiple) : p_(p), multiple_(size_multiple) {
+    if (size_multiple < 1)
+      fail("size_multiple " + std::to_string(size_multiple) + " is not a positive number");
     if (p.folded) {
       fail(
           "a folded program (one replica standing for identical others) cannot be exported; build it "
@@ -176,6 +193,9 @@ class Encoder {
     std::string out;
     chakra::GlobalMetadata meta;
     meta.set_version(kChakraVersion);
+    chakra::AttributeProto& convention = *meta.add_attr();
+    convention.set_name("ct_comm_size");
+    convention.set_string_val("astra-sim");
     append_delimited(out, meta);
     std::array<int64_t, replay::kStreamSlots> last_on{};  // previous instruction per stream
     last_on.fill(-1);
@@ -214,17 +234,28 @@ class Encoder {
           attr(node, "comm_tag").set_int32_val(static_cast<int32_t>(i));
           break;
         }
-        case InstrKind::collective:
-          node.set_type(chakra::COMM_COLL_NODE);
+        case InstrKind::collective: {
+          const auto members = static_cast<int64_t>(p_.groups[static_cast<size_t>(in.group)].gpus.size());
           name = kind_name(in.collective);
+          if (members > 1) {
+            node.set_type(chakra::COMM_COLL_NODE);
+          } else {
+            // ASTRA-sim never completes a collective of one rank: the node is an INVALID_NODE
+            // (type 0, not written), which it finishes at once; ct_local_collective lets the
+            // importer restore the collective.
+            attr(node, "ct_local_collective").set_bool_val(true);
+            name += " (one rank)";
+          }
           attr(node, "comm_type").set_int64_val(comm_type(in.collective));
-          attr(node, "comm_size").set_int64_val(in.bytes);
+          attr(node, "comm_size").set_int64_val(astra_comm_size(in.bytes, in.collective, members));
+          attr(node, "ct_bytes").set_int64_val(in.bytes);
           attr(node, "pg_name").set_string_val(std::to_string(in.group + 1));
           if (in.stream != Stream::dp) {
             attr(node, "ct_stream")
                 .set_string_val("collectives" + std::to_string(static_cast<int>(in.stream) - 3));
           }
           break;
+        }
       }
       name += " step" + std::to_string(in.step);
       const bool per_pass = in.category != Category::optimizer && in.category != Category::step_end;
@@ -307,7 +338,9 @@ class Encoder {
           if (in.stream != Stream::none) fail(at + "receive on a stream");
           break;
         case InstrKind::collective: {
-          if (in.stream != Stream::dp) fail(at + "collective off the DP stream");
+          if (in.stream != Stream::dp && static_cast<int>(in.stream) <= static_cast<int>(Stream::none)) {
+            fail(at + "collective off the collective streams");
+          }
           if (in.group < 0 || in.group >= static_cast<int32_t>(p.groups.size())) {
             fail(at + "collective of unknown group " + std::to_string(in.group));
           }
@@ -326,7 +359,18 @@ class Encoder {
     }
   }
 
+  // comm_size in ASTRA-sim's convention (Sys::generate_collective reads it as the buffer each
+  // rank puts in: an all-gather's is 1/n of the gathered output that `bytes` holds), rounded up
+  // to a multiple of multiple_ so that its preferred-dataset-splits chunks are whole: a size
+  // that is not a multiple of the splits gets one more chunk there.
+  [[nodiscard]] int64_t astra_comm_size(int64_t bytes, CollectiveKind kind, int64_t members) const {
+    const int64_t in =
+        kind == CollectiveKind::all_gather ? (bytes + members - 1) / std::max<int64_t>(1, members) : bytes;
+    return (in + multiple_ - 1) / multiple_ * multiple_;
+  }
+
   const replay::StepProgram& p_;
+  int64_t multiple_ = 1;
   std::vector<std::vector<std::pair<int, int32_t>>> send_of_;  // receive -> (sender rank, send)
 };
 
@@ -347,13 +391,13 @@ std::string encode_chakra_rank(const replay::StepProgram& program, int rank) {
     throw TraceError("export: rank " + std::to_string(rank) + " outside 0.." +
                      std::to_string(program.ranks.size() - 1));
   }
-  return Encoder(program).encode(rank);
+  return Encoder(program, kAstraSizeMultiple).encode(rank);
 }
 
 ChakraExportResult export_chakra(const replay::StepProgram& program, const std::string& directory,
                                  const ChakraExportOptions& options) {
   namespace fs = std::filesystem;
-  const Encoder encoder(program);
+  const Encoder encoder(program, options.size_multiple);
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec || !fs::is_directory(directory, ec))
@@ -392,8 +436,11 @@ ChakraExportResult export_chakra(const replay::StepProgram& program, const std::
     res.comm_group_file = (fs::path(directory) / "comm_group.json").string();
     std::ofstream out(res.comm_group_file);
     out << "{";
+    bool first = true;
     for (size_t g = 0; g < program.groups.size(); ++g) {
-      out << (g > 0 ? ",\n " : "\n ") << "\"" << g + 1 << "\": [";
+      if (program.groups[g].gpus.size() < 2) continue;  // exported as no-op nodes, see encode()
+      out << (first ? "\n " : ",\n ") << "\"" << g + 1 << "\": [";
+      first = false;
       for (size_t k = 0; k < program.groups[g].gpus.size(); ++k)
         out << (k > 0 ? ", " : "") << program.groups[g].gpus[k];
       out << "]";

@@ -11,9 +11,14 @@
 
 namespace ct::trace {
 
+// comm_size of every exported collective is a multiple of this: of every preferred-dataset-splits
+// value of 1..64 (ASTRA-sim's shipped system configurations use 1 and 4).
+inline constexpr int64_t kAstraSizeMultiple = 64;
+
 struct ChakraExportOptions {
   std::string name = "trace";   // files are <name>.<rank>.et; characters other than A-Z a-z 0-9 _ - become _
   bool comm_group_file = true;  // also write comm_group.json (ASTRA-sim --comm-group-configuration)
+  int64_t size_multiple = kAstraSizeMultiple;  // collectives' comm_size is rounded up to a multiple
 };
 
 struct ChakraExportResult {

@@ -169,10 +169,11 @@ TEST(ChakraExport, AttributesUseTheFieldsAstraSimReads) {
   in.program.steps = 1;
   const replay::StepProgram p = replay::build_program(in);
   const std::string rank0 = encode_chakra_rank(p, 0);
-  // GlobalMetadata {version "0.0.4"}, length-prefixed, first.
-  EXPECT_EQ(rank0.substr(0, 8), std::string("\x07\x0a\x05"
+  // GlobalMetadata {version "0.0.4", attr ct_comm_size "astra-sim"}, length-prefixed, first.
+  EXPECT_EQ(rank0.substr(1, 7), std::string("\x0a\x05"
                                             "0.0.4",
-                                            8));
+                                            7));
+  EXPECT_EQ(rank0.find("ct_comm_size"), 12U);  // after attr (field 2) and AttributeProto.name headers
   // is_cpu_op: bool_val (field 27), false -- the same bytes as all_reduce.0.et.
   const std::string is_cpu_op("\x0a\x09is_cpu_op\xd8\x01\x00", 14);
   EXPECT_NE(rank0.find(is_cpu_op), std::string::npos);
@@ -333,6 +334,38 @@ TEST(ChakraImport, ContentErrorsNameTheNode) {
   EXPECT_NE(
       import_error(meta + many).find("node 2 (byte 30): durations on this rank add up to more than 3600 s"),
       std::string::npos);
+}
+
+// comm_size of an all-gather is what each rank puts in (Chakra's converter, ASTRA-sim), so the
+// nccl-tests size is comm_size x members; ct_bytes (our export) is exact; a ClusterTwin export
+// from before the ct_comm_size metadata (it has ct_category nodes) wrote the nccl-tests size.
+TEST(ChakraImport, AllGatherSizeConventions) {
+  const auto gather = [](uint64_t id, int64_t comm_size, const std::string& extra) {
+    std::string n("\x08", 1);
+    varint(n, id);
+    n += std::string("\x18\x07", 2);  // type COMM_COLL
+    return message(n + int_attr("comm_type", 2) + int_attr("comm_size", comm_size) +
+                   string_attr("pg_name", "1") + extra);
+  };
+  const auto bytes_of = [](const replay::StepProgram& p) {
+    for (const auto& in : p.ranks[0].instrs) {
+      if (in.kind == InstrKind::collective) return in.bytes;
+    }
+    return int64_t{-1};
+  };
+  const std::string plain = metadata("0.0.4");
+  const replay::StepProgram chakra = import_chakra_bytes(
+      "dir", {{"t.0.et", plain + gather(1, 1000, "")}, {"t.1.et", plain + gather(1, 1000, "")}});
+  EXPECT_EQ(bytes_of(chakra), 2000);
+  const std::string step_end = comp_node(2, 0, string_attr("ct_category", "step_end"));
+  const replay::StepProgram legacy =
+      import_chakra_bytes("dir", {{"t.0.et", plain + gather(1, 1000, "") + step_end},
+                                  {"t.1.et", plain + gather(1, 1000, "") + step_end}});
+  EXPECT_EQ(bytes_of(legacy), 1000);
+  const std::string exact = int_attr("ct_bytes", 1999);
+  const replay::StepProgram ours = import_chakra_bytes(
+      "dir", {{"t.0.et", plain + gather(1, 1024, exact)}, {"t.1.et", plain + gather(1, 1024, exact)}});
+  EXPECT_EQ(bytes_of(ours), 1999);
 }
 
 // ct_duration_s gives the exact duration while it rounds to duration_micros; a trace whose
