@@ -197,6 +197,7 @@ struct TraceSection {
   std::string recorded_gpu;
   double batch_scale = 1.0;
   std::string profiler_overhead = "auto";
+  int step = -1;  // ProfilerStep#N of a Kineto trace; -1 = the last one with GPU work
 };
 
 struct FailuresSection {

@@ -507,6 +507,11 @@ void study_params(std::vector<Param>& t) {
                 "Profiler CPU cost per recorded operator removed from the launch timeline (Kineto + "
                 "execution trace): auto (estimated from the trace), none, or a duration such as 5us."));
   t.push_back(P(trace.execution_trace, text, "\"\"", "PyTorch execution trace paired with a Kineto trace."));
+  t.push_back(
+      P(trace.step, integer, "-1",
+        "ProfilerStep#N of a Kineto trace (one file or one per rank) to replay; -1 = the last one that "
+        "launched GPU work. The report's trace.kineto says which step ran and its measured period.")
+          .at_least(-1));
 }
 
 // Reliability: failure rates, recovery, campaign.

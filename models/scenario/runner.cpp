@@ -510,6 +510,14 @@ std::vector<std::string> trace_key_problems(const Config& c) {
         c.trace.path +
         " is a directory of per-rank Kineto traces; the execution-trace step graph is one rank's)");
   }
+  if (c.trace.step != -1 && (c.trace.format == "chakra" || !c.trace.execution_trace.empty())) {
+    problems.push_back("trace.step: got " + std::to_string(c.trace.step) +
+                       ", expected -1 (a ProfilerStep is chosen in Kineto traces replayed without "
+                       "trace.execution_trace; " +
+                       (c.trace.format == "chakra" ? std::string("a Chakra trace is its steps")
+                                                   : std::string("the execution trace is one step")) +
+                       ")");
+  }
   if (c.trace.format == "chakra" || c.trace.execution_trace.empty()) {
     if (c.trace.batch_scale != 1.0)
       problems.push_back("trace.batch_scale: got " + std::to_string(c.trace.batch_scale) +
@@ -546,6 +554,8 @@ struct ImportedTrace {
   bool kineto_ranks = false;   // a directory of per-rank Kineto files
   trace::KinetoRanksStats ranks_stats;
   trace::ChakraStats chakra_stats;
+  bool kineto_single = false;  // one Kineto file without an execution trace
+  trace::KinetoStats kineto_stats;
 };
 
 // Kineto + PyTorch execution trace, on the cluster's GPU; with trace.recorded_gpu or
@@ -594,9 +604,12 @@ ImportedTrace import_trace(const Config& c) {
     } else if (!c.trace.execution_trace.empty()) {
       import_et_step(c, out);
     } else if (out.kineto_ranks) {
-      out.program = trace::import_kineto_ranks(c.trace.path, &out.ranks_stats);
+      out.program = trace::import_kineto_ranks(c.trace.path, &out.ranks_stats, c.trace.step);
     } else {
-      out.program = trace::import_kineto(c.trace.path);
+      trace::KinetoOptions kineto;
+      kineto.step = c.trace.step;
+      out.kineto_single = true;
+      out.program = trace::import_kineto(c.trace.path, kineto, &out.kineto_stats);
     }
   } catch (const ScenarioError&) {
     throw;
@@ -645,6 +658,43 @@ trace::TraceRunResult run_imported(const Config& c, const RunOptions& options,
   return r;
 }
 
+// report["trace"]["kineto"]: which step of a Kineto trace was replayed, its measured period and
+// how busy the GPU was in it (a mostly idle step is the host's time, replayed as measured idle).
+json kineto_section(const trace::KinetoStats& s) {
+  const double busy = s.span_s > 0 ? (s.span_s - s.idle_s) / s.span_s : 0.0;
+  json out = {{"profiler_step", s.profiler_step < 0 ? json(nullptr) : json(s.profiler_step)},
+              {"profiler_steps", s.profiler_steps},
+              {"profiler_steps_without_gpu_work", s.empty_steps},
+              {"measured_step_s", s.span_s},
+              {"gpu_busy_fraction", busy},
+              {"idle_kept_s", s.idle_s},
+              {"stream_overlap_s", s.overlap_s},
+              {"before_step_s", s.before_step_s},
+              {"kernels", s.kernels},
+              {"memcpys", s.memcpys},
+              {"memsets", s.memsets},
+              {"nccl_kernels_kept_measured", s.nccl_kernels},
+              {"streams", s.streams}};
+  json warnings = json::array();
+  if (busy < 0.5) {
+    char buf[320];
+    std::snprintf(
+        buf, sizeof buf,
+        "the GPU was busy %.1f%% of the replayed step (%.6g s): the rest is host time (data loading, "
+        "synchronisation, CPU-bound launches) replayed as measured idle, so what-ifs on the GPU or "
+        "fabric change little of it",
+        100 * busy, s.span_s);
+    warnings.push_back(buf);
+  }
+  if (s.nccl_kernels > 0) {
+    warnings.push_back(std::to_string(s.nccl_kernels) +
+                       " NCCL kernels of a one-rank trace kept at their measured time (no peers to simulate "
+                       "them with; replay every rank's trace from one directory)");
+  }
+  out["warnings"] = warnings;
+  return out;
+}
+
 // report["trace"]: what was imported, and per importer what it measured.
 json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceRunResult& r) {
   json out = {{"format", c.trace.format},
@@ -660,6 +710,7 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
                      {"point_to_point", s.point_to_point},
                      {"steps", s.steps}};
   }
+  if (in.kineto_single) out["kineto"] = kineto_section(in.kineto_stats);
   if (in.kineto_ranks) {
     const trace::KinetoRanksStats& s = in.ranks_stats;
     double simulated = 0;

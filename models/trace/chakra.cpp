@@ -223,15 +223,41 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
   }
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
                                             static_cast<int>(data.size()));
+  // The first message is GlobalMetadata (its field 1, version, is a string: tag 0x0a). A file
+  // whose first message starts with a varint field 1 (tag 0x08, a node's id) has none: the
+  // schema of 2023 before 0.0.4 (node fields parent / typed attribute, other collective codes).
+  {
+    size_t at = 0;
+    while (at < data.size() && (static_cast<unsigned char>(data[at]) & 0x80) != 0) ++at;
+    if (at + 1 < data.size() && data[at + 1] == '\x08') {
+      throw TraceError(
+          prefix(file) +
+          "no GlobalMetadata: the first message is a node; a file of the Chakra schema before "
+          "0.0.4 (2023), which this reader does not decode (it reads 0.0.4 and 1.0.x, with or "
+          "without a version); convert the source again with MLCommons Chakra's current converter");
+    }
+  }
   chakra::GlobalMetadata meta;
   next_message(in, data.size(), meta, file, "GlobalMetadata");
-  if (meta.version() != kChakraVersion) {
-    throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + meta.version() +
-                     "', this reader decodes " + kChakraVersion);
-  }
+  // Versions written by the tools that emit this schema (Node fields of et_def.proto since
+  // 0.0.4, 2023-10): "0.0.4" (ASTRA-sim's microbenchmarks, this project's export), "1.0.0"
+  // (Chakra's generator), "" with a "schema" attribute such as 1.0.2-chakra.0.0.4 (Chakra's
+  // PyTorch converter, ASTRA-sim's custom collectives).
+  std::string schema;
   size_convention.clear();
   for (const chakra::AttributeProto& a : meta.attr()) {
     if (a.name() == "ct_comm_size") size_convention = a.string_val();
+    if (a.name() == "schema") schema = a.string_val();
+  }
+  const std::string& v = meta.version();
+  const bool known = v == kChakraVersion || v == "1.0.0" ||
+                     (v.empty() && (schema.empty() || schema.find("chakra.0.0.4") != std::string::npos ||
+                                    schema.find("chakra.1.0") != std::string::npos));
+  if (!known) {
+    throw TraceError(
+        prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + v + "'" +
+        (schema.empty() ? std::string() : " (schema '" + schema + "')") +
+        "; this reader decodes 0.0.4 and 1.0.0, or no version with a schema of chakra 0.0.4 / 1.0.x");
   }
   std::vector<Node> nodes;
   chakra::Node msg;

@@ -7,8 +7,13 @@
 //   * GPU events are the complete ("X") events of category kernel, gpu_memset and gpu_memcpy
 //     on one device (args.device; KinetoOptions::device, or the only one present).
 //   * The step: when the trace has ProfilerStep#N annotations (CPU), the GPU events launched
-//     (cuda_runtime/cuda_driver event with the same args.correlation) inside the last one;
-//     otherwise every GPU event of the trace (a profile of one step).
+//     (cuda_runtime/cuda_driver event with the same args.correlation) inside ProfilerStep#
+//     KinetoOptions::step, or else inside the last one that launched GPU work (a trailing empty
+//     one is skipped); otherwise every GPU event of the trace (a profile of one step). The
+//     step's period starts no earlier than the previous step's last GPU end: a copy launched
+//     early that ran beside the previous step's compute is replayed only from there
+//     (KinetoStats::before_step_s), so the replay is the step's period, not the time since that
+//     copy.
 //   * Order and duration: events sorted by start time, each one compute instruction on the
 //     compute stream (the executor runs them in order) of the part of its measured interval
 //     beyond the union of the intervals before it: seconds = max(0, end - max(start, frontier)),
@@ -50,24 +55,34 @@ constexpr const char* kKey = "trace.path";
 replay::StepProgram import_kineto(const std::string& trace_path, const KinetoOptions& options,
                                   KinetoStats* stats) {
   const kineto::KinetoTrace trace = kineto::read_kineto(trace_path, kKey);
-  const std::vector<kineto::GpuEvent> gpu = kineto::step_events(trace, options.device, trace_path, kKey);
+  const kineto::StepWindow window =
+      kineto::step_window(trace, options.device, options.step, trace_path, kKey);
+  const std::vector<kineto::GpuEvent>& gpu = window.events;
   const kineto::PhaseOf phase_of(trace);
 
   KinetoStats st;
+  st.profiler_step = window.profiler_step;
+  st.profiler_steps = window.profiler_steps;
+  st.empty_steps = window.empty_steps;
   replay::RankProgram rank;
   rank.gpu = 0;
   std::set<int64_t> streams;
-  const double t0 = gpu.front().ts;
+  double last_end = gpu.front().ts;
+  for (const kineto::GpuEvent& g : gpu) last_end = std::max(last_end, g.ts + g.dur);
+  // The period starts at the first event, or at the previous step's last GPU end when this
+  // step's first events ran beside it (never after this step's own last end).
+  const double t0 = std::min(std::max(gpu.front().ts, window.previous_end), last_end);
   double frontier = t0;  // latest end so far
   for (const kineto::GpuEvent& g : gpu) {
     const double end = g.ts + g.dur;
+    if (g.ts < t0) st.before_step_s += (std::min(end, t0) - g.ts) * 1e-6;
     if (g.ts > frontier) {
       const double gap = (g.ts - frontier) * 1e-6;
       st.idle_s += gap;
       if (options.keep_idle_gaps) {
         rank.instrs.push_back(compute_instr(gap, Category::step_end));
       }
-    } else {
+    } else if (g.ts >= t0) {
       st.overlap_s += (std::min(frontier, end) - g.ts) * 1e-6;
     }
     const double beyond = std::max(0.0, end - std::max(frontier, g.ts));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "models/trace/file_io.h"
@@ -48,6 +49,16 @@ std::string str(const json& e, const char* k) {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// "ProfilerStep#N" -> N, -1 when the name is not one.
+int64_t profiler_step_number(const std::string& name) {
+  if (!starts_with(name, "ProfilerStep#")) return -1;
+  int64_t n = 0;
+  size_t i = 13;
+  for (; i < name.size() && i < 31 && std::isdigit(static_cast<unsigned char>(name[i])) != 0; ++i)
+    n = n * 10 + (name[i] - '0');
+  return i == 13 ? -1 : n;
+}
+
 template <size_t N>
 bool one_of(const std::string& s, const std::array<std::string_view, N>& names) {
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return s == n; });
@@ -85,7 +96,8 @@ constexpr std::array<std::string_view, 17> kArgFields = {"External id",
 // object trace (under "traceEvents"). An unwanted event becomes null in place.
 class KinetoDom : public sim::JsonDomBuilder {
  public:
-  KinetoDom(std::string where) : where_(std::move(where)), max_events_(sim::input_limit("trace_events")) {}
+  KinetoDom(std::string where, std::map<std::string, int64_t>& categories)
+      : where_(std::move(where)), max_events_(sim::input_limit("trace_events")), categories_(categories) {}
 
  protected:
   bool keep(const std::string& k) override {
@@ -107,10 +119,20 @@ class KinetoDom : public sim::JsonDomBuilder {
     }
     const auto ph = obj.find("ph");
     const auto cat = obj.find("cat");
-    const bool wanted = ph != obj.end() && ph->is_string() && ph->get_ref<const std::string&>() == "X" &&
-                        cat != obj.end() && cat->is_string() &&
-                        one_of(cat->get_ref<const std::string&>(), kEventCats);
-    if (!wanted) obj = nullptr;
+    const bool complete = ph != obj.end() && ph->is_string() && ph->get_ref<const std::string&>() == "X" &&
+                          cat != obj.end() && cat->is_string();
+    if (!complete) {
+      obj = nullptr;
+      return;
+    }
+    if (categories_.size() < 64 || categories_.count(cat->get_ref<const std::string&>()) != 0)
+      ++categories_[cat->get_ref<const std::string&>()];
+    std::string canonical = canonical_category(cat->get_ref<const std::string&>());
+    if (!one_of(canonical, kEventCats)) {
+      obj = nullptr;
+      return;
+    }
+    *cat = std::move(canonical);
   }
 
  private:
@@ -125,10 +147,12 @@ class KinetoDom : public sim::JsonDomBuilder {
   std::string where_;
   int64_t max_events_;
   int64_t events_ = 0;
+  std::map<std::string, int64_t>& categories_;
 };
 
-json parse_kineto_text(const std::string& text, const std::string& path, const std::string& key) {
-  KinetoDom dom(key + ": " + path);
+json parse_kineto_text(const std::string& text, const std::string& path, const std::string& key,
+                       std::map<std::string, int64_t>& categories) {
+  KinetoDom dom(key + ": " + path, categories);
   try {
     return dom.parse(text);
   } catch (const sim::JsonDomBuilder::ParseFailure& e) {
@@ -153,7 +177,7 @@ json parse_json_text(const std::string& text, const std::string& path, const std
 
 KinetoTrace read_kineto(const std::string& path, const std::string& key) {
   KinetoTrace t;
-  t.doc = parse_kineto_text(detail::read_maybe_gzip(path, key), path, key);
+  t.doc = parse_kineto_text(detail::read_maybe_gzip(path, key), path, key, t.categories);
   const json* events = nullptr;
   if (t.doc.is_object() && t.doc.contains("traceEvents") && t.doc["traceEvents"].is_array()) {
     events = &t.doc["traceEvents"];
@@ -217,9 +241,8 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
       op.annotation = cat == "user_annotation";
       const auto a = e.find("args");
       op.args = a != e.end() && a->is_object() ? &*a : nullptr;
-      if (op.annotation && starts_with(name, "ProfilerStep#") && ts > t.last_profiler_step.begin) {
-        t.last_profiler_step = {ts, ts + dur};
-      }
+      if (const int64_t n = profiler_step_number(name); n >= 0)
+        t.profiler_steps.push_back({n, {ts, ts + dur}});
       t.ops.push_back(std::move(op));
     } else if (cat == "gpu_user_annotation" && starts_with(name, "Optimizer.step")) {
       t.optimizer_windows.push_back({ts, ts + dur});
@@ -227,14 +250,47 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
       t.overhead.push_back({ts, ts + dur});
     }
   }
+  // By start; a step annotated twice (a cpu_op and a user_annotation of one name) counts once.
+  std::stable_sort(
+      t.profiler_steps.begin(), t.profiler_steps.end(),
+      [](const ProfilerStep& a, const ProfilerStep& b) { return a.window.begin < b.window.begin; });
+  std::set<int64_t> seen;
+  t.profiler_steps.erase(
+      std::remove_if(t.profiler_steps.begin(), t.profiler_steps.end(),
+                     [&](const ProfilerStep& ps) { return !seen.insert(ps.number).second; }),
+      t.profiler_steps.end());
   return t;
+}
+
+std::string canonical_category(const std::string& cat) {
+  static const std::map<std::string, std::string, std::less<>> old = {
+      {"Kernel", "kernel"},        {"Memcpy", "gpu_memcpy"},  {"Memset", "gpu_memset"},
+      {"Runtime", "cuda_runtime"}, {"Driver", "cuda_driver"}, {"Operator", "cpu_op"}};
+  const auto it = old.find(cat);
+  return it == old.end() ? cat : it->second;
 }
 
 std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const std::string& path,
                                     const std::string& key) {
   std::map<int64_t, std::vector<GpuEvent>> by_device;
   for (const GpuEvent& g : trace.gpu) by_device[g.device].push_back(g);
-  if (by_device.empty()) throw TraceError(key + ": " + path + ": no GPU kernel events");
+  if (by_device.empty()) {
+    // Say what the trace holds instead: its most frequent categories.
+    std::vector<std::pair<int64_t, std::string>> cats;
+    for (const auto& [c, k] : trace.categories) cats.emplace_back(-k, c);
+    std::sort(cats.begin(), cats.end());
+    std::string seen;
+    for (size_t i = 0; i < cats.size() && i < 6; ++i)
+      seen += (i > 0 ? ", " : "") + cats[i].second + " " + std::to_string(-cats[i].first);
+    const bool mtia =
+        std::any_of(cats.begin(), cats.end(), [](const auto& c) { return starts_with(c.second, "mtia"); });
+    throw TraceError(key + ": " + path +
+                     ": no GPU kernel events (kernel, gpu_memcpy, gpu_memset; Kernel, Memcpy, Memset in 2021 "
+                     "traces) to replay; the trace has " +
+                     (seen.empty() ? std::string("no complete events") : seen) +
+                     (mtia ? ": an MTIA accelerator trace, which this reader does not replay"
+                           : ": a CPU-only profile (no GPU activity was recorded)"));
+  }
   int64_t chosen = device;
   if (chosen < 0) {
     if (by_device.size() > 1) {
@@ -249,20 +305,66 @@ std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const 
   return it->second;
 }
 
+StepWindow step_window(const KinetoTrace& trace, int device, int64_t step, const std::string& path,
+                       const std::string& key) {
+  std::vector<GpuEvent> all = device_events(trace, device, path, key);
+  std::stable_sort(all.begin(), all.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+  StepWindow out;
+  out.profiler_steps = static_cast<int>(trace.profiler_steps.size());
+  if (trace.profiler_steps.empty()) {
+    if (step >= 0) {
+      throw TraceError(key + ": " + path + ": trace.step " + std::to_string(step) +
+                       ": the trace has no ProfilerStep annotations (it is one step: leave trace.step out)");
+    }
+    out.events = std::move(all);
+    return out;
+  }
+  // The GPU events launched inside each ProfilerStep window (by the launch's correlation).
+  const std::vector<ProfilerStep>& steps = trace.profiler_steps;
+  std::vector<std::vector<GpuEvent>> per_step(steps.size());
+  for (const GpuEvent& g : all) {
+    const auto l = trace.launches.find(g.correlation);
+    if (l == trace.launches.end()) continue;
+    const double at = l->second.ts;
+    // The last window that starts at or before the launch (windows are sorted by start).
+    const auto it = std::upper_bound(steps.begin(), steps.end(), at,
+                                     [](double t, const ProfilerStep& ps) { return t < ps.window.begin; });
+    if (it == steps.begin()) continue;
+    const auto k = static_cast<size_t>(it - steps.begin()) - 1;
+    if (at <= steps[k].window.end) per_step[k].push_back(g);
+  }
+  size_t chosen = per_step.size();
+  std::string present;
+  for (size_t k = 0; k < per_step.size(); ++k) {
+    const int64_t n = trace.profiler_steps[k].number;
+    if (k < 16)
+      present += (k > 0 ? ", " : "") + std::to_string(n) + (per_step[k].empty() ? " (no GPU work)" : "");
+    if (k == 16) present += ", ...";
+    if (per_step[k].empty()) {
+      ++out.empty_steps;
+    } else if (step < 0 || n == step) {
+      chosen = k;
+    }
+  }
+  if (chosen == per_step.size()) {
+    throw TraceError(key + ": " + path + ": " +
+                     (step >= 0
+                          ? "trace.step " + std::to_string(step) + " is not a ProfilerStep with GPU work"
+                          : std::string("no GPU events launched inside any ProfilerStep")) +
+                     "; the trace's ProfilerSteps: " + present);
+  }
+  out.profiler_step = trace.profiler_steps[chosen].number;
+  out.events = std::move(per_step[chosen]);
+  if (chosen > 0) {
+    for (const GpuEvent& g : per_step[chosen - 1])
+      out.previous_end = std::max(out.previous_end, g.ts + g.dur);
+  }
+  return out;
+}
+
 std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
                                   const std::string& key) {
-  const Interval& step = trace.last_profiler_step;
-  std::vector<GpuEvent> out;
-  for (const GpuEvent& g : device_events(trace, device, path, key)) {
-    if (step.begin >= 0) {
-      const auto l = trace.launches.find(g.correlation);
-      if (l == trace.launches.end() || l->second.ts < step.begin || l->second.ts > step.end) continue;
-    }
-    out.push_back(g);
-  }
-  if (out.empty()) throw TraceError(key + ": " + path + ": no GPU events in the last ProfilerStep");
-  std::stable_sort(out.begin(), out.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
-  return out;
+  return step_window(trace, device, -1, path, key).events;
 }
 
 bool is_nccl(const std::string& kernel_name) {

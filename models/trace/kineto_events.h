@@ -10,9 +10,12 @@
 //   overhead                  the profiler's own work ("Activity Buffer Request": CUPTI)
 // A GPU event is linked to its launch by correlation, the launch to its operator by External
 // id. Times stay in the trace's microseconds. Errors are TraceErrors "<key>: <path>: ...".
+// Older dialects are read as these: the capitalised categories of PyTorch 1.8-1.10 (Kernel,
+// Memcpy, Memset, Runtime, Driver, Operator; canonical_category) and ProfilerStep#N as a cpu_op.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -49,6 +52,11 @@ struct Interval {
   double begin = 0, end = 0;
 };
 
+struct ProfilerStep {
+  int64_t number = -1;  // N of ProfilerStep#N
+  Interval window;      // CPU-side annotation
+};
+
 struct KinetoTrace {
   nlohmann::json doc;
   std::string device_name;                       // deviceProperties[0].name, "" when absent
@@ -59,7 +67,8 @@ struct KinetoTrace {
   std::vector<GpuEvent> gpu;                     // every device
   std::vector<Interval> overhead;                // profiler overhead events
   std::vector<Interval> optimizer_windows;       // gpu_user_annotation Optimizer.step*
-  Interval last_profiler_step{-1, -1};           // the last ProfilerStep#N annotation, if any
+  std::vector<ProfilerStep> profiler_steps;      // ProfilerStep#N annotations, by start time
+  std::map<std::string, int64_t> categories;     // complete events per category as written (all kept or not)
   int64_t rank = -1, world_size = -1;            // distributedInfo (torch.distributed), -1 when absent
 };
 
@@ -71,8 +80,28 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key);
 std::vector<GpuEvent> device_events(const KinetoTrace& trace, int device, const std::string& path,
                                     const std::string& key);
 
-// The step's GPU events on `device` (as device_events): those launched inside the last
-// ProfilerStep#N annotation when the trace has one, else all; sorted by start. Throws when none.
+// Category as this reader names it: the 2021 dialect's Kernel, Memcpy, Memset, Runtime, Driver
+// and Operator become kernel, gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver and cpu_op.
+std::string canonical_category(const std::string& cat);
+
+// Which step was replayed, and how it was chosen.
+struct StepWindow {
+  std::vector<GpuEvent> events;  // the step's GPU events, sorted by start
+  int64_t profiler_step = -1;    // N of the ProfilerStep#N replayed, -1 when the trace has none
+  int profiler_steps = 0;        // ProfilerStep annotations in the trace
+  int empty_steps = 0;           // of them, without GPU events on the device (skipped)
+  // The previous step's last GPU end (-inf without one): the step's period starts there when
+  // its first events (a prefetch copy launched early) ran beside the previous step's work.
+  double previous_end = -1e300;
+};
+
+// The step's GPU events on `device` (as device_events): those launched inside ProfilerStep#`step`
+// (step >= 0), or else inside the last ProfilerStep annotation that launched any GPU work (a
+// trailing empty one is skipped); every event when the trace has no ProfilerStep. Throws when
+// there are none, or the asked step is not in the trace (naming the ones there).
+StepWindow step_window(const KinetoTrace& trace, int device, int64_t step, const std::string& path,
+                       const std::string& key);
+// The events of step_window(trace, device, -1, ...).
 std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
                                   const std::string& key);
 

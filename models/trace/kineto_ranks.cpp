@@ -326,8 +326,8 @@ struct Instances {
 
 // Phase 2: one rank's file parsed to the step's events, its collectives matched to instances.
 // Returns the rank; `seen` guards against two files of one rank.
-size_t read_rank(const std::string& p, const std::string& directory, int64_t n, std::vector<bool>& seen,
-                 std::vector<RankFile>& files, Instances& instances) {
+size_t read_rank(const std::string& p, const std::string& directory, int64_t n, int64_t step,
+                 std::vector<bool>& seen, std::vector<RankFile>& files, Instances& instances) {
   const kineto::KinetoTrace t = kineto::read_kineto(p, kKey);
   if (t.rank < 0 || t.world_size < 0) {
     throw TraceError(
@@ -350,7 +350,7 @@ size_t read_rank(const std::string& p, const std::string& directory, int64_t n, 
   const kineto::PhaseOf phase_of(t);
   const CommOps comm_ops(t);
   std::map<std::string, int> seq;
-  for (const kineto::GpuEvent& e : kineto::step_events(t, -1, p, kKey)) {
+  for (const kineto::GpuEvent& e : kineto::step_window(t, -1, step, p, kKey).events) {
     const auto l = t.launches.find(e.correlation);
     StepEvent ev{
         e.ts, e.dur, l == t.launches.end() ? e.ts : l->second.ts, phase_of(e), kineto::is_nccl(e.name),
@@ -552,7 +552,7 @@ void pair_point_to_point(const P2pLists& sends, const P2pLists& recvs, const std
 
 }  // namespace
 
-replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats) {
+replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats, int64_t step) {
   const std::vector<std::string> paths = rank_files(directory);
   const auto n = static_cast<int64_t>(paths.size());
   KinetoRanksStats st;
@@ -560,7 +560,7 @@ replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRank
   std::vector<RankFile> files(paths.size());
   std::vector<bool> seen(paths.size(), false);
   Instances instances;
-  for (const std::string& p : paths) read_rank(p, directory, n, seen, files, instances);
+  for (const std::string& p : paths) read_rank(p, directory, n, step, seen, files, instances);
 
   replay::StepProgram program;
   add_groups(instances, files, program);

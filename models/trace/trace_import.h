@@ -86,6 +86,8 @@ struct KinetoOptions {
   // false replays GPU-busy time only.
   bool keep_idle_gaps = true;
   int device = -1;  // GPU to import; -1 = the only one in the trace (error if several)
+  // ProfilerStep#N to replay (trace.step); -1 = the last one that launched GPU work.
+  int64_t step = -1;
   // PyTorch execution trace of the same step: only checked here (readable, with "nodes");
   // import_pytorch_et (pytorch_et.h) builds the step graph from it. Empty = none.
   std::string execution_trace;
@@ -95,11 +97,17 @@ struct KinetoStats {
   int kernels = 0, memsets = 0, memcpys = 0, nccl_kernels = 0;
   int forward = 0, backward = 0, optimizer = 0;  // GPU events by category
   int streams = 0;
-  double gpu_busy_s = 0;  // sum of GPU event durations
-  double span_s = 0;      // first GPU event start to last GPU event end
-  double idle_s = 0;      // time inside the span with no GPU event running
-  double overlap_s = 0;   // time GPU events of different streams overlapped (kept in the replay)
-  int et_nodes = 0;       // nodes of the execution trace, when given
+  double gpu_busy_s = 0;       // sum of GPU event durations
+  double span_s = 0;           // first GPU event start to last GPU event end
+  double idle_s = 0;           // time inside the span with no GPU event running
+  double overlap_s = 0;        // time GPU events of different streams overlapped (kept in the replay)
+  int et_nodes = 0;            // nodes of the execution trace, when given
+  int64_t profiler_step = -1;  // the ProfilerStep#N replayed, -1 when the trace has none
+  int profiler_steps = 0;      // ProfilerStep annotations in the trace
+  int empty_steps = 0;         // of them, without GPU work (not chosen)
+  // Time the step's first events ran beside the previous step's GPU work (a prefetch copy
+  // launched early): outside the step's period, not replayed.
+  double before_step_s = 0;
 };
 
 // One-rank program (GPU 0) from the GPU events of the profiled step. Throws TraceError.
@@ -124,7 +132,9 @@ struct KinetoRanksStats {
 };
 
 // Every *.json / *.json.gz in `directory`, one per rank (distributedInfo). Throws TraceError.
-replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats = nullptr);
+// step: the ProfilerStep#N to replay on every rank (-1 = each rank's last one with GPU work).
+replay::StepProgram import_kineto_ranks(const std::string& directory, KinetoRanksStats* stats = nullptr,
+                                        int64_t step = -1);
 
 // ---- Running -----------------------------------------------------------------------------
 

@@ -290,9 +290,25 @@ TEST(ChakraImport, WireErrorsNameFileAndByte) {
             "trace.path: t.0.et: corrupt protobuf at byte 8: the 2-byte Node does not parse (a field cut "
             "short, or a "
             "malformed tag or group)");
-  EXPECT_EQ(import_error(metadata("0.0.3") + comp_node(1, 5)),
-            "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3', this reader "
-            "decodes 0.0.4");
+  EXPECT_EQ(
+      import_error(metadata("0.0.3") + comp_node(1, 5)),
+      "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3'; this reader decodes "
+      "0.0.4 and 1.0.0, or no version with a schema of chakra 0.0.4 / 1.0.x");
+  // The versions the tools that write this schema emit are read: Chakra's generator (1.0.0), its
+  // PyTorch converter and ASTRA-sim's custom collectives (no version, a schema attribute).
+  EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", metadata("1.0.0") + comp_node(1, 5)}}));
+  std::string schema_attr(
+      "\x0a\x06schema\xea\x01\x12"
+      "1.0.2-chakra.0.0.4",
+      29);
+  const std::string converter =
+      message(std::string("\x12", 1) + static_cast<char>(schema_attr.size()) + schema_attr);
+  EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", converter + comp_node(1, 5)}}));
+  // The schema of 2023 before 0.0.4 has no GlobalMetadata: the first message is a node.
+  EXPECT_NE(import_error(comp_node(1, 5))
+                .find("no GlobalMetadata: the first message is a node; a file of the "
+                      "Chakra schema before 0.0.4"),
+            std::string::npos);
   EXPECT_EQ(import_error(std::string()), "trace.path: t.0.et: empty file");
   // Byte offsets hold for a real file: cut all_reduce.3.et inside its node.
   const std::string real = read_bytes(kData + "chakra/all_reduce_8npus_1MB/all_reduce.3.et");

@@ -281,6 +281,63 @@ TEST(Kineto, ConcurrentStreamsKeepTheirMeasuredOverlap) {
   fs::remove_all(dir);
 }
 
+// Three ProfilerSteps; the last launched no GPU work (skipped, not an error). Step 2's first
+// event is a copy launched early that runs beside step 1's compute: the step's period starts at
+// step 1's last GPU end, not at that copy. trace.step picks another step; one not in the trace
+// is an error listing those there. The 2021 dialect (Kernel, Memcpy, Runtime, Operator) reads
+// the same.
+TEST(Kineto, ChoosesTheStepFromGpuActivity) {
+  const fs::path dir = temp_dir("ct_kineto", "steps");
+  const auto write = [&](const std::string& file, bool old) {
+    const std::string kernel = old ? "Kernel" : "kernel", copy = old ? "Memcpy" : "gpu_memcpy",
+                      runtime = old ? "Runtime" : "cuda_runtime",
+                      step_cat = old ? "Operator" : "user_annotation";
+    std::string ev;
+    const auto add = [&](const std::string& cat, const std::string& name, double ts, double dur, int corr) {
+      ev += std::string(ev.empty() ? "" : ",") + "{\"ph\":\"X\",\"cat\":\"" + cat + "\",\"name\":\"" + name +
+            "\",\"pid\":0,\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+            ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" + std::to_string(corr) + "}}";
+    };
+    add(step_cat, "ProfilerStep#1", 0, 100, -1);
+    add(step_cat, "ProfilerStep#2", 100, 100, -1);
+    add(step_cat, "ProfilerStep#3", 200, 100, -1);
+    add(runtime, "cudaLaunchKernel", 10, 1, 1);  // step 1: a kernel 20..150
+    add(kernel, "gemm", 20, 130, 1);
+    add(runtime, "cudaMemcpyAsync", 101, 1, 2);  // step 2: a prefetch copy 105..115 beside step 1's gemm
+    add(copy, "Memcpy HtoD", 105, 10, 2);
+    add(runtime, "cudaLaunchKernel", 102, 1, 3);  // then its kernel 150..190, after the gemm
+    add(kernel, "gemm", 150, 40, 3);
+    std::ofstream(dir / file) << "{\"traceEvents\":[" << ev << "]}";
+  };
+  for (const bool old : {false, true}) {
+    const std::string file = old ? "old.json" : "new.json";
+    write(file, old);
+    const std::string path = (dir / file).string();
+    KinetoStats st;
+    const replay::StepProgram p = import_kineto(path, {}, &st);
+    EXPECT_EQ(st.profiler_step, 2) << file;
+    EXPECT_EQ(st.profiler_steps, 3);
+    EXPECT_EQ(st.empty_steps, 1);
+    EXPECT_NEAR(st.span_s, 40e-6, 1e-12) << file;  // 150..190: the period, not 105..190
+    EXPECT_NEAR(st.before_step_s, 10e-6, 1e-12);
+    EXPECT_EQ(st.memcpys, 1);
+    EXPECT_NEAR(run_trace_program(p, small_cluster(1), "analytical").step_time_s, 40e-6, 1e-12);
+    KinetoOptions first;
+    first.step = 1;
+    import_kineto(path, first, &st);
+    EXPECT_EQ(st.profiler_step, 1);
+    EXPECT_NEAR(st.span_s, 130e-6, 1e-12);
+    KinetoOptions absent;
+    absent.step = 3;
+    EXPECT_NE(
+        error_of([&] { import_kineto(path, absent); })
+            .find("trace.step 3 is not a ProfilerStep with GPU work; the trace's ProfilerSteps: 1, 2, 3 (no "
+                  "GPU work)"),
+        std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Kineto, Errors) {
   const std::string missing = "no/such/trace.json.gz";
   EXPECT_NE(error_of([&] { import_kineto(missing); }).find("trace.path: no/such/trace.json.gz: no such file"),
@@ -310,8 +367,9 @@ TEST(Kineto, Errors) {
     std::ofstream(dir / "nokernels.json")
         << "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}";
   }
-  EXPECT_NE(error_of([&] { import_kineto((dir / "nokernels.json").string()); }).find("no GPU kernel events"),
-            std::string::npos);
+  const std::string cpu_only = error_of([&] { import_kineto((dir / "nokernels.json").string()); });
+  EXPECT_NE(cpu_only.find("no GPU kernel events"), std::string::npos);
+  EXPECT_NE(cpu_only.find("the trace has cpu_op 1: a CPU-only profile"), std::string::npos) << cpu_only;
   KinetoOptions bad_et;
   bad_et.execution_trace = (dir / "text.json.gz").string();
   EXPECT_NE(error_of([&] {
