@@ -695,6 +695,29 @@ json kineto_section(const trace::KinetoStats& s) {
   return out;
 }
 
+// What a per-rank Kineto replay did not simulate: compute kernels always replay at their
+// measured time (no shapes without an execution trace); NCCL kernels only when matched.
+json kineto_ranks_warnings(const trace::KinetoRanksStats& s) {
+  json w = json::array();
+  w.push_back(
+      "compute kernels replay at their measured time (a Kineto trace has no shapes to re-time them): "
+      "cluster.gpu "
+      "changes only the simulated communication");
+  if (s.collectives == 0 && s.point_to_point == 0) {
+    w.push_back(
+        "nothing of the step was simulated: no NCCL kernel could be matched to a collective or a "
+        "transfer, so every one replays at its measured time and the step is the measured one "
+        "whatever the cluster and fabric are");
+  }
+  if (s.nccl_measured > 0) {
+    w.push_back(std::to_string(s.nccl_measured) +
+                " NCCL kernels (all ranks) kept at their measured time: broadcasts, batched send/recv, or "
+                "record_param_comms without a collective name and a single-tensor size (PyTorch <= 2.1 with "
+                "TensorList inputs)");
+  }
+  return w;
+}
+
 // report["trace"]: what was imported, and per importer what it measured.
 json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceRunResult& r) {
   json out = {{"format", c.trace.format},
@@ -727,7 +750,8 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
                            {"measured_nccl_s_per_rank", s.measured_nccl_s / n},
                            {"simulated_collective_s_per_rank", simulated / n},
                            {"idle_kept_s_per_rank", s.idle_s / n},
-                           {"stream_overlap_s", s.overlap_s}};
+                           {"stream_overlap_s", s.overlap_s},
+                           {"warnings", kineto_ranks_warnings(s)}};
   }
   if (in.recorded_step_s > 0 && !r.execution.stall) {
     out["what_if"] = {{"recorded_gpu", c.trace.recorded_gpu.empty() ? c.cluster.gpu : c.trace.recorded_gpu},

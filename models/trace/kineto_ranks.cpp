@@ -71,6 +71,7 @@ struct Collective {
   int64_t bytes = 0;
   std::string group_key;  // "<pg name>:<ranks>"
   std::vector<int> ranks;
+  bool legacy = false;  // recovered from the kernel name (legacy_collective)
 };
 
 std::string where(const std::string& file, const kineto::GpuEvent& e) {
@@ -225,11 +226,55 @@ bool p2p_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, c
   return true;
 }
 
+// PyTorch <= 2.1 records record_param_comms without "Collective name" and sizes: the kind then
+// comes from the NCCL kernel's name (ncclKernel_AllReduce_RING_LL_Sum_float,
+// ncclDevKernel_AllGather_...), the bytes from the operator's first input ("Input Dims" x
+// "Input type", an all-gather's input being one rank's share), and the group is every rank (the
+// trace names none). False when the kernel is none of those or the input is not one tensor
+// (a TensorList without dims): the kernel is then kept at its measured time.
+bool legacy_collective(const kineto::GpuEvent& e, const json& args, int64_t world, Collective& out) {
+  if (args.contains("Collective name")) return false;
+  const std::pair<const char*, CollectiveKind> kinds[] = {
+      {"_AllReduce_", CollectiveKind::all_reduce},
+      {"_AllGather_", CollectiveKind::all_gather},
+      {"_ReduceScatter_", CollectiveKind::reduce_scatter}};
+  const auto kind = std::find_if(std::begin(kinds), std::end(kinds),
+                                 [&](const auto& k) { return e.name.find(k.first) != std::string::npos; });
+  if (kind == std::end(kinds)) return false;
+  const auto dims = args.find("Input Dims");
+  const auto types = args.find("Input type");
+  if (dims == args.end() || types == args.end() || !dims->is_array() || !types->is_array() || dims->empty() ||
+      types->empty() || !(*dims)[0].is_array() || (*dims)[0].empty() || !(*types)[0].is_string()) {
+    return false;
+  }
+  static const std::map<std::string, int64_t> sizes = {
+      {"float", 4},         {"double", 8},      {"c10::Half", 2},          {"c10::BFloat16", 2},
+      {"int", 4},           {"long int", 8},    {"short int", 2},          {"bool", 1},
+      {"unsigned char", 1}, {"signed char", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}};
+  const auto size = sizes.find((*types)[0].get<std::string>());
+  if (size == sizes.end()) return false;
+  int64_t elements = 1;
+  for (const json& d : (*dims)[0]) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 || elements > kMaxMessageBytes) return false;
+    elements *= std::max<int64_t>(1, d.get<int64_t>());
+  }
+  if (kind->second == CollectiveKind::all_gather) elements *= world;
+  if (elements > kMaxMessageBytes / size->second) return false;
+  out.kind = kind->second;
+  out.bytes = elements * size->second;
+  out.ranks.resize(static_cast<size_t>(world));
+  for (size_t r = 0; r < out.ranks.size(); ++r) out.ranks[r] = static_cast<int>(r);
+  out.group_key = "(all ranks, legacy record_param_comms):";
+  out.legacy = true;
+  return true;
+}
+
 bool collective_of(const kineto::GpuEvent& e, int64_t world, const std::string& file, const CommOps& comm_ops,
                    Collective& out) {
   const json* found = comm_args_of(e, comm_ops);
   if (found == nullptr) return false;
   const json& args = *found;
+  if (legacy_collective(e, args, world, out)) return true;
   const std::string name = comm_name(args);
   if (name.rfind("allreduce", 0) == 0) {
     out.kind = CollectiveKind::all_reduce;

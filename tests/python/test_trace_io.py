@@ -241,3 +241,32 @@ def test_multi_rank_kineto_replays_nccl_kernels_as_collectives_on_the_fabric(tmp
         ct.load_trace(tmp_path, execution_trace=os.path.join(KINETO, "pytorch_et_gpt1.3b_h200.json.gz"))
     with pytest.raises(ct.ScenarioError, match=r"trace\.execution_trace"):
         ct.run(sc, overrides={"trace.execution_trace": os.path.join(KINETO, "pytorch_et_gpt1.3b_h200.json.gz")})
+
+
+def _two_step_kineto(path):
+    """ProfilerStep#1 launches a 130 us kernel, #2 a 40 us one; #3 launches nothing."""
+    ev = []
+    for n, (b, e) in enumerate([(0, 100), (100, 200), (200, 300)], start=1):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 0, "tid": 1, "ts": b, "dur": e - b})
+    for corr, (launch, ts, dur) in enumerate([(10, 20, 130), (102, 150, 40)], start=1):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0, "tid": 1, "ts": launch,
+                   "dur": 1, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return path
+
+
+def test_trace_step_chooses_the_profiler_step(tmp_path):
+    sc = ct.load_trace(_two_step_kineto(tmp_path / "steps.json"))
+    last = ct.run(sc).report
+    assert last["trace"]["kineto"]["profiler_step"] == 2
+    assert last["trace"]["kineto"]["profiler_steps_without_gpu_work"] == 1
+    assert abs(last["step_time_s"] - 40e-6) < 1e-12
+    first = ct.run(sc.with_overrides({"trace.step": 1})).report
+    assert first["trace"]["kineto"]["profiler_step"] == 1 and abs(first["step_time_s"] - 130e-6) < 1e-12
+    with pytest.raises(ct.ScenarioError, match=r"trace.step 3 is not a ProfilerStep with GPU work; the trace's "
+                                               r"ProfilerSteps: 1, 2, 3 \(no GPU work\)"):
+        ct.run(sc.with_overrides({"trace.step": 3}))
+    with pytest.raises(ct.ScenarioError, match="trace.step: got 1, expected -1"):
+        ct.run(ct.load_trace("tests/data/traces/chakra/all_reduce_8npus_1MB").with_overrides({"trace.step": 1}))

@@ -246,6 +246,51 @@ TEST(KinetoRanks, ProcessGroupsInterleavedDifferentlyDoNotBlock) {
   EXPECT_NEAR(run.step_time_s, last + 45e-6 + 10e-6, 1e-12);
 }
 
+// PyTorch <= 2.1: record_param_comms without "Collective name" or message sizes. A single-tensor
+// all-reduce is recovered from the kernel's name and the operator's "Input Dims" x "Input type"
+// over every rank; a TensorList one (no dims) stays at its measured time.
+TEST(KinetoRanks, LegacyRecordParamCommsFromTheKernelName) {
+  const auto legacy = [](int rank, bool tensor_list) {
+    json ev = json::array();
+    const json args = tensor_list
+                          ? json{{"Input Dims", json::array({json::array(), json::array()})},
+                                 {"Input type", {"TensorList", "Scalar"}}}
+                          : json{{"Input Dims", json::array({json::array({16 << 20}), json::array()})},
+                                 {"Input type", {"float", "Scalar"}}};
+    ev.push_back({{"ph", "X"},
+                  {"cat", "cpu_op"},
+                  {"name", "record_param_comms"},
+                  {"pid", 1},
+                  {"tid", 1},
+                  {"ts", 4},
+                  {"dur", 5},
+                  {"args", args}});
+    add_kernel(ev, 1, "gemm_A", -10, 0, 100, 7);
+    add_kernel(ev, 2, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 5,
+               100, 300, 20);
+    add_kernel(ev, 3, "gemm_C", 398, 405, 50, 7);
+    return json{{"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 4}}},
+                {"traceEvents", ev}};
+  };
+  for (const bool tensor_list : {false, true}) {
+    const RankDir d(tensor_list ? "legacy_list" : "legacy_tensor");
+    for (int r = 0; r < 4; ++r) d.put(r, legacy(r, tensor_list));
+    KinetoRanksStats st;
+    const replay::StepProgram p = import_kineto_ranks(d.dir.string(), &st);
+    EXPECT_EQ(st.collectives, tensor_list ? 0 : 1);
+    EXPECT_EQ(st.nccl_measured, tensor_list ? 4 : 0);
+    if (!tensor_list) {
+      ASSERT_EQ(p.groups.size(), 1U);
+      EXPECT_EQ(p.groups[0].gpus.size(), 4U);
+      for (const auto& in : p.ranks[0].instrs) {
+        if (in.kind == replay::InstrKind::collective) {
+          EXPECT_EQ(in.bytes, int64_t{64} << 20);
+        }
+      }
+    }
+  }
+}
+
 TEST(KinetoRanks, Errors) {
   const auto message = [](const RankDir& d) {
     return error_of([&] { import_kineto_ranks(d.dir.string()); });
