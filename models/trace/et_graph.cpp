@@ -117,6 +117,37 @@ std::string attr_str(const json& node, const char* name) {
   return "";
 }
 
+// A node of the flat layout (schema 1.0.1, 2023: PARAM's and HTA's traces; flat_layout) in the
+// layout of 1.0.3 and later: "inputs" / "outputs" as arrays beside "input_shapes" / "input_types"
+// (outputs likewise) become {values, shapes, types}; "parent" becomes ctrl_deps; top-level
+// rf_id, tid and op_schema become attrs. Nodes already in the later layout pass unchanged.
+bool flat_layout(const json& n) {
+  return n.is_object() && ((n.contains("inputs") && n["inputs"].is_array()) ||
+                           (n.contains("outputs") && n["outputs"].is_array()) || n.contains("parent"));
+}
+
+json later_layout(const json& n) {
+  json out = n;
+  for (const char* which : {"input", "output"}) {
+    const std::string plural = std::string(which) + "s";
+    if (!n.contains(plural) || !n[plural].is_array()) continue;
+    json args = {{"values", n[plural]}};
+    for (const char* part : {"shapes", "types"}) {
+      const std::string flat_key = std::string(which) + "_" + part;
+      if (n.contains(flat_key)) args[part] = n[flat_key];
+      out.erase(flat_key);
+    }
+    out[plural] = std::move(args);
+  }
+  if (n.contains("parent") && !n.contains("ctrl_deps")) out["ctrl_deps"] = n["parent"];
+  json attrs = n.contains("attrs") && n["attrs"].is_array() ? n["attrs"] : json::array();
+  for (const char* k : {"rf_id", "tid", "op_schema"}) {
+    if (n.contains(k)) attrs.push_back({{"name", k}, {"value", n[k]}});
+  }
+  out["attrs"] = std::move(attrs);
+  return out;
+}
+
 }  // namespace
 
 EtGraph read_execution_trace(const std::string& path, const std::string& key) {
@@ -134,7 +165,8 @@ EtGraph read_execution_trace(const std::string& path, const std::string& key) {
   }
   g.nodes.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const json& n = nodes[i];
+    json converted;
+    const json& n = flat_layout(nodes[i]) ? (converted = later_layout(nodes[i])) : nodes[i];
     const std::string where = key + ": " + path + ": node #" + std::to_string(i);
     if (!n.is_object() || !n.contains("id") || !n["id"].is_number_integer() || !n.contains("name") ||
         !n["name"].is_string()) {

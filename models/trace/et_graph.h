@@ -2,7 +2,9 @@
 // or not: {"schema", "nodes": [{"id", "name", "ctrl_deps" (the parent node: the operator this
 // one ran inside), "inputs"/"outputs" {"values", "shapes", "types"} (see op_view.h), "attrs":
 // [{"name", "value"}] with rf_id (the RecordFunction id Kineto records as "Record function
-// id"), tid, op_schema}]}. A node whose ctrl_deps is itself or absent is a root.
+// id"), tid, op_schema}]}. A node whose ctrl_deps is itself or absent is a root. The flat
+// layout of schema 1.0.1 (inputs / input_shapes / input_types side by side, "parent", top-level
+// rf_id / tid / op_schema) is read as the same.
 // Errors are TraceErrors "<key>: <path>: node #<index> (id <id>): <problem>".
 #pragma once
 

@@ -3,7 +3,8 @@
 // Rules:
 //   * Matching. An ET node and a Kineto cpu_op/user_annotation are the same operator call when
 //     the node's rf_id equals the event's "Record function id" (> 0: the ET's process and
-//     thread root nodes carry 0); their names must then agree, or
+//     thread root nodes carry 0; a Kineto trace without any, PyTorch <= 2.1, is matched by
+//     "External id", which its ET's rf_id equals); their names must then agree, or
 //     the two files are not of the same run (error naming the ET node). No match at all is an
 //     error. A GPU event (kernel, memset, memcpy on the chosen device) belongs to the operator
 //     whose External id its launch call (same correlation) carries: the innermost operator
@@ -198,8 +199,13 @@ struct EtImport {
   void match_ops() {
     kineto_of.assign(g.nodes.size(), -1);
     std::unordered_map<int64_t, size_t> op_by_rf;
+    // Kineto traces of PyTorch <= 2.1 carry no "Record function id"; there the ET's rf_id is the
+    // operator's "External id" (as HTA correlates them).
+    const bool external =
+        std::none_of(kt.ops.begin(), kt.ops.end(), [](const kineto::CpuOp& op) { return op.rf_id > 0; });
     for (size_t i = 0; i < kt.ops.size(); ++i) {
-      if (kt.ops[i].rf_id > 0) op_by_rf.emplace(kt.ops[i].rf_id, i);
+      const int64_t rf = external ? kt.ops[i].external_id : kt.ops[i].rf_id;
+      if (rf > 0) op_by_rf.emplace(rf, i);
       if (kt.ops[i].external_id >= 0) op_by_external.emplace(kt.ops[i].external_id, i);
     }
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -210,8 +216,8 @@ struct EtImport {
       if (op.name != n.op.name) {
         throw TraceError("trace.execution_trace: " + et_path + ": node id " + std::to_string(n.id) + " '" +
                          n.op.name + "' has rf_id " + std::to_string(n.rf_id) + " but in " + kineto_path +
-                         " Record function id " + std::to_string(n.rf_id) + " is '" + op.name +
-                         "': the traces are not of the same run");
+                         (external ? " External id " : " Record function id ") + std::to_string(n.rf_id) +
+                         " is '" + op.name + "': the traces are not of the same run");
       }
       kineto_of[i] = static_cast<int64_t>(it->second);
       node_of_op[it->second] = i;

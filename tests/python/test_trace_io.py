@@ -270,3 +270,23 @@ def test_trace_step_chooses_the_profiler_step(tmp_path):
         ct.run(sc.with_overrides({"trace.step": 3}))
     with pytest.raises(ct.ScenarioError, match="trace.step: got 1, expected -1"):
         ct.run(ct.load_trace("tests/data/traces/chakra/all_reduce_8npus_1MB").with_overrides({"trace.step": 1}))
+
+
+WILD = "tests/data/traces/wild/"
+
+
+def test_public_traces_of_older_pytorch(tmp_path):
+    """HolisticTraceAnalysis' test traces: an execution trace in the flat schema 1.0.1 layout
+    with a Kineto trace that has no "Record function id" (matched by External id), and a
+    profile whose last step starts with a prefetch copy (the period, not the time since it)."""
+    r = ct.run(ct.load_trace(WILD + "benchmark_simple_add_trace.json.gz",
+                             execution_trace=WILD + "benchmark_simple_add_et.json.gz")).report
+    et = r["trace"]["execution_trace"]
+    assert et["et_nodes"] == 38 and et["ops_matched"] == 36
+    # 19.6 s of CUDA initialisation inside the first aten::rand: the profile is host time.
+    assert 19.5 < r["step_time_s"] < 20.0
+    q = ct.run(ct.load_trace(WILD + "hta_negative_queue_rank0.json.gz")).report
+    k = q["trace"]["kineto"]
+    assert k["profiler_step"] == 554 and k["profiler_steps"] == 5
+    assert 0.210 < q["step_time_s"] < 0.217  # the trace's own step period (last GPU ends 212-217 ms apart)
+    assert k["before_step_s"] > 0 and any("GPU was busy" in w for w in k["warnings"])
