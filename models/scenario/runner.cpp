@@ -731,7 +731,9 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
                      {"memory_nodes", s.memory},
                      {"collectives", s.collectives},
                      {"point_to_point", s.point_to_point},
-                     {"steps", s.steps}};
+                     {"steps", s.steps},
+                     {"dropped_ctrl_deps", s.dropped_ctrl_deps},
+                     {"measured_broadcasts", s.measured_broadcasts}};
   }
   if (in.kineto_single) out["kineto"] = kineto_section(in.kineto_stats);
   if (in.kineto_ranks) {

@@ -12,7 +12,11 @@
 //   CollectiveCommType (attr comm_type): 0 ALL_REDUCE, 2 ALL_GATHER, 6 ALL_TO_ALL,
 //         7 REDUCE_SCATTER; others are an error.
 // Rules:
-//   * Dependencies are ctrl_deps and data_deps together; nodes are emitted in topological
+//   * Dependencies are ctrl_deps and data_deps together (a ctrl_dep on a node the file does not
+//     have is dropped and counted, ChakraStats::dropped_ctrl_deps; in a file without a version,
+//     Chakra's PyTorch converter's, ctrl_deps name each node's parent operator and only the
+//     data_deps are dependencies, as ASTRA-sim's feeder reads them; a data_dep on a missing
+//     node is an error); nodes are emitted in topological
 //     order (file order among ready nodes). Each stream runs in emission order, so a
 //     dependency on an instruction emitted earlier on the node's own stream is implied and
 //     dropped. Up to two remaining ones become after/after2; more are joined through
@@ -59,6 +63,7 @@
 #include <queue>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "chakra_et.pb.h"
 #include "models/trace/file_io.h"
@@ -103,7 +108,8 @@ struct Node {
   size_t offset = 0;  // byte offset of the node's message in its file
   std::string name;
   uint32_t type = 0;
-  std::vector<uint64_t> deps;
+  std::vector<uint64_t> deps;  // data and control dependencies
+  std::vector<uint64_t> ctrl;  // while decoding: the control dependencies
   uint64_t duration_us = 0;
   std::map<std::string, Attr> attr;
 
@@ -215,49 +221,98 @@ bool next_message(google::protobuf::io::CodedInputStream& in, size_t total, goog
   return true;
 }
 
+// Whether the length-prefixed message at byte `at` is a node of the schema before 0.0.4: it has
+// field 11 (its typed attribute list) or a length-delimited field 7 (input_types, where 0.0.4
+// has the varint duration_micros). Reads the wire format only.
+bool pre_004_node(const std::string& data, size_t at) {
+  const auto varint = [&](size_t& p, uint64_t& v) {
+    v = 0;
+    for (int shift = 0; p < data.size() && shift < 64; shift += 7) {
+      const auto b = static_cast<unsigned char>(data[p++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  };
+  uint64_t length = 0;
+  if (!varint(at, length) || length > data.size() - at) return false;
+  const size_t end = at + static_cast<size_t>(length);
+  while (at < end) {
+    uint64_t key = 0, v = 0;
+    if (!varint(at, key)) return false;
+    const uint64_t field = key >> 3, wire = key & 7;
+    if (field == 11 || (field == 7 && wire == 2)) return true;
+    if (wire == 0) {
+      if (!varint(at, v)) return false;
+    } else if (wire == 2) {
+      if (!varint(at, v) || v > end - at) return false;
+      at += static_cast<size_t>(v);
+    } else if (wire == 1 || wire == 5) {
+      at += wire == 1 ? 8 : 4;
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
 // `size_convention` receives the GlobalMetadata attribute ct_comm_size ("" when absent).
-std::vector<Node> decode_et(const std::string& data, const std::string& file, std::string& size_convention) {
+// `dropped_ctrl` counts the control dependencies not used: in a file without a version (Chakra's
+// PyTorch converter) ctrl_deps are the parent operator of each node, not an order (they run
+// against the data_deps: cycles), and ASTRA-sim's feeder reads data_deps only, so all of them;
+// elsewhere those on nodes the file does not have. A data dependency on a missing node stays
+// an error (topo_order).
+std::vector<Node> decode_et(const std::string& data, const std::string& file, std::string& size_convention,
+                            int64_t& dropped_ctrl) {
   if (data.empty()) throw TraceError(prefix(file) + "empty file");
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw TraceError(prefix(file) + "larger than 2 GiB, the most one protobuf stream reads");
   }
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
-                                            static_cast<int>(data.size()));
-  // The first message is GlobalMetadata (its field 1, version, is a string: tag 0x0a). A file
-  // whose first message starts with a varint field 1 (tag 0x08, a node's id) has none: the
-  // schema of 2023 before 0.0.4 (node fields parent / typed attribute, other collective codes).
+  // The first message is GlobalMetadata. Files of ASTRA-sim's 2023 text converter have none:
+  // their first message is a node (tag 0x08, its id; or, for id 0, one that does not parse as
+  // metadata); those are read as nodes from byte 0 when every node parses as this schema's,
+  // and refused as the schema before 0.0.4 (typed attribute lists, other collective codes)
+  // when a node has fields this schema does not know.
+  bool has_metadata = true;
   {
     size_t at = 0;
     while (at < data.size() && (static_cast<unsigned char>(data[at]) & 0x80) != 0) ++at;
-    if (at + 1 < data.size() && data[at + 1] == '\x08') {
-      throw TraceError(
-          prefix(file) +
-          "no GlobalMetadata: the first message is a node; a file of the Chakra schema before "
-          "0.0.4 (2023), which this reader does not decode (it reads 0.0.4 and 1.0.x, with or "
-          "without a version); convert the source again with MLCommons Chakra's current converter");
-    }
+    if (at + 1 < data.size() && data[at + 1] == '\x08') has_metadata = false;
   }
   chakra::GlobalMetadata meta;
-  next_message(in, data.size(), meta, file, "GlobalMetadata");
+  if (has_metadata) {
+    google::protobuf::io::CodedInputStream probe(reinterpret_cast<const uint8_t*>(data.data()),
+                                                 static_cast<int>(data.size()));
+    try {
+      next_message(probe, data.size(), meta, file, "GlobalMetadata");
+    } catch (const TraceError&) {
+      chakra::Node first;
+      google::protobuf::io::CodedInputStream again(reinterpret_cast<const uint8_t*>(data.data()),
+                                                   static_cast<int>(data.size()));
+      bool node = false;
+      try {
+        node = next_message(again, data.size(), first, file, "Node") && first.type() != chakra::INVALID_NODE;
+      } catch (const TraceError&) {
+      }
+      if (!node) throw;
+      has_metadata = false;
+    }
+  }
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
+                                            static_cast<int>(data.size()));
+  if (has_metadata) next_message(in, data.size(), meta, file, "GlobalMetadata");
   // Versions written by the tools that emit this schema (Node fields of et_def.proto since
   // 0.0.4, 2023-10): "0.0.4" (ASTRA-sim's microbenchmarks, this project's export), "1.0.0"
-  // (Chakra's generator), "" with a "schema" attribute such as 1.0.2-chakra.0.0.4 (Chakra's
-  // PyTorch converter, ASTRA-sim's custom collectives).
-  std::string schema;
+  // (Chakra's generator), "" with a "schema" attribute (Chakra's PyTorch converter copies the
+  // execution trace's, e.g. 1.0.2-chakra.0.0.4 or 1.0.1; ASTRA-sim's custom collectives).
   size_convention.clear();
   for (const chakra::AttributeProto& a : meta.attr()) {
     if (a.name() == "ct_comm_size") size_convention = a.string_val();
-    if (a.name() == "schema") schema = a.string_val();
   }
   const std::string& v = meta.version();
-  const bool known = v == kChakraVersion || v == "1.0.0" ||
-                     (v.empty() && (schema.empty() || schema.find("chakra.0.0.4") != std::string::npos ||
-                                    schema.find("chakra.1.0") != std::string::npos));
-  if (!known) {
-    throw TraceError(
-        prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + v + "'" +
-        (schema.empty() ? std::string() : " (schema '" + schema + "')") +
-        "; this reader decodes 0.0.4 and 1.0.0, or no version with a schema of chakra 0.0.4 / 1.0.x");
+  if (v != kChakraVersion && v != "1.0.0" && !v.empty()) {
+    throw TraceError(prefix(file) + "GlobalMetadata at byte 0: Chakra schema version '" + v +
+                     "'; this reader decodes 0.0.4 and 1.0.0, or no version (Chakra's converter)");
   }
   std::vector<Node> nodes;
   chakra::Node msg;
@@ -265,13 +320,20 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
     const auto at = static_cast<size_t>(in.CurrentPosition());
     msg.Clear();
     if (!next_message(in, data.size(), msg, file, "Node")) break;
+    if (!has_metadata && pre_004_node(data, at)) {
+      throw TraceError(
+          prefix(file) + "node at byte " + std::to_string(at) +
+          ": no GlobalMetadata and fields this schema does not have: a file of the Chakra "
+          "schema before 0.0.4 (2023), which this reader does not decode (it reads 0.0.4 and 1.0.x); "
+          "convert the source again with MLCommons Chakra's current converter");
+    }
     Node n;
     n.offset = at;
     n.id = msg.id();
     n.name = msg.name();
     n.type = static_cast<uint32_t>(msg.type());
-    n.deps.assign(msg.ctrl_deps().begin(), msg.ctrl_deps().end());
-    n.deps.insert(n.deps.end(), msg.data_deps().begin(), msg.data_deps().end());
+    n.deps.assign(msg.data_deps().begin(), msg.data_deps().end());
+    n.ctrl.assign(msg.ctrl_deps().begin(), msg.ctrl_deps().end());
     n.duration_us = msg.duration_micros();
     for (const chakra::AttributeProto& a : msg.attr()) n.attr[a.name()] = attr_of(a);
     if (static_cast<int64_t>(nodes.size()) >= sim::input_limit("trace_events")) {
@@ -283,6 +345,19 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
       }
     }
     nodes.push_back(std::move(n));
+  }
+  std::unordered_set<uint64_t> ids;
+  for (const Node& n : nodes) ids.insert(n.id);
+  const bool converter = meta.version().empty();
+  for (Node& n : nodes) {
+    for (const uint64_t d : n.ctrl) {
+      if (!converter && ids.count(d) != 0) {
+        n.deps.push_back(d);
+      } else {
+        ++dropped_ctrl;
+      }
+    }
+    n.ctrl.clear();
   }
   return nodes;
 }
@@ -448,7 +523,22 @@ int64_t ct_int(const Node& n, const std::string& k, int64_t lo, int64_t hi, cons
 
 // A collective: COMM_COLL, or (ClusterTwin's export) a one-rank collective written as an
 // INVALID_NODE with ct_local_collective, which ASTRA-sim would never complete as a collective.
-bool is_collective(const Node& n) { return n.type == kColl || (n.type == 0 && n.has("ct_local_collective")); }
+// Chakra's PyTorch converter writes each collective twice: the CPU-side c10d:: operator
+// (is_cpu_op, no comm_type), which takes no time here, and the NCCL kernel. A broadcast
+// (comm_type 5) runs for its duration_micros, as ASTRA-sim replays it (Workload.cc).
+bool cpu_side_collective(const Node& n) {
+  const auto cpu = n.attr.find("is_cpu_op");
+  return n.type == kColl && cpu != n.attr.end() && cpu->second.is_integer && cpu->second.i != 0 &&
+         !n.has("comm_type");
+}
+bool measured_broadcast(const Node& n) {
+  const auto t = n.attr.find("comm_type");
+  return n.type == kColl && t != n.attr.end() && t->second.is_integer && t->second.i == 5;
+}
+bool is_collective(const Node& n) {
+  return (n.type == kColl && !cpu_side_collective(n) && !measured_broadcast(n)) ||
+         (n.type == 0 && n.has("ct_local_collective"));
+}
 
 // Bytes of a collective in the nccl-tests sense (all-gather: the gathered output). ct_bytes (our
 // export) is exact. Otherwise comm_size is in Chakra's and ASTRA-sim's convention, the buffer
@@ -562,7 +652,7 @@ struct ChakraImport {
     for (int r = 0; r < n; ++r) {
       const auto ru = static_cast<size_t>(r);
       std::string convention;
-      nodes[ru] = decode_et(rank_files[ru].second, files[ru], convention);
+      nodes[ru] = decode_et(rank_files[ru].second, files[ru], convention, st.dropped_ctrl_deps);
       if (!convention.empty() && convention != "astra-sim") {
         throw TraceError(prefix(files[ru]) + "GlobalMetadata ct_comm_size '" + convention +
                          "' is not astra-sim, the one convention this reader knows");
@@ -774,6 +864,11 @@ struct ChakraImport {
         result = emit_memory(rb, nd, in, deps);
       } else if (nd.type == kComp) {
         result = emit_compute(rb, nd, in, deps, ends);
+      } else if (measured_broadcast(nd)) {
+        result = emit_compute(rb, nd, in, deps, ends);  // its duration, counted as exposed communication
+        rb.instrs[static_cast<size_t>(result)].tp_seconds = rb.instrs[static_cast<size_t>(result)].seconds;
+        --st.computes;
+        ++st.measured_broadcasts;
       } else if (is_collective(nd)) {
         result = emit_collective(r, i, rb, nd, in, deps);
       } else if (nd.type == kSend || nd.type == kRecv) {

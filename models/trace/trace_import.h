@@ -53,14 +53,16 @@ inline constexpr const char* kChakraVersion = "0.0.4";
 
 struct ChakraStats {
   int ranks = 0;
-  int nodes = 0;           // Chakra nodes over all ranks
-  int collectives = 0;     // collective instances (groups of matching nodes)
-  int all_to_all = 0;      // of which all-to-all, decomposed into sends
-  int point_to_point = 0;  // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
-  int computes = 0;        // COMP nodes
-  int memory = 0;          // MEM_LOAD / MEM_STORE nodes
-  int steps = 1;           // steps the trace carries (step_end nodes of a ClusterTwin export)
-  std::string name;        // the <name> of <name>.<rank>.et
+  int nodes = 0;                  // Chakra nodes over all ranks
+  int collectives = 0;            // collective instances (groups of matching nodes)
+  int all_to_all = 0;             // of which all-to-all, decomposed into sends
+  int measured_broadcasts = 0;    // broadcast nodes run for their duration_micros (as ASTRA-sim)
+  int point_to_point = 0;         // matched send/recv pairs from COMM_SEND/COMM_RECV nodes
+  int computes = 0;               // COMP nodes
+  int memory = 0;                 // MEM_LOAD / MEM_STORE nodes
+  int steps = 1;                  // steps the trace carries (step_end nodes of a ClusterTwin export)
+  int64_t dropped_ctrl_deps = 0;  // control dependencies on nodes not in the file (dropped)
+  std::string name;               // the <name> of <name>.<rank>.et
 };
 
 struct ChakraOptions {

@@ -293,7 +293,7 @@ TEST(ChakraImport, WireErrorsNameFileAndByte) {
   EXPECT_EQ(
       import_error(metadata("0.0.3") + comp_node(1, 5)),
       "trace.path: t.0.et: GlobalMetadata at byte 0: Chakra schema version '0.0.3'; this reader decodes "
-      "0.0.4 and 1.0.0, or no version with a schema of chakra 0.0.4 / 1.0.x");
+      "0.0.4 and 1.0.0, or no version (Chakra's converter)");
   // The versions the tools that write this schema emit are read: Chakra's generator (1.0.0), its
   // PyTorch converter and ASTRA-sim's custom collectives (no version, a schema attribute).
   EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", metadata("1.0.0") + comp_node(1, 5)}}));
@@ -304,10 +304,32 @@ TEST(ChakraImport, WireErrorsNameFileAndByte) {
   const std::string converter =
       message(std::string("\x12", 1) + static_cast<char>(schema_attr.size()) + schema_attr);
   EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", converter + comp_node(1, 5)}}));
-  // The schema of 2023 before 0.0.4 has no GlobalMetadata: the first message is a node.
-  EXPECT_NE(import_error(comp_node(1, 5))
-                .find("no GlobalMetadata: the first message is a node; a file of the "
-                      "Chakra schema before 0.0.4"),
+  // Chakra's PyTorch converter (no version): ctrl_deps are parent links, not dependencies (here
+  // one against the data dependency: a cycle if read as an order); the CPU-side c10d:: node of a
+  // collective (is_cpu_op, no comm_type) takes no time; a broadcast runs for its duration.
+  {
+    const std::string meta = message(std::string("\x12\x00", 2));          // GlobalMetadata {attr {}}
+    std::string cpu_coll("\x08\x02\x18\x07\x2a\x01\x01\x22\x01\x03", 10);  // data [1], ctrl [3]
+    cpu_coll += std::string("\x52\x0e\x0a\x09is_cpu_op\xd8\x01\x01", 16);
+    std::string bcast("\x08\x03\x18\x07\x2a\x01\x02\x38\x07", 9);  // data [2], 7 us
+    bcast += int_attr("comm_type", 5) + int_attr("comm_size", 64);
+    ChakraStats st;
+    const replay::StepProgram p = import_chakra_bytes(
+        "dir", {{"t.0.et", meta + comp_node(1, 5) + message(cpu_coll) + message(bcast)}}, &st);
+    EXPECT_EQ(st.dropped_ctrl_deps, 1);
+    EXPECT_EQ(st.measured_broadcasts, 1);
+    EXPECT_EQ(st.collectives, 0);
+    EXPECT_NEAR(run_trace_program(p, replay::testing::small_cluster(1), "analytical").step_time_s, 12e-6,
+                1e-12);
+  }
+  // No GlobalMetadata (ASTRA-sim's 2023 text converter): nodes of this schema are read from byte
+  // 0; a node with the fields of the schema before 0.0.4 (a typed attribute list, field 11) is
+  // refused by name.
+  EXPECT_NO_THROW(import_chakra_bytes("dir", {{"t.0.et", comp_node(1, 5) + comp_node(2, 6)}}));
+  const std::string old_attr("\x5a\x02\x0a\x00", 4);  // field 11: an attribute
+  EXPECT_NE(import_error(comp_node(1, 5, old_attr))
+                .find("no GlobalMetadata and fields this schema does not have: a file of the Chakra schema "
+                      "before 0.0.4"),
             std::string::npos);
   EXPECT_EQ(import_error(std::string()), "trace.path: t.0.et: empty file");
   // Byte offsets hold for a real file: cut all_reduce.3.et inside its node.
