@@ -554,8 +554,7 @@ struct ImportedTrace {
   bool kineto_ranks = false;   // a directory of per-rank Kineto files
   trace::KinetoRanksStats ranks_stats;
   trace::ChakraStats chakra_stats;
-  bool kineto_single = false;  // one Kineto file without an execution trace
-  trace::KinetoStats kineto_stats;
+  trace::KinetoStats kineto_stats;  // one Kineto file without an execution trace
 };
 
 // Kineto + PyTorch execution trace, on the cluster's GPU; with trace.recorded_gpu or
@@ -608,7 +607,6 @@ ImportedTrace import_trace(const Config& c) {
     } else {
       trace::KinetoOptions kineto;
       kineto.step = c.trace.step;
-      out.kineto_single = true;
       out.program = trace::import_kineto(c.trace.path, kineto, &out.kineto_stats);
     }
   } catch (const ScenarioError&) {
@@ -701,8 +699,7 @@ json kineto_ranks_warnings(const trace::KinetoRanksStats& s) {
   json w = json::array();
   w.push_back(
       "compute kernels replay at their measured time (a Kineto trace has no shapes to re-time them): "
-      "cluster.gpu "
-      "changes only the simulated communication");
+      "cluster.gpu changes only the simulated communication");
   if (s.collectives == 0 && s.point_to_point == 0) {
     w.push_back(
         "nothing of the step was simulated: no NCCL kernel could be matched to a collective or a "
@@ -735,7 +732,8 @@ json trace_section(const Config& c, const ImportedTrace& in, const trace::TraceR
                      {"dropped_ctrl_deps", s.dropped_ctrl_deps},
                      {"measured_broadcasts", s.measured_broadcasts}};
   }
-  if (in.kineto_single) out["kineto"] = kineto_section(in.kineto_stats);
+  if (c.trace.format == "kineto" && !in.kineto_ranks && c.trace.execution_trace.empty())
+    out["kineto"] = kineto_section(in.kineto_stats);
   if (in.kineto_ranks) {
     const trace::KinetoRanksStats& s = in.ranks_stats;
     double simulated = 0;

@@ -53,6 +53,7 @@
 //     Violations are errors naming the file and node.
 // Every error names the file and the byte offset (wire format) or the node id (content).
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <cmath>
@@ -74,6 +75,7 @@
 namespace ct::trace {
 namespace {
 
+using google::protobuf::internal::WireFormatLite;
 using replay::Category;
 using replay::CollectiveKind;
 using replay::Instr;
@@ -225,34 +227,19 @@ bool next_message(google::protobuf::io::CodedInputStream& in, size_t total, goog
 // field 11 (its typed attribute list) or a length-delimited field 7 (input_types, where 0.0.4
 // has the varint duration_micros). Reads the wire format only.
 bool pre_004_node(const std::string& data, size_t at) {
-  const auto varint = [&](size_t& p, uint64_t& v) {
-    v = 0;
-    for (int shift = 0; p < data.size() && shift < 64; shift += 7) {
-      const auto b = static_cast<unsigned char>(data[p++]);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  };
-  uint64_t length = 0;
-  if (!varint(at, length) || length > data.size() - at) return false;
-  const size_t end = at + static_cast<size_t>(length);
-  while (at < end) {
-    uint64_t key = 0, v = 0;
-    if (!varint(at, key)) return false;
-    const uint64_t field = key >> 3, wire = key & 7;
-    if (field == 11 || (field == 7 && wire == 2)) return true;
-    if (wire == 0) {
-      if (!varint(at, v)) return false;
-    } else if (wire == 2) {
-      if (!varint(at, v) || v > end - at) return false;
-      at += static_cast<size_t>(v);
-    } else if (wire == 1 || wire == 5) {
-      at += wire == 1 ? 8 : 4;
-    } else {
-      return false;
-    }
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()) + at,
+                                            static_cast<int>(data.size() - at));
+  uint32_t length = 0;
+  if (!in.ReadVarint32(&length)) return false;
+  const auto limit = in.PushLimit(static_cast<int>(length));
+  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
+    const uint32_t field = WireFormatLite::GetTagFieldNumber(tag);
+    if (field == 11 ||
+        (field == 7 && WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED))
+      return true;
+    if (!WireFormatLite::SkipField(&in, tag)) return false;
   }
+  in.PopLimit(limit);
   return false;
 }
 
@@ -273,6 +260,10 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
   // metadata); those are read as nodes from byte 0 when every node parses as this schema's,
   // and refused as the schema before 0.0.4 (typed attribute lists, other collective codes)
   // when a node has fields this schema does not know.
+  const auto stream_at_start = [&] {
+    return google::protobuf::io::CodedInputStream(reinterpret_cast<const uint8_t*>(data.data()),
+                                                  static_cast<int>(data.size()));
+  };
   bool has_metadata = true;
   {
     size_t at = 0;
@@ -280,15 +271,14 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
     if (at + 1 < data.size() && data[at + 1] == '\x08') has_metadata = false;
   }
   chakra::GlobalMetadata meta;
+  google::protobuf::io::CodedInputStream in = stream_at_start();
   if (has_metadata) {
-    google::protobuf::io::CodedInputStream probe(reinterpret_cast<const uint8_t*>(data.data()),
-                                                 static_cast<int>(data.size()));
     try {
-      next_message(probe, data.size(), meta, file, "GlobalMetadata");
+      next_message(in, data.size(), meta, file, "GlobalMetadata");
     } catch (const TraceError&) {
+      // Not metadata: a node of id 0 (whose first field is its name) starts the file, or it is corrupt.
       chakra::Node first;
-      google::protobuf::io::CodedInputStream again(reinterpret_cast<const uint8_t*>(data.data()),
-                                                   static_cast<int>(data.size()));
+      google::protobuf::io::CodedInputStream again = stream_at_start();
       bool node = false;
       try {
         node = next_message(again, data.size(), first, file, "Node") && first.type() != chakra::INVALID_NODE;
@@ -298,9 +288,8 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
       has_metadata = false;
     }
   }
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
-                                            static_cast<int>(data.size()));
-  if (has_metadata) next_message(in, data.size(), meta, file, "GlobalMetadata");
+  google::protobuf::io::CodedInputStream from_start = stream_at_start();
+  google::protobuf::io::CodedInputStream& nodes_in = has_metadata ? in : from_start;
   // Versions written by the tools that emit this schema (Node fields of et_def.proto since
   // 0.0.4, 2023-10): "0.0.4" (ASTRA-sim's microbenchmarks, this project's export), "1.0.0"
   // (Chakra's generator), "" with a "schema" attribute (Chakra's PyTorch converter copies the
@@ -317,9 +306,9 @@ std::vector<Node> decode_et(const std::string& data, const std::string& file, st
   std::vector<Node> nodes;
   chakra::Node msg;
   for (;;) {
-    const auto at = static_cast<size_t>(in.CurrentPosition());
+    const auto at = static_cast<size_t>(nodes_in.CurrentPosition());
     msg.Clear();
-    if (!next_message(in, data.size(), msg, file, "Node")) break;
+    if (!next_message(nodes_in, data.size(), msg, file, "Node")) break;
     if (!has_metadata && pre_004_node(data, at)) {
       throw TraceError(
           prefix(file) + "node at byte " + std::to_string(at) +
@@ -776,7 +765,6 @@ struct ChakraImport {
     if (in.category == Category::step_end && own_ends) ends[static_cast<size_t>(in.step)] = true;
     depend(rb, in, deps);
     rb.instrs.push_back(in);
-    ++st.computes;
     return static_cast<int32_t>(rb.instrs.size() - 1);
   }
 
@@ -864,10 +852,10 @@ struct ChakraImport {
         result = emit_memory(rb, nd, in, deps);
       } else if (nd.type == kComp) {
         result = emit_compute(rb, nd, in, deps, ends);
+        ++st.computes;
       } else if (measured_broadcast(nd)) {
         result = emit_compute(rb, nd, in, deps, ends);  // its duration, counted as exposed communication
         rb.instrs[static_cast<size_t>(result)].tp_seconds = rb.instrs[static_cast<size_t>(result)].seconds;
-        --st.computes;
         ++st.measured_broadcasts;
       } else if (is_collective(nd)) {
         result = emit_collective(r, i, rb, nd, in, deps);

@@ -362,11 +362,6 @@ StepWindow step_window(const KinetoTrace& trace, int device, int64_t step, const
   return out;
 }
 
-std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
-                                  const std::string& key) {
-  return step_window(trace, device, -1, path, key).events;
-}
-
 bool is_nccl(const std::string& kernel_name) {
   std::string lower = kernel_name;
   std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -101,9 +101,6 @@ struct StepWindow {
 // there are none, or the asked step is not in the trace (naming the ones there).
 StepWindow step_window(const KinetoTrace& trace, int device, int64_t step, const std::string& path,
                        const std::string& key);
-// The events of step_window(trace, device, -1, ...).
-std::vector<GpuEvent> step_events(const KinetoTrace& trace, int device, const std::string& path,
-                                  const std::string& key);
 
 // Kernel name of an NCCL kernel ("nccl" in any case).
 bool is_nccl(const std::string& kernel_name);

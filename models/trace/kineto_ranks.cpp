@@ -4,7 +4,8 @@
 // Files: every *.json and *.json.gz in the directory. The rank is the file's
 // distributedInfo.rank; every file's distributedInfo.world_size must equal the number of
 // files, and ranks 0..N-1 appear once each. Rank r runs on GPU r.
-// Per rank, the step's GPU events (kineto::step_events: the last ProfilerStep, or all) split in:
+// Per rank, the step's GPU events (kineto::step_window: trace.step's ProfilerStep, the last one with GPU
+// work, or all) split in:
 //   * Collectives: NCCL kernels with record_param_comms arguments (on the kernel event, or on
 //     the record_param_comms operator its launch call ran in). "Collective name"
 //     (lower case, '_' dropped) starting with allreduce, allgather, reducescatter or alltoall
@@ -49,6 +50,7 @@
 #include <unordered_map>
 
 #include "models/trace/kineto_events.h"
+#include "models/trace/op_view.h"
 #include "models/trace/program_build.h"
 #include "models/trace/trace_import.h"
 #include "sim/input_limits.h"
@@ -71,7 +73,6 @@ struct Collective {
   int64_t bytes = 0;
   std::string group_key;  // "<pg name>:<ranks>"
   std::vector<int> ranks;
-  bool legacy = false;  // recovered from the kernel name (legacy_collective)
 };
 
 std::string where(const std::string& file, const kineto::GpuEvent& e) {
@@ -247,25 +248,20 @@ bool legacy_collective(const kineto::GpuEvent& e, const json& args, int64_t worl
       types->empty() || !(*dims)[0].is_array() || (*dims)[0].empty() || !(*types)[0].is_string()) {
     return false;
   }
-  static const std::map<std::string, int64_t> sizes = {
-      {"float", 4},         {"double", 8},      {"c10::Half", 2},          {"c10::BFloat16", 2},
-      {"int", 4},           {"long int", 8},    {"short int", 2},          {"bool", 1},
-      {"unsigned char", 1}, {"signed char", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}};
-  const auto size = sizes.find((*types)[0].get<std::string>());
-  if (size == sizes.end()) return false;
+  const int64_t element = dtype_size((*types)[0].get<std::string>());
+  if (element == 0) return false;
   int64_t elements = 1;
   for (const json& d : (*dims)[0]) {
     if (!d.is_number_integer() || d.get<int64_t>() < 0 || elements > kMaxMessageBytes) return false;
     elements *= std::max<int64_t>(1, d.get<int64_t>());
   }
   if (kind->second == CollectiveKind::all_gather) elements *= world;
-  if (elements > kMaxMessageBytes / size->second) return false;
+  if (elements > kMaxMessageBytes / element) return false;
   out.kind = kind->second;
-  out.bytes = elements * size->second;
+  out.bytes = elements * element;
   out.ranks.resize(static_cast<size_t>(world));
   for (size_t r = 0; r < out.ranks.size(); ++r) out.ranks[r] = static_cast<int>(r);
   out.group_key = "(all ranks, legacy record_param_comms):";
-  out.legacy = true;
   return true;
 }
 

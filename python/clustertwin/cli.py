@@ -200,16 +200,6 @@ def _print_summary(report: dict) -> None:
             print(f"           {place['count']:>6} rank(s) in {where}, waiting for {place['missing_count']} rank(s) "
                   f"{place['missing_ranks'][:8]}")
     not_computed = report.get("not_computed", {})
-    tr = report.get("trace", {})
-    for section in ("kineto", "kineto_ranks"):
-        if section in tr:
-            k = tr[section]
-            if section == "kineto":
-                step = k.get("profiler_step")
-                print(f"trace      {'ProfilerStep#' + str(step) if step is not None else 'the whole profile'}: "
-                      f"measured {k['measured_step_s']:.6g} s, GPU busy {k['gpu_busy_fraction']:.1%}")
-            for w in k.get("warnings", []):
-                print(f"warning    {w}")
     if "job_failed_at_s" in report:  # one line for the step figures the failure left out
         keys = [k for k, why in not_computed.items() if why.startswith("the job failed")]
         if keys:

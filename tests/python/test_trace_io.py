@@ -290,3 +290,15 @@ def test_public_traces_of_older_pytorch(tmp_path):
     assert k["profiler_step"] == 554 and k["profiler_steps"] == 5
     assert 0.210 < q["step_time_s"] < 0.217  # the trace's own step period (last GPU ends 212-217 ms apart)
     assert k["before_step_s"] > 0 and any("GPU was busy" in w for w in k["warnings"])
+
+
+def test_text_output_names_the_step_and_each_warning_once(tmp_path):
+    scenario = tmp_path / "wild.json"
+    scenario.write_text(json.dumps({"trace": {"format": "kineto",
+                                              "path": os.path.abspath(WILD + "hta_negative_queue_rank0.json.gz")},
+                                    "cluster": {"nodes": 1}}))
+    done = cli("run", str(scenario))
+    assert done.returncode == 0, done.stderr
+    assert "trace      ProfilerStep#554: measured 0.2125" in done.stdout
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning ")]
+    assert len(warnings) == 2 and len(set(warnings)) == 2, warnings
