@@ -119,19 +119,34 @@ void bind_run(py::module_& m) {
       "The kill-a-node drill: the job's timeline from the kill to steady throughput; JSON text.");
   m.def(
       "plan",
-      [](double params, double tokens, double days, const std::string& gpu, int seq) {
+      [](double params, double tokens, double days, const std::string& gpu, const std::string& model_json,
+         int seq, double batch_tokens, double pue, int threads, const py::object& progress) {
         scenario::PlanRequest r;
         r.params = params;
         r.tokens = tokens;
         r.days = days;
         r.gpu = gpu;
+        if (!model_json.empty()) r.model = scenario::parse_document(model_json, scenario::Format::json);
         r.seq_length = seq;
+        r.batch_tokens = batch_tokens;
+        r.pue = pue;
+        r.threads = threads;
+        if (!progress.is_none()) {
+          r.progress = [progress](int done, int total) {
+            py::gil_scoped_acquire hold;
+            progress(done, total);
+          };
+        }
         py::gil_scoped_release release;
         return scenario::plan(r).dump();
       },
       py::arg("params"), py::arg("tokens"), py::arg("days"), py::arg("gpu") = "H100-SXM",
-      py::arg("seq") = 2048,
-      "Cluster size at optimistic/base/conservative MFU and the best layout; JSON text.");
+      py::arg("model_json") = "", py::arg("seq") = 0, py::arg("batch_tokens") = 4e6, py::arg("pue") = 0.0,
+      py::arg("threads") = 0, py::arg("progress") = py::none(),
+      "Cluster size at optimistic/base/conservative MFU and the best layout of the model (model_json: "
+      "training_job.model keys, a preset allowed; empty = the shape nearest params); JSON text. "
+      "progress(done, "
+      "total) is called after each block of layouts.");
 }
 
 }  // namespace ct::python

@@ -19,10 +19,11 @@ from .compare import compare_nccl_tests
 from .importers import ImportedScenario, from_hf_config, from_megatron_args
 from .metrics import write_openmetrics
 from .optimize import optimize
+from .planning import plan
 from .sweep import sweep
 
 __all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "limits",
-           "load", "load_trace", "optimize", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]
+           "load", "load_trace", "optimize", "plan", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]
 
 
 def __getattr__(name):

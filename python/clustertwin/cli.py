@@ -37,6 +37,17 @@ def _count(text: str) -> int:
     return int(value)
 
 
+def _quantity(text: str) -> float:
+    """argparse type of --params / --tokens / --batch-tokens: 405e9, 405B, 15T, 4M."""
+    from .planning import quantity
+
+    try:
+        return quantity(text, "value")
+    except ScenarioError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a positive number like 405e9 or 405B "
+                                         "(suffixes K, M, B or G, T, P)") from None
+
+
 def _limit(text: str) -> tuple[str, int]:
     """--limit NAME=VALUE: one input limit (sim/input_limits.h); VALUE may carry KiB/MiB/GiB."""
     if "=" not in text:
@@ -497,29 +508,63 @@ def cmd_rollout(args) -> int:
     return 0
 
 
+def _plan_model(args) -> dict | None:
+    model = {"preset": args.model} if args.model else {}
+    for flag in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "activation"):
+        if getattr(args, flag) is not None:
+            model[flag] = getattr(args, flag)
+    return model or None
+
+
 def cmd_plan(args) -> int:
-    result = json.loads(_core.plan(args.params, args.tokens, args.days, args.gpu, args.seq))
+    from .planning import plan
+
+    result = plan(args.params, args.tokens, args.days, gpu=args.gpu, model=_plan_model(args), seq=args.seq,
+                  batch_tokens=args.batch_tokens, pue=args.pue, threads=args.threads,
+                  progress=not (args.quiet or args.json))
     if args.json:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")
         return 0
-    print(f"training compute  {result['training_flops']:.3g} FLOP (6 N D); model state {result['model_state_bytes'] / 2**40:.1f} TiB")
-    print(f"{'case':<13} {'MFU':>5} {'GPUs':>8} {'nodes':>6} {'HBM TiB':>8} {'NIC Tb/s':>9} {'power MW':>9}")
+    _print_plan(result)
+    return 0
+
+
+def _print_plan(result: dict) -> None:
+    m, n = result["model"], result["inputs"]["params"]
+    kv = f", {m['kv_heads']} KV heads" if m["kv_heads"] != m["heads"] else ""
+    print(f"model             {m['layers']} layers, hidden {m['hidden']}, {m['heads']} heads{kv}, FFN {m['ffn_hidden']},"
+          f" {m['activation']}, vocabulary {m['vocab']}, sequence {m['seq_length']}:"
+          f" {m['active_parameters'] / 1e9:.1f}B parameters")
+    print(f"                  {m['source']}")
+    print(f"training compute  {result['training_flops']:.3g} FLOP (6 N D, N = {n / 1e9:.4g}B);"
+          f" model state {result['model_state_bytes'] / 2**40:.1f} TiB")
+    facility = result["inputs"]["pue"] is not None
+    print(f"{'case':<13} {'MFU':>5} {'GPUs':>8} {'nodes':>6} {'HBM TiB':>8} {'NIC Tb/s':>9} {'IT MW':>7}"
+          + (f" {'facility MW':>11}" if facility else ""))
     for name in ["optimistic", "base", "conservative"]:
         c = result["cases"][name]
         print(f"{name:<13} {c['mfu']:>5.0%} {c['gpus']:>8.0f} {c['nodes']:>6} {c['hbm_bytes'] / 2**40:>8.1f}"
-              f" {c['nic_bandwidth_gbps'] / 1e3:>9.1f} {c['power_w'] / 1e6:>9.2f}")
-    m = result["model"]
-    print(f"model shape       {m['layers']} layers, hidden {m['hidden']}, {m['heads']} heads ({m['parameters'] / 1e9:.1f}B)")
-    best = result["layout"].get("best")
+              f" {c['nic_bandwidth_gbps'] / 1e3:>9.1f} {c['power_w'] / 1e6:>7.2f}"
+              + (f" {c['facility_power_w'] / 1e6:>11.2f}" if facility else ""))
+    lay = result["layout"]
+    best = lay.get("best")
     if best:
+        idle = lay["cluster_gpus"] - best["gpus_used"]
+        print(f"layout search     on the base case's {lay['cluster_gpus']:,} GPUs, {lay['batch_tokens']:.3g} tokens per step:"
+              f" {lay['layouts_simulated']} layouts simulated, {lay['layouts_not_fitting']} do not fit in memory,"
+              f" {lay['layouts_off_batch']} cannot reach the batch")
         print(f"best layout       TP {best['tensor_parallel']} PP {best['pipeline_parallel']} DP {best['data_parallel']}"
-              f" v {best['virtual_pipeline']} mb {best['micro_batch_size']} gbs {best['global_batch_size']}:"
-              f" MFU {best['mfu']:.1%}, {result['layout']['days_at_predicted_mfu']:.1f} days"
-              f" ({result['layout']['layouts_evaluated']} layouts evaluated)")
+              f" v {best['virtual_pipeline']} mb {best['micro_batch_size']} gbs {best['global_batch_size']},"
+              f" {best['recompute_granularity']} recompute ({best['gpus_used']:,.0f} GPUs used"
+              + (f", {idle:,.0f} idle)" if idle else ")"))
+        print(f"predicted         {best['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU, MFU {best['mfu']:.1%}"
+              f" ({best['mfu_6nd']:.1%} as 6 N D): {lay['days']:.1f} days on these GPUs;"
+              f" {lay['gpus_for_deadline']:,} GPUs for {result['inputs']['days']:g} days")
     else:
-        print(f"best layout       none: {result['layout'].get('reason', 'no layout fits in memory')}")
-    return 0
+        print(f"best layout       none: {lay.get('reason', 'no layout fits in memory')}")
+    for w in result.get("warnings", []):
+        print(f"warning: {w}")
 
 
 def cmd_export(args) -> int:
@@ -734,11 +779,22 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--json", action="store_true")
     ro.set_defaults(func=cmd_rollout)
     pl = sub.add_parser("plan", help="GPUs, HBM, NIC bandwidth and power for N parameters, D tokens, T days")
-    pl.add_argument("--params", type=float, required=True)
-    pl.add_argument("--tokens", type=float, required=True)
-    pl.add_argument("--days", type=float, required=True)
+    pl.add_argument("--params", type=_quantity, help="parameters N (405e9 or 405B); default: the model's active ones")
+    pl.add_argument("--tokens", type=_quantity, required=True, help="training tokens D (15e12 or 15T)")
+    pl.add_argument("--days", type=float, required=True, help="days T the training may take")
     pl.add_argument("--gpu", default="H100-SXM")
-    pl.add_argument("--seq", type=_count, default=2048)
+    pl.add_argument("--model", metavar="PRESET", help="a model preset (ct._core.model_presets(); docs/presets.md); "
+                    "without it and the shape flags, the dense preset or GPT-3 shape nearest --params")
+    for flag, kind in (("layers", _count), ("hidden", _count), ("heads", _count), ("kv-heads", _count),
+                       ("ffn-hidden", _count), ("vocab", _count)):
+        pl.add_argument(f"--{flag}", type=kind, help=f"model {flag.replace('-', '_')} (overrides the preset's)")
+    pl.add_argument("--activation", choices=["gelu", "swiglu"], help="model activation (overrides the preset's)")
+    pl.add_argument("--seq", type=_count, help="sequence length (default: the model's, 2048 for a GPT-3 shape)")
+    pl.add_argument("--batch-tokens", type=_quantity, default=4e6,
+                    help="tokens per optimizer step in the layout search (default 4M)")
+    pl.add_argument("--pue", type=float, help="power usage effectiveness: adds facility power = IT power x PUE")
+    pl.add_argument("--threads", type=int, default=0, help="layouts evaluated in parallel (0 = every core)")
+    pl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plan)
     sw = sub.add_parser("sweep", help="run a scenario over a grid and/or random draws of overrides, one row per point")
