@@ -1,8 +1,11 @@
 #include "models/collective/nccl_tests.h"
 
+#include <array>
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "sim/simulation.h"
 
@@ -17,7 +20,65 @@ class Done final : public CompletionHandler {
 
 bool is_reduction(Op op) { return op == Op::all_reduce || op == Op::reduce_scatter; }
 
+// nccl-tests' type names (src/common.cu test_typenames) and their sizes.
+constexpr std::array<std::pair<std::string_view, int>, 12> kDatatypes{{{"int8", 1},
+                                                                       {"uint8", 1},
+                                                                       {"int32", 4},
+                                                                       {"uint32", 4},
+                                                                       {"int64", 8},
+                                                                       {"uint64", 8},
+                                                                       {"half", 2},
+                                                                       {"float", 4},
+                                                                       {"double", 8},
+                                                                       {"bfloat16", 2},
+                                                                       {"f8e4m3", 1},
+                                                                       {"f8e5m2", 1}}};
+constexpr std::array<std::string_view, 5> kRedops{"sum", "prod", "max", "min", "avg"};
+
 }  // namespace
+
+int nccl_datatype_bytes(const std::string& name) {
+  std::string names;
+  for (const auto& [n, bytes] : kDatatypes) {
+    if (n == name) return bytes;
+    names += " " + std::string(n);
+  }
+  throw std::invalid_argument("got '" + name + "', expected one of" + names);
+}
+
+void check_nccl_redop(const std::string& name) {
+  std::string names;
+  for (const std::string_view n : kRedops) {
+    if (n == name) return;
+    names += " " + std::string(n);
+  }
+  throw std::invalid_argument("got '" + name + "', expected one of" + names);
+}
+
+std::vector<int64_t> nccl_tests_sizes(const NcclTestsOptions& o) {
+  if (o.step_bytes < 0)
+    throw std::invalid_argument("stepbytes: got " + std::to_string(o.step_bytes) + ", expected >= 1");
+  if (o.step_bytes == 0 && o.step_factor < 2)
+    throw std::invalid_argument("stepfactor: got " + std::to_string(o.step_factor) + ", expected >= 2");
+  std::vector<int64_t> sizes;
+  for (int64_t size = o.min_bytes; size <= o.max_bytes;) {
+    if (sizes.size() == kMaxNcclTestsSizes) {
+      throw std::invalid_argument("stepbytes/stepfactor: more than " + std::to_string(kMaxNcclTestsSizes) +
+                                  " sizes from " + std::to_string(o.min_bytes) + " to " +
+                                  std::to_string(o.max_bytes) + " bytes; use a larger step");
+    }
+    sizes.push_back(size);
+    // Stop before the next size would pass max_bytes (written so that it cannot overflow).
+    if (o.step_bytes > 0) {
+      if (size > o.max_bytes - o.step_bytes) break;
+      size += o.step_bytes;
+    } else {
+      if (size > o.max_bytes / o.step_factor) break;
+      size *= o.step_factor;
+    }
+  }
+  return sizes;
+}
 
 std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const NcclTestsOptions& o) {
   if (o.nodes < 1 || o.nodes > cluster.nodes()) {
@@ -36,8 +97,10 @@ std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const 
   sim::Simulation sim;
   const auto net = network::make_network(o.network_mode, sim, cluster, o.network);
   CollectiveEngine engine(sim, *net, cluster, o.collective);
+  const int64_t element = nccl_datatype_bytes(o.datatype);
+  check_nccl_redop(o.redop);
   std::vector<NcclTestsRow> rows;
-  for (int64_t size = o.min_bytes; size <= o.max_bytes; size *= 2) {
+  for (const int64_t size : nccl_tests_sizes(o)) {
     Done done;
     const sim::Time t0 = sim.now();
     NcclTestsRow row;
@@ -47,14 +110,14 @@ std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const 
     if (!done.done) throw std::runtime_error("nccl-tests: the collective never completed (no capacity?)");
     const double t = (sim.now() - t0).seconds();
     row.size_bytes = size;
-    row.count = size / 4;
-    row.redop = is_reduction(o.op) ? "sum" : "none";
+    row.count = size / element;
+    row.type = o.datatype;
+    row.redop = is_reduction(o.op) ? o.redop : "none";
     row.root = o.op == Op::broadcast ? 0 : -1;
     row.time_us = t * 1e6;
     row.algbw_GBps = t > 0.0 ? static_cast<double>(size) / t * 1e-9 : 0.0;
     row.busbw_GBps = row.algbw_GBps * bus_factor(o.op, n);
     rows.push_back(row);
-    if (size > o.max_bytes / 2) break;
   }
   return rows;
 }
@@ -64,9 +127,11 @@ std::string format_nccl_tests(std::span<const NcclTestsRow> rows, const NcclTest
   char buf[512];
   auto emit = [&](const char* text) { out += text; };
   std::snprintf(buf, sizeof buf,
-                "# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: 2(factor) warmup iters: 0 iters: 1 "
+                "# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 "
                 "agg iters: 1 validation: 0 graph: 0\n#\n",
-                static_cast<long long>(o.min_bytes), static_cast<long long>(o.max_bytes));
+                static_cast<long long>(o.min_bytes), static_cast<long long>(o.max_bytes),
+                static_cast<long long>(o.step_bytes > 0 ? o.step_bytes : o.step_factor),
+                o.step_bytes > 0 ? "bytes" : "factor");
   emit(buf);
   std::snprintf(buf, sizeof buf, "# ClusterTwin %s, network %s, %d ranks on %d nodes\n#\n",
                 std::string(op_name(o.op)).c_str(), o.network_mode.c_str(), ranks, o.nodes);

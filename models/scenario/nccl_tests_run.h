@@ -5,12 +5,34 @@
 #include <string>
 #include <vector>
 
+#include "models/collective/nccl_tests.h"
 #include "models/scenario/config.h"
 
 namespace ct::scenario {
 
-// Throws ScenarioError naming --nodes or --op when they do not fit the cluster.
-std::string nccl_tests_tables(const Config& config, const std::string& op, const std::vector<int>& nodes,
-                              const std::string& min_bytes, const std::string& max_bytes);
+// What the nccl-tests flags ask for: the collective (--op), node counts (--nodes), sizes (-b, -e,
+// -f or -i), the element type (-d) and the reduction (-o).
+struct NcclTestsRequest {
+  std::string op = "all_reduce";
+  std::vector<int> nodes{2};
+  std::string min_bytes = "8B", max_bytes = "8GiB";
+  int64_t step_factor = 2;
+  int64_t step_bytes = 0;  // > 0: fixed increment instead of the factor
+  std::string datatype = "float";
+  std::string redop = "sum";
+};
+
+// One node count's rows.
+struct NcclTestsTable {
+  int nodes = 0;
+  int ranks = 0;
+  collective::NcclTestsOptions options;
+  std::vector<collective::NcclTestsRow> rows;
+};
+
+// Throws ScenarioError naming the flag (--nodes, --op, -b/-e, -f/-i, -d, -o) that does not fit.
+std::vector<NcclTestsTable> nccl_tests_run(const Config& config, const NcclTestsRequest& request);
+// The tables as nccl-tests prints them, one per node count.
+std::string nccl_tests_tables(const Config& config, const NcclTestsRequest& request);
 
 }  // namespace ct::scenario

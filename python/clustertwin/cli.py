@@ -443,24 +443,17 @@ def cmd_schema(args) -> int:
     return 0
 
 
-def _nccl_size(text: str) -> str:
-    """nccl-tests' size syntax (-b 8 -e 8G: K, M, G are powers of 1024) or ours ('64MiB')."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KkMmGgTt]?)\s*", text)
-    if not m:
-        return text
-    unit = {"": "B", "k": "KiB", "m": "MiB", "g": "GiB", "t": "TiB"}[m.group(2).lower()]
-    return f"{m.group(1)}{unit}"
-
-
 def cmd_nccl_tests(args) -> int:
+    from .compare import _bytes, nccl_size
+
     sc = load(args.scenario)
-    args.minbytes, args.maxbytes = _nccl_size(args.minbytes), _nccl_size(args.maxbytes)
     try:
         nodes = [_count(n) for n in args.nodes.split(",")] if args.nodes else [2]
     except argparse.ArgumentTypeError as e:
         raise ScenarioError(f"--nodes {args.nodes}: {e}") from None
-    print(_core.nccl_tests(sc.to_json(), json.dumps(_overrides(args.set)), args.op, nodes,
-                           args.minbytes, args.maxbytes), end="")
+    step = _bytes(nccl_size(args.stepbytes)) if args.stepbytes is not None else 0
+    print(_core.nccl_tests(sc.to_json(), json.dumps(_overrides(args.set)), args.op, nodes, nccl_size(args.minbytes),
+                           nccl_size(args.maxbytes), args.stepfactor, step, args.datatype, args.redop), end="")
     return 0
 
 
@@ -762,7 +755,14 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"])
     n.add_argument("--nodes", help="comma-separated node counts, e.g. 2,4,8 (default 2)")
     n.add_argument("-b", "--minbytes", default="8B", help="smallest size: 8, 1K, 64M, 8G (x1024, as nccl-tests) or 64MiB")
-    n.add_argument("-e", "--maxbytes", default="8GiB", help="largest size, same forms (doubling from -b)")
+    n.add_argument("-e", "--maxbytes", default="8GiB", help="largest size, same forms")
+    n.add_argument("-f", "--stepfactor", type=int, default=2, help="multiplication factor between sizes (default 2)")
+    n.add_argument("-i", "--stepbytes", help="fixed increment between sizes instead of -f (1M, 64MiB)")
+    n.add_argument("-d", "--datatype", default="float",
+                   help="element type: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2 "
+                        "(counts and the type column; the time depends on bytes)")
+    n.add_argument("-o", "--redop", default="sum",
+                   help="reduction of all_reduce / reduce_scatter: sum prod max min avg (the redop column)")
     n.add_argument("--set", action="append", metavar="KEY=VALUE")
     n.set_defaults(func=cmd_nccl_tests)
     dr = sub.add_parser("drill", help="kill a node at a time: detection, replacement, restart, restore, replay")

@@ -265,3 +265,51 @@ def slow_ranks(steps, expected_step_s: float | None = None, threshold: float = 0
 
 
 __all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests", "read_step_log", "slow_ranks"]
+
+
+def nccl_size(text: str | int) -> str:
+    """nccl-tests' size syntax (8, 1K, 64M, 8G: K, M, G, T are powers of 1024) as our byte
+    string ('64MiB'); other forms ('64MiB', '1GB') pass through for the loader to check."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return f"{text}B"
+    m = re.fullmatch(r"\s*(\d+)\s*([KkMmGgTt]?)\s*", str(text))
+    if not m:
+        return str(text)
+    unit = {"": "B", "k": "KiB", "m": "MiB", "g": "GiB", "t": "TiB"}[m.group(2).lower()]
+    return f"{m.group(1)}{unit}"
+
+
+def nccl_tests(scenario, op: str = "all_reduce", nodes: Iterable[int] | int = (2,), minbytes: str | int = "8",
+               maxbytes: str | int = "8G", stepfactor: int = 2, stepbytes: str | int | None = None,
+               datatype: str = "float", redop: str = "sum", overrides: dict | None = None):
+    """nccl-tests on the twin as a DataFrame, one row per node count and size: nodes, ranks, op,
+    size_bytes, count, type, redop, root, time_us, algbw_GBps, busbw_GBps, algorithm.
+
+    The arguments are nccl-tests' flags: minbytes / maxbytes (-b / -e; 8, 1K, 64M, 8G as
+    powers of 1024, or '64MiB'), stepfactor (-f) or stepbytes (-i, a fixed increment instead),
+    datatype (-d) and redop (-o); op is the collective (all_reduce, all_gather,
+    reduce_scatter, all_to_all, broadcast). The data type and reduction change counts and
+    columns, not times (the twin moves bytes; NCCL reduces every type at link speed).
+    """
+    import pandas as pd
+    from .api import _as_scenario
+
+    sc = _as_scenario(scenario)
+    node_list = [nodes] if isinstance(nodes, int) else list(nodes)
+    step = 0
+    if stepbytes is not None:
+        step = _bytes(nccl_size(stepbytes))
+    rows = json.loads(_core.nccl_tests_rows(sc.to_json(), json.dumps(overrides or {}), op, node_list,
+                                            nccl_size(minbytes), nccl_size(maxbytes), int(stepfactor), int(step),
+                                            datatype, redop))
+    return pd.DataFrame(rows, columns=["nodes", "ranks", "op", "size_bytes", "count", "type", "redop", "root",
+                                       "time_us", "algbw_GBps", "busbw_GBps", "algorithm"])
+
+
+def _bytes(text: str) -> int:
+    """'1MiB' -> 1048576 (the forms nccl_size writes: B, KiB, MiB, GiB, TiB)."""
+    m = re.fullmatch(r"(\d+)(B|KiB|MiB|GiB|TiB)", text)
+    if not m:
+        from .api import ScenarioError
+        raise ScenarioError(f"stepbytes: got {text!r}, expected a size like 1M or 1048576")
+    return int(m.group(1)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m.group(2)]
