@@ -10,6 +10,7 @@ validation; none of these sets was used to fit the model.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -436,6 +437,29 @@ def _nccl_tests(mode: str) -> Iterable[_Case]:
                     direct=lambda n=nodes, a=algo, b=size: _nccl_busbw(n, a, b, mode))
 
 
+@functools.lru_cache(maxsize=None)
+def _nccl_table(nodes: int, mode: str) -> dict[int, float]:
+    """The twin's default all_reduce busbw by size (64 KiB to 16 GiB, x2) on H100 nodes with 8 x 400G."""
+    from . import _core
+    sc = {"name": "nccl-tests", "cluster": {"gpu": "H100-SXM", "nodes": nodes, "gpus_per_node": 8, "nics_per_node": 8,
+                                            "nic": "400Gbps"},
+          "network": {"mode": mode}, "traffic": {"pattern": "collective"}}
+    rows = json.loads(_core.nccl_tests_rows(json.dumps(sc), "{}", "all_reduce", [nodes], "64KiB", "16GiB"))
+    return {r["size_bytes"]: r["busbw_GBps"] for r in rows}
+
+
+def _nccl_sizes(mode: str) -> Iterable[_Case]:
+    """Whole nccl-tests all_reduce tables (NVIDIA/nccl-tests #309: 2, 4 and 8 H100 nodes with
+    8 x 400G, NCCL's default): busbw at every size from 64 KiB or 1 MiB to the largest."""
+    data = _load("nccl-tests-h100-sizes.json")
+    for row in data["rows"]:
+        size = row["size_bytes"]
+        label = f"{row['log']} {row['nodes']} nodes {size >> 20} MiB" if size >= 1 << 20 else \
+            f"{row['log']} {row['nodes']} nodes {size >> 10} KiB"
+        yield _Case(label, "busbw GB/s", row["busbw_GBps"], source=data["sources"][row["log"]]["url"],
+                    direct=lambda n=row["nodes"], b=size: _nccl_table(n, mode)[b])
+
+
 def _gemm_kernels(mode: str) -> Iterable[_Case]:
     """OpenXLA's measured matmul table (H100 bf16, B200 bf16 and FP8): achieved TFLOP/s of each
     shape of at least 1e11 FLOP (training-sized; smaller problems are dominated by how a launch
@@ -478,6 +502,8 @@ SETS = [
     _SetSpec("dgxc-v24.11", "dgxc-v24.11.json", _dgxc, "NVIDIA DGX Cloud weak scaling, NeMo 24.09 on H100, 8-2,304 GPUs"),
     _SetSpec("megascale-175b", "megascale-175b.json", _megascale, "MegaScale Table 2, Megatron-LM 175B strong scaling, 256-12,288 A100"),
     _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
+    _SetSpec("nccl-tests-sizes", "nccl-tests-h100-sizes.json", _nccl_sizes,
+             "whole nccl-tests all_reduce tables, 64 KiB-16 GiB, 2-8 H100 nodes with 8 x 400G"),
     _SetSpec("gemm-kernels-xla", "gemm-kernels-xla.json", _gemm_kernels,
              "OpenXLA measured matmuls >= 1e11 FLOP: H100 bf16, B200 bf16 and FP8 (kernels, not steps)"),
 ]
