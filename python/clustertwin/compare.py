@@ -264,7 +264,7 @@ def slow_ranks(steps, expected_step_s: float | None = None, threshold: float = 0
     return out.reset_index().sort_values(["flagged", "median_s"], ascending=[False, False]).reset_index(drop=True)
 
 
-__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests", "read_step_log", "slow_ranks"]
+__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "nccl_size", "nccl_tests", "parse_nccl_tests", "read_step_log", "slow_ranks"]
 
 
 def nccl_size(text: str | int) -> str:

@@ -27,6 +27,14 @@ def compare_nccl_tests(scenario: Any, logs: Iterable[str | os.PathLike], op: str
                        overrides: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
 
+def nccl_size(text: str | int) -> str: ...
+
+
+def nccl_tests(scenario: Any, op: str = "all_reduce", nodes: Iterable[int] | int = (2,), minbytes: str | int = "8",
+               maxbytes: str | int = "8G", stepfactor: int = 2, stepbytes: str | int | None = None,
+               datatype: str = "float", redop: str = "sum", overrides: dict | None = None) -> pd.DataFrame: ...
+
+
 def localise(runs: list[tuple[NcclTestsLog, bool]]) -> pd.DataFrame: ...
 
 
@@ -36,4 +44,4 @@ def read_step_log(path: str | os.PathLike) -> pd.DataFrame: ...
 def slow_ranks(steps: pd.DataFrame, expected_step_s: float | None = None, threshold: float = 0.10) -> pd.DataFrame: ...
 
 
-__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "parse_nccl_tests", "read_step_log", "slow_ranks"]
+__all__ = ["NcclTestsLog", "OPS", "compare_nccl_tests", "localise", "nccl_size", "nccl_tests", "parse_nccl_tests", "read_step_log", "slow_ranks"]
