@@ -30,72 +30,49 @@ py::array numpy_owning(std::vector<T>&& values) {
   return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), free_when_done);
 }
 
+// One nccl-tests call: the tables as nccl-tests prints them, or (Rows) every row as JSON.
+template <bool Rows>
+std::string nccl_tests_call(const std::string& document_json, const std::string& overrides_json,
+                            const std::string& op, const std::vector<int>& nodes,
+                            const std::string& min_bytes, const std::string& max_bytes, int64_t step_factor,
+                            int64_t step_bytes, const std::string& datatype, const std::string& redop) {
+  const scenario::Config c = checked_config(document_json, overrides_json);
+  const scenario::NcclTestsRequest q{op,          nodes,      min_bytes, max_bytes,
+                                     step_factor, step_bytes, datatype,  redop};
+  py::gil_scoped_release release;
+  if constexpr (!Rows) {
+    return scenario::nccl_tests_tables(c, q);
+  } else {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const scenario::NcclTestsTable& t : scenario::nccl_tests_run(c, q)) {
+      for (const collective::NcclTestsRow& r : t.rows) {
+        rows.push_back({{"nodes", t.nodes},
+                        {"ranks", t.ranks},
+                        {"op", op},
+                        {"size_bytes", r.size_bytes},
+                        {"count", r.count},
+                        {"type", r.type},
+                        {"redop", r.redop},
+                        {"root", r.root},
+                        {"time_us", r.time_us},
+                        {"algbw_GBps", r.algbw_GBps},
+                        {"busbw_GBps", r.busbw_GBps},
+                        {"algorithm", std::string(collective::algorithm_name(r.algorithm))}});
+      }
+    }
+    return rows.dump();
+  }
+}
+
 void bind_nccl_tests(py::module_& m) {
-  const auto nccl_request = [](const std::string& op, const std::vector<int>& nodes,
-                               const std::string& min_bytes, const std::string& max_bytes,
-                               int64_t step_factor, int64_t step_bytes, const std::string& datatype,
-                               const std::string& redop) {
-    scenario::NcclTestsRequest q;
-    q.op = op;
-    q.nodes = nodes;
-    q.min_bytes = min_bytes;
-    q.max_bytes = max_bytes;
-    q.step_factor = step_factor;
-    q.step_bytes = step_bytes;
-    q.datatype = datatype;
-    q.redop = redop;
-    return q;
+  const auto def = [&m](const char* name, auto* fn, const char* doc) {
+    m.def(name, fn, py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
+          py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB", py::arg("step_factor") = 2,
+          py::arg("step_bytes") = 0, py::arg("datatype") = "float", py::arg("redop") = "sum", doc);
   };
-  m.def(
-      "nccl_tests",
-      [nccl_request](const std::string& document_json, const std::string& overrides_json,
-                     const std::string& op, const std::vector<int>& nodes, const std::string& min_bytes,
-                     const std::string& max_bytes, int64_t step_factor, int64_t step_bytes,
-                     const std::string& datatype, const std::string& redop) {
-        scenario::Config c = checked_config(document_json, overrides_json);
-        const auto q =
-            nccl_request(op, nodes, min_bytes, max_bytes, step_factor, step_bytes, datatype, redop);
-        py::gil_scoped_release release;
-        return scenario::nccl_tests_tables(c, q);
-      },
-      py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
-      py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB", py::arg("step_factor") = 2,
-      py::arg("step_bytes") = 0, py::arg("datatype") = "float", py::arg("redop") = "sum",
+  def("nccl_tests", &nccl_tests_call<false>,
       "nccl-tests style tables (size, count, type, time, algbw, busbw) for each node count.");
-  m.def(
-      "nccl_tests_rows",
-      [nccl_request](const std::string& document_json, const std::string& overrides_json,
-                     const std::string& op, const std::vector<int>& nodes, const std::string& min_bytes,
-                     const std::string& max_bytes, int64_t step_factor, int64_t step_bytes,
-                     const std::string& datatype, const std::string& redop) {
-        scenario::Config c = checked_config(document_json, overrides_json);
-        const auto q =
-            nccl_request(op, nodes, min_bytes, max_bytes, step_factor, step_bytes, datatype, redop);
-        nlohmann::json rows = nlohmann::json::array();
-        {
-          py::gil_scoped_release release;
-          for (const scenario::NcclTestsTable& t : scenario::nccl_tests_run(c, q)) {
-            for (const collective::NcclTestsRow& r : t.rows) {
-              rows.push_back({{"nodes", t.nodes},
-                              {"ranks", t.ranks},
-                              {"op", op},
-                              {"size_bytes", r.size_bytes},
-                              {"count", r.count},
-                              {"type", r.type},
-                              {"redop", r.redop},
-                              {"root", r.root},
-                              {"time_us", r.time_us},
-                              {"algbw_GBps", r.algbw_GBps},
-                              {"busbw_GBps", r.busbw_GBps},
-                              {"algorithm", std::string(collective::algorithm_name(r.algorithm))}});
-            }
-          }
-        }
-        return rows.dump();
-      },
-      py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
-      py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB", py::arg("step_factor") = 2,
-      py::arg("step_bytes") = 0, py::arg("datatype") = "float", py::arg("redop") = "sum",
+  def("nccl_tests_rows", &nccl_tests_call<true>,
       "The nccl-tests rows of every node count as JSON (nodes, ranks, op, size_bytes, count, type, redop, "
       "root, "
       "time_us, algbw_GBps, busbw_GBps, algorithm).");

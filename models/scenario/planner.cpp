@@ -198,9 +198,7 @@ Outcome evaluate(const Config& base, const Candidate& k, int gpus, double batch_
       return o;  // not a valid layout of this model (divisibility the loader enforces)
     }
     o.valid = true;
-    workload::MemoryOptions mem;
-    mem.capacity_bytes = static_cast<int64_t>(gpu_spec(c).hbm_bytes);
-    if (!workload::peak_memory_per_gpu(job_spec(c), mem).fits) continue;
+    if (!workload::peak_memory_per_gpu(job_spec(c), memory_options(c)).fits) continue;
     o.fits = true;
     o.recompute = recompute;
     o.result = replay::simulate_step(step_input(c));

@@ -60,12 +60,6 @@ constexpr uint64_t kPlacementStream = 0x504c4143ULL << 32;    // "PLAC" << 32
 
 using nlohmann::json;
 
-workload::MemoryOptions memory_options(const Config& c) {
-  workload::MemoryOptions options;
-  options.capacity_bytes = static_cast<int64_t>(gpu_spec(c).hbm_bytes);
-  return options;
-}
-
 json stage_memory(const workload::MemoryBreakdown& m) {
   return {{"stage", m.stage},
           {"parameters", m.parameters},
@@ -159,6 +153,12 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
 }
 
 }  // namespace
+
+workload::MemoryOptions memory_options(const Config& c) {
+  workload::MemoryOptions options;
+  options.capacity_bytes = static_cast<int64_t>(gpu_spec(c).hbm_bytes);
+  return options;
+}
 
 // Per-GPU speed factors: cluster.variability (a log-normal spread of mean 1 and a share of
 // throttled GPUs, each GPU drawing from its own stream Rng(seed, kVariabilityStream + gpu),

@@ -10,6 +10,7 @@
 
 #include "models/replay/step_model.h"
 #include "models/scenario/config.h"
+#include "models/workload/memory.h"
 
 namespace ct::scenario {
 
@@ -35,6 +36,10 @@ nlohmann::json run(const Config& config, const RunOptions& options = {});
 // Every check `run` makes before it simulates anything beyond the table walk and check_config
 // (the replay's memory estimate, the trace keys a trace kind uses); `validate` runs them too.
 std::vector<std::string> pre_run_problems(const Config& config);
+
+// The GPU memory the scenario's layouts are checked against (the catalog GPU's HBM, with the
+// stack's default fragmentation and reserves).
+workload::MemoryOptions memory_options(const Config& config);
 
 // The step model's input for the scenario's training_job (what `run` simulates; also used to
 // export the step program).
