@@ -84,10 +84,11 @@ void bind_run(py::module_& m) {
   m.def(
       "run",
       [](const std::string& document_json, const std::string& overrides_json, const std::string& trace_path,
-         bool column_tables) {
+         bool column_tables, const std::vector<int>& trace_gpus) {
         scenario::Config c = checked_config(document_json, overrides_json);
         scenario::RunOptions options;
         options.trace_path = trace_path;
+        options.trace_gpus = trace_gpus;
         std::map<std::string, scenario::ColumnTable> tables;
         if (column_tables) options.tables = &tables;
         std::string report;
@@ -106,9 +107,11 @@ void bind_run(py::module_& m) {
         return py::make_tuple(report, arrays);
       },
       py::arg("document_json"), py::arg("overrides_json") = "{}", py::arg("trace_path") = "",
-      py::arg("column_tables") = true,
+      py::arg("column_tables") = true, py::arg("trace_gpus") = std::vector<int>{},
       "Runs a scenario (the GIL is released while it runs); returns (report as JSON text, {table: {column: "
-      "numpy array}}), the arrays owning the C++ buffers (no copy).");
+      "numpy array}}), the arrays owning the C++ buffers (no copy). trace_gpus: the GPUs the Chrome trace "
+      "and "
+      "the timeline show (empty: one per pipeline stage and the first TP group).");
   m.def(
       "timeline_codes",
       [] {

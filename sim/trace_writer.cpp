@@ -64,7 +64,7 @@ void TraceWriter::thread_name(int pid, int tid, std::string_view name) {
 }
 
 void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view category, Time start,
-                           Duration duration) {
+                           Duration duration, std::string_view args_json) {
   begin_event();
   out_ << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"name\":";
   write_escaped(out_, name);
@@ -74,7 +74,48 @@ void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_
   write_us(out_, start.ps());
   out_ << ",\"dur\":";
   write_us(out_, duration.count_ps());
+  if (!args_json.empty()) out_ << ",\"args\":" << args_json;
   out_ << "}";
+}
+
+void TraceWriter::counter(int pid, std::string_view name, Time at,
+                          std::initializer_list<std::pair<std::string_view, double>> series) {
+  begin_event();
+  out_ << "{\"ph\":\"C\",\"pid\":" << pid << ",\"name\":";
+  write_escaped(out_, name);
+  out_ << ",\"ts\":";
+  write_us(out_, at.ps());
+  out_ << ",\"args\":{";
+  bool first = true;
+  for (const auto& [key, value] : series) {
+    if (!first) out_ << ",";
+    first = false;
+    write_escaped(out_, key);
+    out_ << ":" << value;
+  }
+  out_ << "}}";
+}
+
+void TraceWriter::flow(char phase, int pid, int tid, std::string_view name, std::string_view category,
+                       uint64_t id, Time at) {
+  begin_event();
+  out_ << "{\"ph\":\"" << phase << "\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"name\":";
+  write_escaped(out_, name);
+  out_ << ",\"cat\":";
+  write_escaped(out_, category);
+  out_ << ",\"id\":" << id << ",\"ts\":";
+  write_us(out_, at.ps());
+  out_ << "}";
+}
+
+void TraceWriter::flow_start(int pid, int tid, std::string_view name, std::string_view category, uint64_t id,
+                             Time at) {
+  flow('s', pid, tid, name, category, id, at);
+}
+
+void TraceWriter::flow_end(int pid, int tid, std::string_view name, std::string_view category, uint64_t id,
+                           Time at) {
+  flow('f', pid, tid, name, category, id, at);
 }
 
 void TraceWriter::counter(int pid, std::string_view name, Time at, double value) {

@@ -102,7 +102,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
 
   ExecutionResult run() {
     if (options_.trace != nullptr) {
-      for (size_t r = 0; r < ranks_.size() && static_cast<int>(r) < options_.trace_ranks; ++r) {
+      for (size_t r = 0; r < ranks_.size(); ++r) {
+        if (!traced(static_cast<int32_t>(r))) continue;
         const int gpu = program_.ranks[r].gpu;
         options_.trace->process_name(
             gpu, "GPU " + std::to_string(gpu) + " (stage " + std::to_string(program_.ranks[r].stage) + ")");
@@ -345,6 +346,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     if (crashed(r) || crashed(in.peer)) return;
     set_comm(r, -1);
     trace(r, in, static_cast<int>(Stream::p2p), s.started_at[static_cast<size_t>(i)]);
+    trace_flow(r, in, s.started_at[static_cast<size_t>(i)]);
     if (in.stream == Stream::compute) {  // a blocking send held the compute stream
       s.steps[static_cast<size_t>(in.step)].exposed_pp_comm_s += now() - s.started_at[static_cast<size_t>(i)];
       s.idle_since = now();
@@ -405,8 +407,35 @@ class Executor final : public sim::EventHandler, public CommHandler {
     busy_now_ = value;
   }
 
+  bool traced(int32_t r) const {
+    return static_cast<size_t>(r) < options_.traced.size() && options_.traced[static_cast<size_t>(r)] != 0;
+  }
+
+  // The event's args: what the instruction is, as the step program has it.
+  std::string trace_args(const Instr& in) const {
+    std::string a = "{\"step\":" + std::to_string(in.step);
+    if (in.kind == InstrKind::compute) {
+      if (in.category == Category::forward || in.category == Category::backward) {
+        a += ",\"microbatch\":" + std::to_string(in.microbatch) + ",\"chunk\":" + std::to_string(in.chunk);
+      }
+      if (in.tp_seconds > 0) a += ",\"exposed_tp_comm_s\":" + std::to_string(in.tp_seconds);
+    } else if (in.kind == InstrKind::send || in.kind == InstrKind::recv) {
+      a += ",\"microbatch\":" + std::to_string(in.microbatch) + ",\"chunk\":" + std::to_string(in.chunk) +
+           ",\"bytes\":" + std::to_string(in.bytes);
+      if (in.peer >= 0)
+        a += ",\"peer_gpu\":" + std::to_string(program_.ranks[static_cast<size_t>(in.peer)].gpu);
+    } else if (in.kind == InstrKind::collective) {
+      a += ",\"bytes\":" + std::to_string(in.bytes);
+      if (in.group >= 0) {
+        a += ",\"group\":" + std::to_string(in.group) +
+             ",\"group_ranks\":" + std::to_string(program_.groups[static_cast<size_t>(in.group)].gpus.size());
+      }
+    }
+    return a + "}";
+  }
+
   void trace(int32_t r, const Instr& in, int tid, double start) {
-    if (r >= options_.trace_ranks || in.category == Category::step_end) return;
+    if (!traced(r) || in.category == Category::step_end) return;
     const int gpu = program_.ranks[static_cast<size_t>(r)].gpu;
     if (Timeline* t = options_.timeline; t != nullptr) {
       t->gpu.push_back(gpu);
@@ -419,7 +448,18 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     if (options_.trace == nullptr) return;
     const sim::Time t0 = sim::Time::zero() + sim::Duration::from_seconds(start);
-    options_.trace->complete(gpu, tid, instr_name(in), instr_name(in), t0, sim_.now() - t0);
+    options_.trace->complete(gpu, tid, instr_name(in), instr_name(in), t0, sim_.now() - t0, trace_args(in));
+  }
+
+  // A pipeline send's arrow (activation or gradient): from the send on the sender's p2p row to the
+  // receiver's next pass.
+  void trace_flow(int32_t r, const Instr& in, double start) {
+    if (options_.trace == nullptr || !traced(r) || !traced(in.peer)) return;
+    const uint64_t id = ++flows_;
+    options_.trace->flow_start(program_.ranks[static_cast<size_t>(r)].gpu, static_cast<int>(Stream::p2p),
+                               "pp_send", "pp", id, sim::Time::zero() + sim::Duration::from_seconds(start));
+    options_.trace->flow_end(program_.ranks[static_cast<size_t>(in.peer)].gpu,
+                             static_cast<int>(Stream::compute), "pp_send", "pp", id, sim_.now());
   }
 
   bool crashed(int32_t r) const {
@@ -560,6 +600,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
   std::vector<double> busy_;
   double busy_now_ = 0.0;
   int64_t busy_since_ps_ = 0;
+  uint64_t flows_ = 0;  // flow arrows written (their ids)
 };
 
 }  // namespace

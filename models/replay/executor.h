@@ -74,7 +74,7 @@ struct CollectiveRecord {
   double start_s, end_s;
 };
 
-// Every timed instruction of the first `trace_ranks` ranks (the Chrome trace's rows), as
+// Every timed instruction of the traced ranks (the Chrome trace's rows), as
 // columns: GPU, stream, InstrKind, Category, step, start and duration (seconds).
 struct Timeline {
   std::vector<int64_t> gpu, stream, kind, category, step;
@@ -89,12 +89,16 @@ struct RankStop {
 };
 
 struct ExecutorOptions {
-  double comm_slowdown = 0.06;        // compute rate loss while communication runs
-  std::vector<double> rank_speed;     // per program rank, 1 = nominal (gpu_throttle faults)
-  std::vector<double> rank_weight;    // GPUs each program rank stands for (folding); 1 = itself
-  sim::TraceWriter* trace = nullptr;  // timeline of the first `trace_ranks` ranks
-  Timeline* timeline = nullptr;       // the same as columns
-  int trace_ranks = 0;
+  double comm_slowdown = 0.06;      // compute rate loss while communication runs
+  std::vector<double> rank_speed;   // per program rank, 1 = nominal (gpu_throttle faults)
+  std::vector<double> rank_weight;  // GPUs each program rank stands for (folding); 1 = itself
+  // Timeline of the traced ranks: every timed instruction as a slice with its args (step,
+  // micro-batch, chunk, bytes, peer), and a flow arrow from each pipeline send to the pass of
+  // the receiver that starts next, when both ranks are traced.
+  sim::TraceWriter* trace = nullptr;
+  Timeline* timeline = nullptr;  // the same as columns
+  // Which program ranks are traced: traced[r] != 0; ranks past the end are not.
+  std::vector<uint8_t> traced;
   double busy_bucket_s = 100e-6;  // resolution of ExecutionResult::busy_gpus
   double kernel_jitter_cv = 0.0;  // log-normal noise on every compute block (0 = none)
   uint64_t jitter_seed = 1;

@@ -175,11 +175,136 @@ ExecutorOptions executor_options(const StepInput& in, const StepProgram& program
   exec.rank_weight.assign(program.ranks.size(), gpus_used / static_cast<double>(program.ranks.size()));
   exec.trace = in.trace;
   exec.timeline = in.timeline;
-  exec.trace_ranks = in.trace_ranks;
+  exec.traced = traced_ranks(in, program);
   return exec;
 }
 
+// Counter tracks of the traced GPUs' NIC load (flow and packet mode, where a link's load is
+// resolved in time): every `interval`, the bits each NIC's uplinks and downlinks carried since
+// the previous sample, in Gb/s. It only reads link statistics, so the run is the same with or
+// without it; it stops when nothing else is pending, and its own events are not counted.
+class NicSampler final : public sim::EventHandler {
+ public:
+  NicSampler(sim::Simulation& sim, const network::Network& net, const network::Cluster& cluster,
+             sim::TraceWriter& trace, const std::vector<int>& gpus, double interval_s)
+      : sim_(sim), net_(net), trace_(trace), interval_(sim::Duration::from_seconds(interval_s)) {
+    const auto& topo = cluster.topology();
+    for (const int gpu : gpus) {
+      Nic n;
+      n.gpu = gpu;
+      for (const topology::LinkDir d : topo.out_links(cluster.nic_of(gpu))) {
+        n.up.push_back(d);
+        n.down.push_back(d ^ 1);
+      }
+      nics_.push_back(std::move(n));
+    }
+    sim_.schedule_in(sim::Duration::zero(), *this);
+  }
+
+  void on_event(uint64_t /*tag*/) override {
+    ++fired_;
+    const double dt = (sim_.now() - last_).seconds();
+    for (Nic& n : nics_) {
+      const double up = bytes(n.up), down = bytes(n.down);
+      if (dt > 0) {
+        trace_.counter(n.gpu, "NIC Gb/s", sim_.now(),
+                       {{"tx", 8e-9 * (up - n.up_bytes) / dt}, {"rx", 8e-9 * (down - n.down_bytes) / dt}});
+      }
+      n.up_bytes = up;
+      n.down_bytes = down;
+    }
+    last_ = sim_.now();
+    if (sim_.pending() > 0) sim_.schedule_in(interval_, *this);
+  }
+
+  [[nodiscard]] uint64_t fired() const { return fired_; }
+
+ private:
+  struct Nic {
+    int gpu = 0;
+    std::vector<int32_t> up, down;
+    double up_bytes = 0, down_bytes = 0;
+  };
+  double bytes(const std::vector<int32_t>& links) const {
+    double b = 0;
+    for (const int32_t r : links) b += net_.link_stats(r).bytes;
+    return b;
+  }
+  sim::Simulation& sim_;
+  const network::Network& net_;
+  sim::TraceWriter& trace_;
+  sim::Duration interval_;
+  sim::Time last_ = sim::Time::zero();
+  std::vector<Nic> nics_;
+  uint64_t fired_ = 0;
+};
+
+// The cluster's IT power as a counter track of its own ("cluster", pid = the GPU count, which
+// no GPU has), in trace_counter_s buckets over the whole run.
+void trace_power(const StepInput& in, const network::Cluster& cluster, const ExecutionResult& run) {
+  const int pid = cluster.gpu_count();
+  in.trace->process_name(pid, "cluster");
+  const double cluster_gpus = static_cast<double>(cluster.gpu_count());
+  const double switches = cluster.topology().switch_count();
+  const auto per = static_cast<size_t>(std::max(1.0, std::round(in.trace_counter_s / run.busy_bucket_s)));
+  for (size_t k = 0; k < run.busy_gpus.size(); k += per) {
+    const size_t end = std::min(run.busy_gpus.size(), k + per);
+    double busy = 0;
+    for (size_t j = k; j < end; ++j) busy += run.busy_gpus[j];
+    busy /= static_cast<double>(end - k);
+    const double w = hardware::cluster_power_w(in.cluster.node.gpu, in.power, cluster_gpus, busy, switches);
+    in.trace->counter(
+        pid, "IT power MW",
+        sim::Time::zero() + sim::Duration::from_seconds(run.busy_bucket_s * static_cast<double>(k)),
+        1e-6 * w);
+  }
+}
+
 }  // namespace
+
+std::vector<uint8_t> traced_gpus(const StepProgram& program, const std::vector<int>& gpus) {
+  std::vector<uint8_t> traced(program.ranks.size(), 0);
+  std::unordered_map<int, size_t> rank_of_gpu;
+  for (size_t r = 0; r < program.ranks.size(); ++r) rank_of_gpu[program.ranks[r].gpu] = r;
+  std::string missing;
+  for (const int gpu : gpus) {
+    const auto it = rank_of_gpu.find(gpu);
+    if (it != rank_of_gpu.end()) {
+      traced[it->second] = 1;
+    } else {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(gpu);
+    }
+  }
+  if (!missing.empty()) {
+    std::string have;
+    for (size_t r = 0; r < program.ranks.size() && r < 12; ++r)
+      have += (r ? ", " : "") + std::to_string(program.ranks[r].gpu);
+    if (program.ranks.size() > 12) have += ", ...";
+    throw std::invalid_argument(
+        "trace_gpus: got GPU " + missing + ", expected GPUs the run simulates (" + have + ")" +
+        (program.folded ? "; network.mode analytical folds identical ranks into one per stage: use "
+                          "network.mode flow to trace any GPU of the job"
+                        : ""));
+  }
+  return traced;
+}
+
+std::vector<uint8_t> traced_ranks(const StepInput& in, const StepProgram& program) {
+  if (!in.trace_gpus.empty()) return traced_gpus(program, in.trace_gpus);
+  std::vector<uint8_t> traced(program.ranks.size(), 0);
+  const auto& par = in.job.parallelism;
+  std::unordered_map<int, int> rank_of_phys;
+  const auto& phys = in.program.gpu_of_rank;
+  for (size_t k = 0; k < phys.size(); ++k) rank_of_phys[phys[k]] = static_cast<int>(k);
+  for (size_t r = 0; r < program.ranks.size(); ++r) {
+    const int gpu = program.ranks[r].gpu;
+    const auto it = rank_of_phys.find(gpu);
+    const int rank = phys.empty() || it == rank_of_phys.end() ? gpu : it->second;
+    const Placement at = placement_of(par, rank, in.program.placement);
+    traced[r] = at.dp == 0 && at.cp == 0 && (at.tp == 0 || at.pp == 0) ? 1 : 0;
+  }
+  return traced;
+}
 
 StepResult simulate_step(const StepInput& in) {
   const auto& node = in.cluster.node;
@@ -200,10 +325,18 @@ StepResult simulate_step(const StepInput& in) {
   ExecutorOptions exec = executor_options(in, program, engine.channels());
   exec.stop_when_done = faults != nullptr;
   exec.stops = rank_stops(in, program);
+  std::unique_ptr<NicSampler> sampler;
+  if (in.trace != nullptr && in.network_mode != "analytical") {
+    std::vector<int> gpus;
+    for (size_t r = 0; r < program.ranks.size(); ++r)
+      if (exec.traced[r] != 0) gpus.push_back(program.ranks[r].gpu);
+    sampler = std::make_unique<NicSampler>(sim, *net, cluster, *in.trace, gpus, in.trace_counter_s);
+  }
   ExecutionResult run = execute(program, sim, comm, exec);
+  if (in.trace != nullptr) trace_power(in, cluster, run);
 
   StepResult out;
-  out.events = run.events;
+  out.events = run.events - (sampler ? sampler->fired() : 0);
   out.simulated_ranks = program.ranks.size();
   out.folded = program.folded;
   out.gpus = static_cast<int>(workload::gpus_used(in.job.parallelism));

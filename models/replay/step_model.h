@@ -50,12 +50,18 @@ struct StepInput {
   // worker (a TP group) and its persistent speed offset, both as coefficients of variation.
   double microbatch_noise_cv = 0.0;
   double worker_offset_cv = 0.0;
+  // Chrome trace and timeline: the ranks of trace_gpus (physical GPUs; each must have a
+  // program, so a folded analytical run traces only the GPUs it simulates), or by default one
+  // rank per pipeline stage (TP rank 0 of the first DP replica) and the whole first TP group
+  // (traced_ranks()). The trace also gets counter tracks: the cluster's IT power, and in flow
+  // and packet mode each traced GPU's NIC load (trace_counter_s apart).
   sim::TraceWriter* trace = nullptr;
-  int trace_ranks = 16;
+  std::vector<int> trace_gpus;
+  double trace_counter_s = 1e-3;
   uint64_t seed = 1;
   hardware::PowerModel power;
   bool fabric_links = false;     // fill StepResult::fabric_links (every link direction's load)
-  Timeline* timeline = nullptr;  // filled with the first trace_ranks ranks' instructions
+  Timeline* timeline = nullptr;  // filled with the traced ranks' instructions
   // link_degrade / slow_receiver (flow, packet), link_down / switch_down (flow) faults
   // (network/capacity_faults.h).
   std::vector<network::LinkFaultSpec> link_faults;
@@ -114,6 +120,13 @@ struct StepResult {
 };
 
 StepResult simulate_step(const StepInput& input);
+
+// Which program ranks the trace and timeline show (see StepInput::trace_gpus): traced[r] != 0.
+// Throws std::invalid_argument naming "trace_gpus" and the GPUs without a program.
+std::vector<uint8_t> traced_ranks(const StepInput& input, const StepProgram& program);
+// The program ranks of these physical GPUs: traced[r] != 0. Throws std::invalid_argument
+// naming "trace_gpus", the GPUs without a program and some that have one.
+std::vector<uint8_t> traced_gpus(const StepProgram& program, const std::vector<int>& gpus);
 
 // Stragglers (issue 16: the step is the maximum over its workers). Every worker (a TP group:
 // its ranks run each layer in lock-step) draws per micro-batch a compute-time noise of CV

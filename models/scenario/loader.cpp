@@ -97,14 +97,52 @@ void check_nesting(std::string_view text) {
   }
 }
 
+// A YAML 1.2 core-schema number ([-+]? (.d+ | d+(.d*)?) ([eE][-+]?d+)?) in JSON's spelling: no
+// leading '+', no leading zeros, a digit on both sides of the point. Anything else unchanged.
+std::string json_number_spelling(const std::string& s) {
+  size_t i = 0;
+  std::string sign;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
+    if (s[i] == '-') sign = "-";
+    ++i;
+  }
+  const size_t int_begin = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  std::string whole = s.substr(int_begin, i - int_begin);
+  std::string frac;
+  bool point = false;
+  if (i < s.size() && s[i] == '.') {
+    point = true;
+    const size_t f = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    frac = s.substr(f, i - f);
+  }
+  if (whole.empty() && frac.empty()) return s;
+  std::string exp;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    const size_t e = i++;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const size_t digits = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == digits) return s;
+    exp = s.substr(e, i - e);
+  }
+  if (i != s.size()) return s;
+  const size_t nonzero = whole.find_first_not_of('0');
+  whole = nonzero == std::string::npos ? "0" : whole.substr(nonzero);
+  return sign + whole + (point ? "." + (frac.empty() ? std::string("0") : frac) : std::string()) + exp;
+}
+
 nlohmann::json yaml_scalar(const YAML::Node& node) {
   const std::string& s = node.Scalar();
   if (node.Tag() == "!") return s;  // quoted: always a string
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-  // Numbers: let the JSON grammar decide, so YAML and JSON read the same digits alike.
-  const auto as_json = nlohmann::json::parse(s, nullptr, false);
+  // Numbers: let the JSON grammar decide, so YAML and JSON read the same digits alike, after
+  // respelling what YAML 1.2's core schema also reads as numbers (+1, .5, 5., 007; NeMo
+  // configs write data weights as .0333).
+  const auto as_json = nlohmann::json::parse(json_number_spelling(s), nullptr, false);
   if (!as_json.is_discarded() && as_json.is_number()) return as_json;
   return s;
 }

@@ -343,6 +343,8 @@ json keep_vs_swap(const Config& c, const replay::StepInput& in, const replay::St
   healthy.program.fold =
       healthy.network_mode == "analytical" && healthy.gpu_speed.empty() && healthy.kernel_jitter_cv == 0;
   healthy.trace = nullptr;
+  healthy.timeline = nullptr;
+  healthy.trace_gpus.clear();
   const double without = replay::simulate_step(healthy).step_time_s;
   const double swap_cost = c.recovery.restart.seconds();
   const double saved = r.step_time_s - without;
@@ -390,13 +392,12 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
     trace_file.open(options.trace_path);
     trace = std::make_unique<sim::TraceWriter>(trace_file);
     in.trace = trace.get();
-    in.trace_ranks = options.trace_ranks;
   }
+  in.trace_gpus = options.trace_gpus;
   in.fabric_links = options.tables != nullptr;
   replay::Timeline timeline;
   if (options.tables != nullptr) {
     in.timeline = &timeline;
-    in.trace_ranks = options.trace_ranks;
   }
   replay::StepResult r = replay::simulate_step(in);
   if (trace) trace->finish();
@@ -630,15 +631,15 @@ trace::TraceRunResult run_imported(const Config& c, const RunOptions& options,
   replay::Timeline timeline;
   if (options.tables != nullptr) {
     run_options.timeline = &timeline;
-    run_options.trace_ranks = options.trace_ranks;
   }
+  run_options.trace_ranks = options.trace_ranks;
+  run_options.trace_gpus = options.trace_gpus;
   std::ofstream trace_file;
   std::unique_ptr<sim::TraceWriter> writer;
   if (!options.trace_path.empty()) {
     trace_file.open(options.trace_path);
     writer = std::make_unique<sim::TraceWriter>(trace_file);
     run_options.trace = writer.get();
-    run_options.trace_ranks = options.trace_ranks;
   }
   trace::TraceRunResult r;
   try {

@@ -21,11 +21,15 @@ using ColumnTable = std::vector<std::pair<std::string, Column>>;
 
 struct RunOptions {
   std::string trace_path;  // Chrome trace of chosen ranks; empty = none
-  int trace_ranks = 16;    // how many ranks the trace shows
+  // The GPUs the Chrome trace and the timeline show. Empty: training steps one rank per
+  // pipeline stage and the whole first TP group (replay::traced_ranks), trace replays the
+  // first trace_ranks ranks.
+  std::vector<int> trace_gpus;
+  int trace_ranks = 16;
   // When set, receives the column tables of the run: "fabric_links" (every fabric link
   // direction with its ends and load, network/link_table.h; training steps, traffic studies
-  // and trace replays) and "timeline" (every timed instruction of the first trace_ranks
-  // ranks, replay::Timeline; training steps and trace replays).
+  // and trace replays) and "timeline" (every timed instruction of the traced ranks,
+  // replay::Timeline; training steps and trace replays).
   std::map<std::string, ColumnTable>* tables = nullptr;
 };
 

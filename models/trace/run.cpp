@@ -9,6 +9,7 @@
 
 #include "models/collective/collective.h"
 #include "models/replay/comm_adapter.h"
+#include "models/replay/step_model.h"
 #include "models/trace/trace_import.h"
 #include "sim/simulation.h"
 
@@ -33,7 +34,17 @@ TraceRunResult run_trace_program(const replay::StepProgram& program, const netwo
       std::min(0.5, static_cast<double>(engine.channels()) / std::max(1, cluster.node().gpu.sm_count));
   exec.trace = options.trace;
   exec.timeline = options.timeline;
-  exec.trace_ranks = options.trace_ranks;
+  if (!options.trace_gpus.empty()) {
+    try {
+      exec.traced = replay::traced_gpus(program, options.trace_gpus);
+    } catch (const std::invalid_argument& e) {
+      throw TraceError(e.what());
+    }
+  } else {
+    exec.traced.assign(program.ranks.size(), 0);
+    for (size_t r = 0; r < program.ranks.size() && static_cast<int>(r) < options.trace_ranks; ++r)
+      exec.traced[r] = 1;
+  }
   exec.busy_bucket_s = options.busy_bucket_s;
   TraceRunResult out;
   out.execution = replay::execute(program, sim, comm, exec);

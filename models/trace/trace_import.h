@@ -144,15 +144,16 @@ struct TraceRunOptions {
   network::NetworkParams network;
   network::PacketParams packet;  // network mode packet: ECN, PFC, DCQCN, MTU, buffers
   collective::CollectiveParams collectives;
-  sim::TraceWriter* trace = nullptr;  // Chrome trace of the first trace_ranks ranks
+  sim::TraceWriter* trace = nullptr;  // Chrome trace of trace_gpus, or of the first trace_ranks ranks
   int trace_ranks = 16;
+  std::vector<int> trace_gpus;
   uint64_t seed = 1;
   // Resolution of ExecutionResult::busy_gpus. The executor fills one bucket per interval of
   // replayed time, so a trace of minutes at the step model's 100 us costs seconds and
   // megabytes; the trace report does not use the series.
   double busy_bucket_s = 10e-3;
   bool fabric_links = false;             // fill TraceRunResult::fabric_links
-  replay::Timeline* timeline = nullptr;  // the first trace_ranks ranks' instructions as columns
+  replay::Timeline* timeline = nullptr;  // the traced ranks' instructions as columns
   // A program that stalls (work left that can never run): false throws std::runtime_error
   // with replay::stall_message; true returns with execution.stall set and step_time_s 0.
   bool report_stall = false;

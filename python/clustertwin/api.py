@@ -5,7 +5,7 @@ import copy
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import _core
 
@@ -108,7 +108,8 @@ class Result:
 
     @property
     def timeline(self):
-        """Every timed instruction of the first ranks (those the Chrome trace shows; 16 by default):
+        """Every timed instruction of the traced ranks (``run(trace_gpus=...)``; by default one
+        per pipeline stage and the first TP group, the first 16 ranks of a trace replay):
         gpu, stream, kind, category, step, start_s, seconds, end_s. Built from
         ``arrays["timeline"]``; empty when the run has none (traffic studies)."""
         import pandas as pd
@@ -232,11 +233,23 @@ class Result:
 
 
 def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None,
-        trace: str | None = None, progress: bool = False) -> Result:
+        trace: str | None = None, progress: bool = False, trace_gpus: Iterable[int] | None = None) -> Result:
     """Runs a scenario (releasing the GIL) and returns its Result.
 
+    trace      a path: write the Chrome / Perfetto trace there (open it in ui.perfetto.dev).
+    trace_gpus the GPUs the trace and ``Result.timeline`` show. Default: one rank per pipeline
+               stage (TP rank 0 of the first data-parallel replica) and the whole first TP
+               group; trace replays: the first 16 ranks. Each must be simulated: an analytical
+               run folds identical ranks, so it can trace only the GPUs it keeps (the error
+               lists them; network.mode flow simulates every GPU).
     progress   True: once the run has lasted 5 s, a line on stderr every 5 s with the events
                done of the estimated total (``estimate``), events per second and the time left.
+
+    The trace has one process per traced GPU (rows: compute, pipeline p2p, data-parallel
+    collectives), every slice with its args (step, micro-batch, chunk, bytes, peer GPU, group
+    size), flow arrows from each pipeline send to the receiver's next pass, the cluster's IT
+    power as a counter track, and in flow and packet mode each traced GPU's NIC load (tx/rx
+    Gb/s, 1 ms samples).
     """
     if isinstance(scenario, (str, os.PathLike)) and os.path.exists(os.fspath(scenario)):
         scenario = load(scenario)
@@ -246,11 +259,27 @@ def run(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, An
     if progress:
         _core.progress_start(json.loads(_core.estimate(doc, over))["events"])
     try:
-        text, arrays = _core.run(doc, over, trace or "")
+        gpus = _trace_gpus(trace_gpus)
+        text, arrays = _core.run(doc, over, trace or "", True, gpus)
     finally:
         if progress:
             _core.progress_stop()
     return Result(report=json.loads(text), trace_path=trace, arrays=arrays)
+
+
+def _trace_gpus(gpus: Iterable[int] | None) -> list[int]:
+    if gpus is None:
+        return []
+    if isinstance(gpus, (str, bytes)):
+        raise ValueError(f"trace_gpus: got {gpus!r}, expected a list of GPU indices")
+    out = []
+    for g in gpus:
+        if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < 2 ** 31:
+            raise ValueError(f"trace_gpus: got {g!r}, expected GPU indices (integers >= 0)")
+        out.append(g)
+    if not out:
+        raise ValueError("trace_gpus: got an empty list, expected at least one GPU (None = the default choice)")
+    return out
 
 
 def estimate(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None) -> dict:

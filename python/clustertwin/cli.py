@@ -234,9 +234,26 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _gpu_list(text: str) -> list[int]:
+    """--trace-gpus: comma-separated GPU indices, ranges allowed (0-7,64)."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            raise argparse.ArgumentTypeError(f"got {part!r} in {text!r}, expected GPU indices or ranges like 0-7,64")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi - lo > 65535:
+            raise argparse.ArgumentTypeError(f"got the range {part!r}, expected at most 65,536 GPUs")
+        out.extend(range(lo, hi + 1))
+    return out
+
+
 def cmd_run(args) -> int:
     sc = load(args.scenario)
     trace = None
+    if args.trace_gpus is not None and not args.out:
+        raise ScenarioError("--trace-gpus: the trace is written with --out DIR (DIR/trace.json); add --out")
     if args.out:
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             raise ScenarioError(f"--out {args.out}: exists and is not a directory")
@@ -250,7 +267,7 @@ def cmd_run(args) -> int:
     if not args.quiet:
         _core.progress_start(est["events"])
     try:
-        result = run(sc, overrides=overrides, trace=trace)
+        result = run(sc, overrides=overrides, trace=trace, trace_gpus=args.trace_gpus)
     finally:
         if not args.quiet:
             _core.progress_stop()
@@ -704,10 +721,14 @@ def cmd_compare(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from .importers import from_hf_config, from_megatron_args, import_report
+    from .importers import from_hf_config, from_megatron_args, from_nemo_config, import_report
     base = load(args.base).data if args.base else None
     if args.hf:
         sc = from_hf_config(args.hf, base=base, seq_length=args.seq)
+    elif args.nemo:
+        sc = from_nemo_config(args.nemo, base=base)
+        if args.seq is not None:
+            sc["training_job"]["model"]["seq_length"] = args.seq
     else:
         text = args.megatron
         if args.megatron_file:
@@ -742,6 +763,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
     r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables (fabric_links.csv: every link's load)")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.add_argument("--trace-gpus", type=_gpu_list, metavar="G,G,...",
+                   help="with --out: the GPUs DIR/trace.json and timeline.csv show (default: one per pipeline stage "
+                        "and the first TP group; analytical runs can trace only the GPUs they simulate)")
     r.add_argument("--metrics-interval", type=_seconds, default=10.0, metavar="DURATION",
                    help="with --out: sample interval of DIR/metrics.om (OpenMetrics; default 10s)")
     r.add_argument("--metrics-start", type=float, default=1735689600, metavar="UNIX_TIME",
@@ -863,11 +887,14 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--csv", metavar="FILE", help="write every row (log, size, measured, twin, ratio, short)")
     cp.add_argument("--set", action="append", metavar="KEY=VALUE")
     cp.set_defaults(func=cmd_compare)
-    im = sub.add_parser("import", help="a scenario from a Hugging Face config.json or a Megatron-LM argument list")
+    im = sub.add_parser("import", help="a scenario from a Hugging Face config.json, a Megatron-LM argument list or "
+                                        "a NeMo / Megatron-Bridge YAML")
     src = im.add_mutually_exclusive_group(required=True)
     src.add_argument("--hf", metavar="CONFIG_JSON", help="a Hugging Face config.json")
     src.add_argument("--megatron", metavar="ARGS", help="Megatron-LM pretrain_gpt.py arguments, quoted")
     src.add_argument("--megatron-file", metavar="FILE", help="a file of Megatron-LM arguments (a launch script's)")
+    src.add_argument("--nemo", metavar="YAML", help="a NeMo 1.x / NeMo-Framework-Launcher training YAML or a dumped "
+                                                     "Megatron-Bridge ConfigContainer YAML")
     im.add_argument("--base", metavar="SCENARIO", help="cluster and defaults from this scenario (default: 8 x 8 H100)")
     im.add_argument("--seq", type=_count, help="the training sequence length")
     im.add_argument("--out", metavar="FILE", help="write the scenario here instead of stdout")

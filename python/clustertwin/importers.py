@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
+import re
 import shlex
 from typing import Any, Sequence
 
@@ -343,6 +345,361 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     return ImportedScenario(sc, unmapped, notes)
 
 
+# NeMo (1.x / NeMo-Framework-Launcher) and Megatron-Bridge (ConfigContainer) YAML -> scenario keys.
+# Each entry: the twin's key path and the config's field names in the sections where they live,
+# first match wins. NeMo 1.x keeps nearly everything under `model:` (and the node count under
+# `trainer:`); Megatron-Bridge splits it over `model:`, `train:`, `ddp:`, `optimizer:`,
+# `comm_overlap:` and `mixed_precision:`.
+_NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
+    ("training_job.model.layers", int, ("model.num_layers",)),
+    ("training_job.model.hidden", int, ("model.hidden_size",)),
+    ("training_job.model.heads", int, ("model.num_attention_heads",)),
+    ("training_job.model.kv_heads", int, ("model.num_query_groups",)),
+    ("training_job.model.ffn_hidden", int, ("model.ffn_hidden_size",)),
+    ("training_job.model.vocab", int, ("model.vocab_size", "model.padded_vocab_size", "tokenizer.vocab_size")),
+    ("training_job.model.seq_length", int, ("model.seq_length", "model.encoder_seq_length", "model.data.seq_length",
+                                            "dataset.sequence_length", "dataset.seq_length")),
+    ("training_job.model.tied_embeddings", bool, ("model.share_embeddings_and_output_weights",)),
+    ("training_job.model.moe.experts", int, ("model.num_moe_experts",)),
+    ("training_job.model.moe.top_k", int, ("model.moe_router_topk",)),
+    ("training_job.model.moe.expert_ffn_hidden", int, ("model.moe_ffn_hidden_size",)),
+    ("training_job.parallelism.tensor_parallel", int, ("model.tensor_model_parallel_size",)),
+    ("training_job.parallelism.pipeline_parallel", int, ("model.pipeline_model_parallel_size",)),
+    ("training_job.parallelism.virtual_pipeline", int, ("model.virtual_pipeline_model_parallel_size",)),
+    ("training_job.parallelism.context_parallel", int, ("model.context_parallel_size",)),
+    ("training_job.parallelism.expert_parallel", int, ("model.expert_model_parallel_size",)),
+    ("training_job.parallelism.sequence_parallel", bool, ("model.sequence_parallel",)),
+    ("training_job.micro_batch_size", int, ("train.micro_batch_size", "model.micro_batch_size")),
+    ("training_job.global_batch_size", int, ("train.global_batch_size", "model.global_batch_size")),
+    ("training_job.runtime.recompute_layers", int, ("model.recompute_num_layers",
+                                                    "model.activations_checkpoint_num_layers")),
+    ("training_job.runtime.overlap_grad_reduce", bool, ("ddp.overlap_grad_reduce", "comm_overlap.overlap_grad_reduce",
+                                                        "model.optim.overlap_grad_sync")),
+    ("training_job.runtime.overlap_param_gather", bool, ("ddp.overlap_param_gather",
+                                                         "comm_overlap.overlap_param_gather",
+                                                         "model.optim.overlap_param_sync")),
+    ("training_job.runtime.tp_comm_overlap", bool, ("comm_overlap.tp_comm_overlap", "model.tp_comm_overlap",
+                                                    "model.ub_tp_comm_overlap")),
+    ("training_job.runtime.overlap_p2p", bool, ("comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm")),
+]
+# Fields read above or in from_nemo_config, and fields with no effect on step time or memory in
+# the twin (initialisation, norms' epsilon, rotary details, loss scaling, logging, data paths).
+_NEMO_READ = {
+    "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
+    "recompute_method", "activations_checkpoint_method", "fp8", "fp8_recipe", "fp8_e4m3", "fp8_hybrid",
+    "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "mcore_gpt",
+    "use_distributed_optimizer", "name", "precision", "num_nodes", "devices", "transformer_engine",
+    "use_flash_attention", "attention_backend", "bf16", "fp16", "mixed_precision", "fp8_wgrad", "fsdp"}
+_NEMO_NO_EFFECT = (
+    "init_method", "use_scaled_init_method", "layernorm_epsilon", "normalization", "rotary_", "rope_", "apply_rope",
+    "position_embedding_type", "max_position_embeddings", "seed", "lr", "min_lr", "weight_decay", "adam_", "betas",
+    "clip_grad", "gradient_clip_val", "loss_scale", "initial_loss_scale", "min_loss_scale", "hysteresis",
+    "native_amp_", "make_vocab_size_divisible_by", "log_", "logger", "val_", "limit_", "max_steps", "max_epochs",
+    "max_time", "train_iters", "eval_", "hidden_dropout", "attention_dropout", "ffn_dropout", "kv_channels",
+    "apply_query_key_layer_scaling", "normalize_attention_scores", "persist_layer_norm", "pre_process",
+    "post_process", "bias", "add_bias_linear", "add_qkv_bias", "headscale", "transformer_block_type", "openai_gelu",
+    "masked_softmax_fusion", "bias_activation_fusion", "bias_dropout", "gradient_accumulation_fusion",
+    "cross_entropy", "grad_div_ar_fusion", "megatron_amp_O2", "accelerator", "enable_checkpointing",
+    "use_distributed_sampler", "accumulate_grad_batches", "resume_", "onnx_safe", "apex_", "gradient_as_bucket_view",
+    "sync_batch_comm", "deterministic_mode", "gc_interval", "manual_gc", "fp8_margin", "fp8_interval",
+    "fp8_amax_", "rampup_batch_size", "num_workers", "split", "data_impl", "skip_warmup", "dataloader_type",
+    "reset_", "eod_mask_loss", "index_mapping_dir", "hf_model_id", "test_mode", "perform_initialization",
+    "use_cpu_initialization", "timers", "config_logger_dir", "barrier_with_L1_time", "check_", "average_in_collective",
+    "contiguous_", "bucket_cap_mb", "grad_allreduce_chunk_size_mb", "fp32_residual_connection",
+    "fp16_lm_cross_entropy", "scale_positional_embedding", "attention_type", "layernorm_zero_centered_gamma",
+    "qk_layernorm", "clone_scatter_output_in_embedding", "calculate_per_token_loss", "tp_comm_bootstrap_backend",
+    "batch_p2p_comm", "batch_p2p_sync", "wgrad_deferral_limit", "num_dataset_builder_threads", "random_seed",
+    "mmap_bin_files", "pin_memory", "persistent_workers", "drop_last", "data_sharding", "create_attention_mask",
+    "add_extra_token_to_sequence", "mock", "exit_", "iterations_to_skip", "rerun_", "decoupled_weight_decay",
+    "end_weight_decay", "start_weight_decay", "tp_comm_", "parallel_output", "mtp_loss_scaling_factor",
+    "moe_aux_loss_coeff", "moe_z_loss_coeff", "moe_router_", "moe_token_", "moe_per_layer_logging",
+    "moe_input_jitter_eps", "moe_grouped_gemm", "moe_permute_fusion", "gradient_reduce_div_fusion", "optimizer")
+# Sections that only hold logging, checkpointing, data paths, scheduling and launcher settings.
+_NEMO_SKIP_SECTIONS = {"checkpoint", "logger", "profiling", "rerun_state_machine", "rng", "scheduler", "tokenizer",
+                       "validation", "dist", "ft", "inprocess_restart", "nvrx_straggler", "straggler",
+                       "tensor_inspect", "peft", "optimizer_config_override_provider", "exp_manager", "run",
+                       "hydra", "defaults", "nsys_profile", "sched", "data_prefix", "dataset", "data"}
+
+
+def _nemo_sections(doc: dict) -> dict[str, dict]:
+    """The config's sections by name (NeMo launcher files nest everything under `training:`);
+    NeMo 1.x's model.optim and model.data as well."""
+    if isinstance(doc.get("training"), dict) and "model" in doc["training"]:
+        doc = doc["training"]
+    out = {k: v for k, v in doc.items() if isinstance(v, dict)}
+    model = out.get("model", {})
+    for sub in ("optim", "data"):
+        if isinstance(model.get(sub), dict):
+            out[f"model.{sub}"] = model[sub]
+    return out
+
+
+def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None) -> ImportedScenario:
+    """A scenario from a NeMo training YAML: NeMo 1.x / NeMo-Framework-Launcher
+    (``trainer:`` + ``model:``, as in launcher_scripts/conf/training/*/*.yaml) or a dumped
+    Megatron-Bridge ``ConfigContainer`` (``model:``, ``train:``, ``ddp:``, ``mixed_precision:``
+    ...). Model shape, layout, batch, recompute, distributed optimizer, overlaps and FP8 recipe
+    are mapped; the node count from ``trainer.num_nodes`` x ``devices`` when given, else the
+    base cluster's. Interpolations (``${...}``) must be resolved first. ``unmapped`` lists the
+    fields that could change performance but have no counterpart in the twin."""
+    if isinstance(config, dict):
+        doc, where = config, "config"
+    else:
+        from . import _core
+        where = os.fspath(config)
+        try:
+            doc = json.loads(_core.read_document(where))
+        except _core.ScenarioError as e:  # "invalid scenario:\n  document: <why>" -> "<file>: <why>"
+            why = str(e).split("document:", 1)[-1].strip()
+            raise ValueError(f"{where}: {why}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: expected a mapping (a NeMo or Megatron-Bridge training config)")
+    sections = _nemo_sections(doc)
+    model = sections.get("model")
+    if not isinstance(model, dict) or "num_layers" not in model:
+        raise ValueError(f"{where}: no model.num_layers; not a NeMo / Megatron-Bridge GPT training config")
+    if model.get("multi_latent_attention") or model.get("kv_lora_rank"):
+        raise ValueError(f"{where}: model.multi_latent_attention: multi-head latent attention (DeepSeek) is not "
+                         "modelled; give the MoE shape as training_job.model keys if an approximation will do")
+    unmapped: list[str] = []
+    notes: list[str] = []
+    given: dict[str, Any] = {}
+    used: set[str] = set()
+
+    def field(dotted: str) -> tuple[bool, Any]:
+        sec, _, name = dotted.rpartition(".")
+        d = sections.get(sec)
+        if not isinstance(d, dict) or name not in d or d[name] is None:
+            return False, None
+        v = d[name]
+        if isinstance(v, str) and "${" in v:
+            v = _interpolate(v, sec, sections, f"{where}: {dotted}")
+        return True, v
+
+    for path, conv, names in _NEMO_VALUE:
+        for dotted in names:
+            ok, v = field(dotted)
+            if ok:
+                used.add(dotted)
+                given[path] = _yaml_bool(v, f"{where}: {dotted}") if conv is bool else _yaml_int(v, f"{where}: {dotted}")
+                break
+    _nemo_activation(sections, given, notes)
+    _nemo_recompute(sections, given, unmapped)
+    root = doc["training"] if isinstance(doc.get("training"), dict) and "model" in doc["training"] else doc
+    _nemo_precision(sections, root.get("mixed_precision"), given, notes, unmapped)
+    ok, shared = field("model.moe_shared_expert_intermediate_size")
+    if ok and given.get("training_job.model.moe.experts"):
+        width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")
+        if width:
+            given["training_job.model.moe.shared_experts"] = max(1, round(int(shared) / width))
+    dist = any(_yaml_bool(sections.get(s, {}).get("use_distributed_optimizer"), s) for s in ("ddp", "optimizer")
+               if sections.get(s, {}).get("use_distributed_optimizer") is not None)
+    if "distributed" in str(sections.get("model.optim", {}).get("name", "")):  # distributed_fused_adam,
+        dist = True                                                          # mcore_distributed_optim
+    fsdp = bool(model.get("fsdp")) and model.get("fsdp") not in ("false", "False")
+    given["training_job.parallelism.zero_stage"] = 3 if fsdp else 1 if dist else 0
+    if fsdp:
+        notes.append("zero_stage 3: model.fsdp (parameters, gradients and optimizer state sharded)")
+    elif not dist:
+        notes.append("zero_stage 0: no distributed optimizer (ddp.use_distributed_optimizer / "
+                     "optim.name distributed_fused_adam)")
+    trainer = sections.get("trainer", {})
+    if trainer.get("num_nodes") and trainer.get("devices"):
+        nodes, devices = int(trainer["num_nodes"]), int(trainer["devices"])
+        given["cluster.nodes"] = nodes
+        given["cluster.gpus_per_node"] = devices
+        notes.append(f"cluster: {nodes} nodes x {devices} GPUs from trainer.num_nodes / devices; GPU and network "
+                     "from the base scenario")
+    for path, what in (("training_job.micro_batch_size", "micro_batch_size"),
+                       ("training_job.global_batch_size", "global_batch_size"),
+                       ("training_job.model.seq_length", "seq_length / encoder_seq_length")):
+        if path not in given:
+            if path.endswith("seq_length"):
+                raise ValueError(f"{where}: no model.seq_length, model.encoder_seq_length or dataset.sequence_length")
+            notes.append(f"{what} not given: the base scenario's")
+    if "training_job.model.vocab" not in given:
+        tok = sections.get("model", {}).get("tokenizer")
+        name = " ".join(str(tok.get(k) or "") for k in ("type", "model")).lower() if isinstance(tok, dict) else ""
+        known = next((v for key, v in _TOKENIZER_VOCAB if key in name), None)
+        if known:
+            given["training_job.model.vocab"] = known
+            notes.append(f"vocab {known}: the tokenizer's ({name.strip()})")
+        else:
+            gated = given.get("training_job.model.activation") == "swiglu"
+            given["training_job.model.vocab"] = 128256 if gated else 50257
+            notes.append(f"vocab {given['training_job.model.vocab']}: the config leaves it to the tokenizer; "
+                         "Llama 3's for gated MLPs, GPT-2's otherwise")
+    if given.get("training_job.parallelism.virtual_pipeline") == 1:
+        given.pop("training_job.parallelism.virtual_pipeline")
+    given.setdefault("training_job.runtime.overlap_grad_reduce", False)
+    given.setdefault("training_job.runtime.overlap_param_gather", False)
+    given["training_job.runtime.stack"] = "nemo"
+    _nemo_unmapped(sections, used, unmapped)
+    sc = _base(base)
+    job = sc.setdefault("training_job", {})
+    job.pop("model", None)
+    job.get("parallelism", {}).pop("data_parallel", None)
+    for path, value in given.items():
+        _set(sc, path, value)
+    sc["name"] = "nemo-config"
+    _fill_data_parallel(sc, notes)
+    return ImportedScenario(sc, unmapped, notes)
+
+
+_INNER = re.compile(r"\$\{([^${}]*)\}")
+
+
+def _interpolate(text: str, section: str, sections: dict, where: str) -> Any:
+    """The OmegaConf interpolations NeMo launcher files use in model fields: ${.key} (same
+    section), ${model.key} / ${training.model.key}, and the resolvers multiply, divide_ceil and
+    divide_floor, e.g. ffn_hidden_size: ${multiply:4, ${.hidden_size}}. Anything else is an
+    error asking for the resolved config."""
+    def lookup(ref: str) -> Any:
+        if ref.startswith("."):
+            sec, key = section, ref[1:]
+        else:
+            parts = ref.split(".")
+            if parts[0] == "training":
+                parts = parts[1:]
+            sec, key = ".".join(parts[:-1]), parts[-1]
+        d = sections.get(sec, {})
+        if key not in d or isinstance(d[key], (dict, list)):
+            raise KeyError(ref)
+        v = d[key]
+        return _interpolate(v, sec, sections, where) if isinstance(v, str) and "${" in v else v
+
+    def evaluate(inner: str) -> str:
+        name, colon, args = inner.partition(":")
+        if not colon:
+            return str(lookup(inner.strip()))
+        nums = [float(a) for a in args.split(",")]
+        if name == "multiply" and nums:
+            out = 1.0
+            for n in nums:
+                out *= n
+        elif name in ("divide_ceil", "divide_floor") and len(nums) == 2 and nums[1]:
+            q = nums[0] / nums[1]
+            out = float(math.ceil(q) if name == "divide_ceil" else math.floor(q))
+        else:
+            raise KeyError(name)
+        return str(int(out)) if out.is_integer() else str(out)
+
+    value = text
+    try:
+        for _ in range(64):
+            m = _INNER.search(value)
+            if m is None:
+                break
+            value = value[:m.start()] + evaluate(m.group(1)) + value[m.end():]
+    except (KeyError, ValueError):
+        raise ValueError(f"{where} = {text!r}: an interpolation this import does not resolve; resolve the config "
+                         "first (OmegaConf.to_yaml(cfg, resolve=True))") from None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+# Vocabulary sizes of the tokenizers NeMo configs name (the models' Hugging Face config.json
+# vocab_size; GPT-2 BPE 50,257; Nemotron's 256K SentencePiece model).
+_TOKENIZER_VOCAB = (("llama-3", 128256), ("llama3", 128256), ("llama-2", 32000), ("llama2", 32000),
+                    ("mixtral", 32000), ("mistral-7b", 32000), ("gpt2", 50257), ("256k", 256000))
+
+
+def _yaml_int(v: Any, where: str) -> int:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    raise ValueError(f"{where}: got {v!r}, expected int")
+
+
+def _yaml_bool(v: Any, where: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    raise ValueError(f"{where}: got {v!r}, expected true or false")
+
+
+def _nemo_activation(sections: dict, given: dict, notes: list[str]) -> None:
+    m = sections["model"]
+    act = m.get("activation")
+    if isinstance(act, str):  # NeMo 1.x: swiglu, fast-swiglu, geglu, gelu, squared-relu, ...
+        gated = "glu" in act
+        if act.replace("fast-", "") not in ("swiglu", "geglu", "reglu", "gelu", "relu"):
+            notes.append(f"model.activation {act!r}: modelled as {'swiglu' if gated else 'gelu'} (same FLOPs and memory)")
+        given["training_job.model.activation"] = "swiglu" if gated else "gelu"
+    elif m.get("gated_linear_unit") is not None:  # Megatron-Bridge
+        given["training_job.model.activation"] = "swiglu" if _yaml_bool(m["gated_linear_unit"],
+                                                                       "model.gated_linear_unit") else "gelu"
+
+
+def _nemo_recompute(sections: dict, given: dict, unmapped: list[str]) -> None:
+    m = sections["model"]
+    gran = m.get("recompute_granularity", m.get("activations_checkpoint_granularity"))
+    if gran in (None, "null", "none"):
+        given["training_job.runtime.recompute_granularity"] = "none"
+    elif gran in ("selective", "full"):
+        given["training_job.runtime.recompute_granularity"] = gran
+    else:
+        unmapped.append(f"recompute granularity {gran!r}: not selective or full")
+    method = m.get("recompute_method", m.get("activations_checkpoint_method"))
+    if gran == "full" and method not in (None, "block"):
+        unmapped.append(f"recompute method {method!r}: only block is modelled (full recompute of "
+                        "recompute_num_layers layers per stage, or all)")
+    mods = m.get("recompute_modules")
+    if gran == "selective" and isinstance(mods, list) and sorted(mods) != ["core_attn"]:
+        unmapped.append(f"recompute_modules {mods}: selective recompute is modelled as core attention only")
+
+
+def _nemo_precision(sections: dict, mp_name: Any, given: dict, notes: list[str], unmapped: list[str]) -> None:
+    m, mp = sections["model"], sections.get("mixed_precision")
+    fp8, recipe = None, None
+    if isinstance(mp, dict):  # Megatron-Bridge MixedPrecisionConfig
+        fp8, recipe = mp.get("fp8"), mp.get("fp8_recipe")
+    elif isinstance(mp_name, str):  # a Megatron-Bridge recipe name, e.g. bf16_with_fp8_current_scaling_mixed
+        if "fp8" in mp_name:
+            fp8 = "e4m3"
+            recipe = ("mxfp8" if "mxfp8" in mp_name else "tensorwise" if "current_scaling" in mp_name
+                      else "blockwise" if "blockwise" in mp_name else "delayed")
+    raw = m.get("fp8")
+    if fp8 is None and raw not in (None, False, "false", "False"):
+        fp8, recipe = raw, m.get("fp8_recipe", "delayed")
+    if fp8 in (None, False):
+        given["training_job.runtime.precision"] = "bf16"
+        return
+    if recipe in (None, "delayed"):
+        given["training_job.runtime.precision"] = "fp8"
+    elif recipe == "tensorwise":
+        given["training_job.runtime.precision"] = "fp8-cs"
+    elif recipe == "mxfp8":
+        given["training_job.runtime.precision"] = "mxfp8"
+    else:
+        given["training_job.runtime.precision"] = "fp8-cs"
+        unmapped.append(f"fp8_recipe {recipe!r}: modelled as per-tensor current scaling (fp8-cs)")
+    notes.append(f"FP8 ({fp8}, recipe {recipe or 'delayed'}) -> training_job.runtime.precision "
+                 f"{given['training_job.runtime.precision']}")
+
+
+def _nemo_unmapped(sections: dict, used: set[str], unmapped: list[str]) -> None:
+    """Set fields (not null, false, 0 or empty) of the performance sections that nothing above
+    read and that are not known to leave step time and memory alone."""
+    for sec, d in sections.items():
+        if sec in _NEMO_SKIP_SECTIONS or sec.split(".")[-1] in _NEMO_SKIP_SECTIONS:
+            continue
+        for k, v in d.items():
+            if f"{sec}.{k}" in used or k in _NEMO_READ or k.startswith(_NEMO_NO_EFFECT) or k.startswith("_"):
+                continue
+            if v in (None, False, 0, "", [], "none", "null") or isinstance(v, dict):
+                continue
+            if k.startswith("fsdp_") and not sections.get("model", {}).get("fsdp"):
+                continue  # FSDP settings of a config that does not use FSDP
+            unmapped.append(f"{sec}.{k} = {v!r}: not modelled")
+
+
 def import_report(sc: ImportedScenario) -> str:
     """Text for the CLI: the notes and what was not mapped."""
     lines: list[str] = []
@@ -353,4 +710,4 @@ def import_report(sc: ImportedScenario) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BASE", "ImportedScenario", "from_hf_config", "from_megatron_args", "import_report"]
+__all__ = ["BASE", "ImportedScenario", "from_hf_config", "from_megatron_args", "from_nemo_config", "import_report"]

@@ -17,9 +17,10 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
 
 
 def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> ImportedScenario: ...
+def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None) -> ImportedScenario: ...
 
 
 def import_report(sc: ImportedScenario) -> str: ...
 
 
-__all__ = ["BASE", "ImportedScenario", "from_hf_config", "from_megatron_args", "import_report"]
+__all__ = ["BASE", "ImportedScenario", "from_hf_config", "from_megatron_args", "from_nemo_config", "import_report"]

@@ -93,7 +93,7 @@ def exports(tmp_path_factory):
     for label, (sc, _) in LAYOUTS.items():
         d = tmp_path_factory.mktemp("astra")
         ct.export_chakra(ct.Scenario(sc), d)
-        result = ct.run(ct.Scenario(sc))
+        result = ct.run(ct.Scenario(sc), trace_gpus=range(16))  # the timeline of every rank
         ranks, groups, metas = A.read_export(d)
         out[label] = (d, result, ranks, groups, metas)
     return out
