@@ -76,6 +76,21 @@ void bind_nccl_tests(py::module_& m) {
       "The nccl-tests rows of every node count as JSON (nodes, ranks, op, size_bytes, count, type, redop, "
       "root, "
       "time_us, algbw_GBps, busbw_GBps, algorithm).");
+  m.def(
+      "fabric_switches",
+      [](const std::string& document_json, const std::string& overrides_json, const std::vector<int>& nodes) {
+        const scenario::Config c = checked_config(document_json, overrides_json);
+        scenario::FabricElements e;
+        {
+          py::gil_scoped_release release;
+          e = scenario::fabric_switches_between(c, nodes);
+        }
+        return py::make_tuple(e.switches, e.cables);
+      },
+      py::arg("document_json"), py::arg("overrides_json"), py::arg("nodes"),
+      "(switches, cables 'a-b'): what a collective among these nodes can cross (every shortest path between "
+      "two "
+      "of their NICs on the same rail), by name.");
 }
 
 }  // namespace

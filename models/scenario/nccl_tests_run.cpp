@@ -1,5 +1,11 @@
 #include "models/scenario/nccl_tests_run.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "models/collective/nccl_tests.h"
 #include "models/network/cluster.h"
 #include "models/scenario/loader.h"
@@ -76,6 +82,58 @@ std::string nccl_tests_tables(const Config& c, const NcclTestsRequest& q) {
            " GPUs, network.mode=" + c.network.mode + "\n";
     out += collective::format_nccl_tests(t.rows, t.options, t.ranks) + "\n";
   }
+  return out;
+}
+
+FabricElements fabric_switches_between(const Config& c, const std::vector<int>& nodes) {
+  const network::Cluster cluster(cluster_spec(c));
+  const int per_node = cluster.nics_per_node();
+  const int gpus_per_node = cluster.node().gpus_per_node;
+  std::vector<std::string> bad;
+  for (const int n : nodes) {
+    if (n < 0 || n >= cluster.gpu_count() / gpus_per_node) bad.push_back(std::to_string(n));
+  }
+  if (!bad.empty()) {
+    std::string list;
+    for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
+    throw ScenarioError({"nodes: got node " + list + ", expected 0-" +
+                         std::to_string(cluster.gpu_count() / gpus_per_node - 1) +
+                         " (the scenario's cluster)"});
+  }
+  std::vector<int> distinct = nodes;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() < 2) return {};  // one node: NVLink only
+  const auto& topo = cluster.topology();
+  std::vector<uint8_t> on(static_cast<size_t>(topo.vertex_count()), 0);
+  std::vector<topology::LinkDir> dirs;
+  for (int rail = 0; rail < per_node; ++rail) {
+    // One NIC per distinct set of leaves: nodes under the same leaves cross the same switches.
+    std::map<std::vector<topology::VertexId>, int> by_leaves;
+    for (const int n : distinct) {
+      const int nic = n * per_node + rail;
+      by_leaves.emplace(topo.leaves_of(nic), nic);
+    }
+    for (auto a = by_leaves.begin(); a != by_leaves.end(); ++a) {
+      for (const topology::VertexId leaf : a->first) on[static_cast<size_t>(leaf)] = 1;
+      for (auto b = std::next(a); b != by_leaves.end(); ++b) {
+        for (const topology::VertexId v : topo.switches_on_paths(a->second, b->second, &dirs))
+          on[static_cast<size_t>(v)] = 1;
+      }
+    }
+  }
+  FabricElements out;
+  for (size_t v = 0; v < on.size(); ++v) {
+    if (on[v]) out.switches.push_back(topo.vertex(static_cast<topology::VertexId>(v)).name);
+  }
+  // Cables, both directions as one: a collective's ring crosses them both ways.
+  std::set<std::pair<std::string, std::string>> cables;
+  for (const topology::LinkDir d : dirs) {
+    std::string a = topo.vertex(topo.source(d)).name, b = topo.vertex(topo.target(d)).name;
+    if (b < a) std::swap(a, b);
+    cables.emplace(std::move(a), std::move(b));
+  }
+  for (const auto& [a, b] : cables) out.cables.push_back(a + "-" + b);
   return out;
 }
 

@@ -35,4 +35,14 @@ std::vector<NcclTestsTable> nccl_tests_run(const Config& config, const NcclTests
 // The tables as nccl-tests prints them, one per node count.
 std::string nccl_tests_tables(const Config& config, const NcclTestsRequest& request);
 
+// What a collective among these nodes of the scenario's cluster can cross (for localising a
+// shortfall, compare.py): the name of every switch, and of every switch-to-switch cable as
+// "a-b" (the link fault syntax), on some shortest path between two of the nodes' NICs on the
+// same rail (every ECMP choice). Pairs of nodes under the same leaves are computed once.
+// Throws ScenarioError naming a node the cluster does not have.
+struct FabricElements {
+  std::vector<std::string> switches, cables;
+};
+FabricElements fabric_switches_between(const Config& config, const std::vector<int>& nodes);
+
 }  // namespace ct::scenario

@@ -15,6 +15,7 @@
 //  3. Finish with b -> d.
 // key = splitmix64 mix of (s, d, flow_id) (hash.h). The result is a shortest path over usable
 // links; degraded links stay eligible (only capacity changes). No path: NoRouteError.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -70,6 +71,51 @@ int Topology::hop_count(int src_nic, int dst_nic) const {
     }
   }
   return best == kUnreachable ? -1 : best + 2;
+}
+
+// The shortest-path DAG, level by level: the first-hop switches of every best (first, last)
+// pair, then at each level the usable next hops one step closer to the last hop's slot.
+std::vector<VertexId> Topology::switches_on_paths(int src_nic, int dst_nic,
+                                                  std::vector<LinkDir>* links) const {
+  check_nic(src_nic, "switches_on_paths");
+  check_nic(dst_nic, "switches_on_paths");
+  std::vector<VertexId> out;
+  const int best = hop_count(src_nic, dst_nic);
+  if (src_nic == dst_nic || best < 0) return out;
+  std::vector<uint8_t> seen(static_cast<size_t>(switch_count()), 0);
+  for (LinkDir a : out_links(src_nic)) {
+    if (!usable_[a]) continue;
+    for (LinkDir b : out_links(dst_nic)) {
+      if (!usable_[b ^ 1]) continue;
+      const int slot = slot_of_switch_[dst_[b] - nic_count_];
+      if (dist(slot, dst_[a]) + 2 != best) continue;
+      std::vector<VertexId> level{dst_[a]};
+      for (int k = best - 2; k >= 0; --k) {
+        std::vector<VertexId> next;
+        for (const VertexId u : level) {
+          if (seen[static_cast<size_t>(u - nic_count_)] & 2) continue;
+          seen[static_cast<size_t>(u - nic_count_)] |= 3;  // on a path; expanded
+          for (int32_t i = out_begin_[u]; i < switch_end_[u] && k > 0; ++i) {
+            const VertexId v = out_targets_[i];
+            if (usable_[out_links_[i]] && dist(slot, v) == k - 1) {
+              next.push_back(v);
+              if (links != nullptr) links->push_back(out_links_[i]);
+            }
+          }
+        }
+        level = std::move(next);
+      }
+      // Expansion marks are per (first, last) pair: clear bit 1 (expanded), keep bit 0 (on a path).
+      for (uint8_t& m : seen) m &= 1;
+    }
+  }
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i] & 1) out.push_back(nic_count_ + static_cast<VertexId>(i));
+  if (links != nullptr) {
+    std::sort(links->begin(), links->end());
+    links->erase(std::unique(links->begin(), links->end()), links->end());
+  }
+  return out;
 }
 
 Path Topology::route(int src_nic, int dst_nic, uint64_t flow_id) const {

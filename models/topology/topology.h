@@ -124,6 +124,11 @@ class Topology {
   void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1) const;
   // Shortest usable hop count between two NICs; -1 when unreachable.
   [[nodiscard]] int hop_count(int src_nic, int dst_nic) const;
+  // Every switch on some shortest usable path between the NICs (what ECMP may use), sorted;
+  // empty for src == dst or when unreachable. links: when given, also receives every
+  // switch-to-switch direction on those paths, sorted.
+  [[nodiscard]] std::vector<VertexId> switches_on_paths(int src_nic, int dst_nic,
+                                                        std::vector<LinkDir>* links = nullptr) const;
 
   // Failures. Each call recomputes the routing tables (a few ms for 10K NICs).
   // `both_directions` applies the change to the whole cable (d and reverse(d)).

@@ -691,8 +691,19 @@ def cmd_compare(args) -> int:
         raise ScenarioError("compare: give --nccl-tests LOG... or --step-log FILE")
     if args.step_log:
         return _compare_step_log(sc, args)
+    host_nodes = None
+    if args.hosts:
+        with open(args.hosts) as f:
+            try:
+                host_nodes = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"--hosts {args.hosts}: not JSON ({e})") from None
+        if not isinstance(host_nodes, dict) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                       for v in host_nodes.values()):
+            raise ScenarioError(f"--hosts {args.hosts}: expected a JSON object of host name -> node index")
     rows, candidates = compare_nccl_tests(sc, args.nccl_tests, op=args.op, nodes=args.nodes,
-                                          threshold=args.threshold, overrides=_overrides(args.set))
+                                          threshold=args.threshold, overrides=_overrides(args.set),
+                                          host_nodes=host_nodes)
     if args.csv:
         rows.to_csv(args.csv, index=False)
     for log, part in rows.groupby("log", sort=False):
@@ -711,8 +722,10 @@ def cmd_compare(args) -> int:
         if len(candidates):
             print("# what explains the shortfall (confidence: in every short run and no healthy one = 1)")
             for _, c in candidates.iterrows():
-                print(f"{c['kind']:<5} {c['candidate']:<32} confidence {c['confidence']:.2f}  "
+                print(f"{c['kind']:<6} {c['candidate']:<32} confidence {c['confidence']:.2f}  "
                       f"(short runs {c['short_runs']}, healthy runs {c['healthy_runs']})")
+            if candidates.attrs.get("switches"):
+                print(f"# switches not ranked: {candidates.attrs['switches']}")
         elif rows["short"].any():
             print("# short runs, but no host or path stands out (every host also ran healthy)")
         else:
@@ -885,6 +898,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--nodes", type=_count, help="node count, when the log has no '#  Rank ... on HOST' lines")
     cp.add_argument("--threshold", type=float, default=0.10, help="flag sizes this far below the twin (default 0.10)")
     cp.add_argument("--csv", metavar="FILE", help="write every row (log, size, measured, twin, ratio, short)")
+    cp.add_argument("--hosts", metavar="FILE", help="JSON object host name -> node index of the scenario, so that "
+                                                     "switches are ranked too (default: the number a host name ends in)")
     cp.add_argument("--set", action="append", metavar="KEY=VALUE")
     cp.set_defaults(func=cmd_compare)
     im = sub.add_parser("import", help="a scenario from a Hugging Face config.json, a Megatron-LM argument list or "

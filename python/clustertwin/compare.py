@@ -109,11 +109,14 @@ def _twin_busbw(scenario, op: str, nodes: int, sizes: list[int], overrides: dict
 
 def compare_nccl_tests(scenario, logs: Iterable[str | os.PathLike], op: str | None = None,
                        nodes: int | None = None, threshold: float = 0.10, min_size: int = 1 << 20,
-                       overrides: dict | None = None):
+                       overrides: dict | None = None, host_nodes: dict[str, int] | None = None):
     """Measured (real nccl-tests output files) against the twin on the scenario's cluster.
     Returns (rows, candidates) DataFrames; see the module docstring. A log whose collective or
     node count cannot be read needs ``op`` / ``nodes``. Sizes below ``min_size`` (latency-bound,
-    where launch overheads differ) are listed but never flagged."""
+    where launch overheads differ) are listed but never flagged. ``host_nodes`` maps the logs'
+    host names to the scenario's node indices, so that the switches of the fabric become
+    candidates too (``localise``); without it, host names ending in distinct numbers are taken
+    as those node indices."""
     import pandas as pd
     if not 0.0 < threshold < 1.0:
         raise ValueError(f"threshold: got {threshold}, expected a fraction in (0, 1)")
@@ -145,28 +148,69 @@ def compare_nccl_tests(scenario, logs: Iterable[str | os.PathLike], op: str | No
                              "size": r["size"], "measured_busbw": r["busbw"], "twin_busbw": twin[r["size"]],
                              "ratio": ratio, "short": short})
             runs.append((log, short_any))
-    return pd.DataFrame(rows), localise(runs)
+    return pd.DataFrame(rows), localise(runs, scenario, host_nodes, overrides)
 
 
-def localise(runs: list[tuple[NcclTestsLog, bool]]):
-    """Hosts ranked by how well 'this host is slow' explains which runs fall short: confidence =
-    share of short runs that include the host x share of healthy runs that do not (1 = in every
-    short run and no healthy one). Runs over two hosts that are both cleared elsewhere name the
-    path between them instead (a link or switch on it)."""
+def _node_map(hosts: list[str], host_nodes: dict[str, int] | None) -> tuple[dict[str, int] | None, str]:
+    """Host name -> node index: the mapping given, or the numbers the names end in when every
+    name ends in one and no two share it. (None, why) when neither works."""
+    if host_nodes is not None:
+        missing = [h for h in hosts if h not in host_nodes]
+        if missing:
+            raise ValueError(f"host_nodes: no node for host {', '.join(missing[:5])}"
+                             + (" ..." if len(missing) > 5 else ""))
+        return {h: int(host_nodes[h]) for h in hosts}, ""
+    nums = {}
+    for h in hosts:
+        m = re.search(r"(\d+)$", h.split(".")[0])
+        if not m:
+            return None, f"host {h!r} does not end in a node number; pass host_nodes (--hosts FILE)"
+        nums[h] = int(m.group(1))
+    if len(set(nums.values())) != len(nums):
+        return None, "two hosts end in the same number; pass host_nodes (--hosts FILE)"
+    return nums, ""
+
+
+def localise(runs: list[tuple[NcclTestsLog, bool]], scenario=None, host_nodes: dict[str, int] | None = None,
+             overrides: dict | None = None):
+    """Hosts, and with a scenario the fabric's switches and switch-to-switch cables ("a-b"),
+    ranked by how well 'this one is slow' explains which runs fall short: confidence = share of short runs that include it x share
+    of healthy runs that do not (1 = in every short run and no healthy one). A run includes a
+    switch or cable when a collective among its hosts can cross it (every one on a shortest path
+    between two of its nodes' NICs on the same rail, ECMP's choices included). Runs over two
+    hosts that are both cleared elsewhere name the path between them (a link or switch on it).
+    Ties are real: all-rail runs cannot tell one rail's switch from another's; single-rail runs
+    (NCCL_IB_HCA) can. ``candidates.attrs["switches"]`` says why switches are not ranked when
+    they are not."""
     import pandas as pd
     short = [log for log, s in runs if s]
     good = [log for log, s in runs if not s]
     hosts = sorted({h for log, _ in runs for h in log.hosts})
+    members: dict[str, tuple[str, list[int]]] = {}  # candidate -> (kind, indices of runs including it)
+    for i, (log, _) in enumerate(runs):
+        for h in log.hosts:
+            members.setdefault(h, ("host", []))[1].append(i)
+    why_not = "no scenario given"
+    if scenario is not None and hosts:
+        node_of, why_not = _node_map(hosts, host_nodes)
+        if node_of is not None:
+            sc = scenario.to_json() if hasattr(scenario, "to_json") else json.dumps(scenario)
+            over = json.dumps(overrides or {})
+            for i, (log, _) in enumerate(runs):
+                switches, cables = _core.fabric_switches(sc, over, sorted({node_of[h] for h in log.hosts}))
+                for kind, names in (("switch", switches), ("link", cables)):
+                    for name in names:
+                        members.setdefault(name, (kind, []))[1].append(i)
+    is_short = [s for _, s in runs]
     out = []
     if short and hosts:
-        for h in hosts:
-            in_short = sum(h in log.hosts for log in short) / len(short)
-            in_good = sum(h in log.hosts for log in good) / len(good) if good else 0.0
-            conf = in_short * (1.0 - in_good)
+        for name, (kind, idx) in members.items():
+            n_short = sum(is_short[i] for i in idx)
+            n_good = len(idx) - n_short
+            conf = n_short / len(short) * (1.0 - (n_good / len(good) if good else 0.0))
             if conf > 0:
-                out.append({"candidate": h, "kind": "host", "confidence": conf,
-                            "short_runs": sum(h in log.hosts for log in short),
-                            "healthy_runs": sum(h in log.hosts for log in good)})
+                out.append({"candidate": name, "kind": kind, "confidence": conf, "short_runs": n_short,
+                            "healthy_runs": n_good})
         cleared = {h for log in good for h in log.hosts}
         for log in short:
             if len(log.hosts) == 2 and set(log.hosts) <= cleared:
@@ -174,7 +218,12 @@ def localise(runs: list[tuple[NcclTestsLog, bool]]):
                             "short_runs": 1, "healthy_runs": 0})
     cols = ["candidate", "kind", "confidence", "short_runs", "healthy_runs"]
     df = pd.DataFrame(out, columns=cols)
-    return df.sort_values(["confidence", "candidate"], ascending=[False, True]).reset_index(drop=True)
+    order = {"switch": 0, "link": 1, "path": 2, "host": 3}  # on a tie, the wider explanation first
+    df = df.assign(_k=df["kind"].map(order)).sort_values(["confidence", "_k", "candidate"],
+                                                         ascending=[False, True, True])
+    df = df.drop(columns="_k").reset_index(drop=True)
+    df.attrs["switches"] = "" if any(k == "switch" for k, _ in members.values()) or not hosts else why_not
+    return df
 
 
 

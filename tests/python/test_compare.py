@@ -147,3 +147,58 @@ def test_cli_compare_step_log(tmp_path):
     assert "19% over the twin's step" in out.stdout
     none = subprocess.run(CLI + ["compare", DEFAULT], capture_output=True, text=True)
     assert none.returncode == 2 and "--nccl-tests LOG... or --step-log FILE" in none.stderr
+
+
+TWO_TIER = {"name": "two-tier", "cluster": {"gpu": "H100-SXM", "nodes": 32, "gpus_per_node": 8, "nics_per_node": 8,
+                                            "nic": "400Gbps",
+                                            "fabric": {"topology": "rail_optimized", "tiers": 2, "switch_radix": 32}},
+            "network": {"mode": "analytical"}, "traffic": {"pattern": "collective"}}
+
+
+def test_a_degraded_leaf_is_localised_over_pairs_and_groups(tmp_path, healthy_rows):
+    # Radix 32, 2 tiers: nodes 0-15 hang off leaf0-leaf7 (one leaf per rail), nodes 16-31 off
+    # leaf8-leaf15; all leaves reach all 8 spines. One bad leaf of the second group (any rail)
+    # slows every run that includes a node of 16-31.
+    slow = [(s, b * 0.55) for s, b in healthy_rows]
+    runs = {(0, 1): False, (2, 17): True, (16, 17): True, (18, 30): True, (3, 4): False, (5, 20): True,
+            (6, 7): False, (8, 9, 10, 11): False, (21, 22, 23, 24): True}
+    paths = []
+    for nodes, bad in runs.items():
+        p = tmp_path / ("all_reduce_" + "_".join(map(str, nodes)) + ".log")
+        p.write_text(nccl_tests_log([f"gpu-node-{n:02d}" for n in nodes], slow if bad else healthy_rows))
+        paths.append(p)
+    _, cand = ct.compare_nccl_tests(ct.Scenario(TWO_TIER), paths)
+    top = cand[cand["confidence"] == 1.0]
+    # The eight leaves of nodes 16-31 explain every short run and no healthy one; an all-rail
+    # all-reduce cannot tell which rail's leaf it is (a tie, said as such).
+    assert set(top["candidate"]) == {f"leaf{k}" for k in range(8, 16)} and set(top["kind"]) == {"switch"}
+    spines = cand[(cand["kind"] == "switch") & cand["candidate"].str.startswith("spine")]
+    assert len(spines) == 8 and (spines["confidence"] == 0.4).all()  # 2 of 5 short runs cross the spines
+    cables = cand[cand["kind"] == "link"]  # leaf-spine cables, as 'a-b' (the link fault syntax)
+    assert len(cables) == 16 * 8 and (cables["confidence"] == 0.4).all()
+    assert "leaf9-spine3" in set(cables["candidate"])
+    assert cand[cand["candidate"] == "gpu-node-17"]["confidence"].iloc[0] == 0.4
+    # Explicit host -> node mapping (names without numbers), and what happens without one.
+    names = {f"gpu-node-{n:02d}": n for nodes in runs for n in nodes}
+    _, same = ct.compare_nccl_tests(ct.Scenario(TWO_TIER), paths, host_nodes=names)
+    assert list(same["candidate"]) == list(cand["candidate"])
+    with pytest.raises(ValueError, match="host_nodes: no node for host gpu-node-00"):
+        ct.compare_nccl_tests(ct.Scenario(TWO_TIER), paths, host_nodes={"x": 1})
+    from clustertwin.compare import localise
+    anon = [(parse_nccl_tests(nccl_tests_log(["alpha", "beta"], healthy_rows))[0], False),
+            (parse_nccl_tests(nccl_tests_log(["alpha", "gamma"], slow))[0], True)]
+    only_hosts = localise(anon, ct.Scenario(TWO_TIER))
+    assert set(only_hosts["kind"]) <= {"host", "path"} and "does not end in a node number" in only_hosts.attrs["switches"]
+    with pytest.raises(ValueError, match="nodes: got node 40, expected 0-31"):
+        _core.fabric_switches(ct.Scenario(TWO_TIER).to_json(), "{}", [0, 40])
+    assert _core.fabric_switches(ct.Scenario(TWO_TIER).to_json(), "{}", [3]) == ([], [])  # one node: NVLink
+    # The CLI ranks the same, and takes the mapping as --hosts FILE.
+    sc = tmp_path / "two_tier.json"
+    import json
+    sc.write_text(json.dumps(TWO_TIER))
+    hosts = tmp_path / "hosts.json"
+    hosts.write_text(json.dumps(names))
+    out = subprocess.run(CLI + ["compare", str(sc), "--nccl-tests", *map(str, paths), "--hosts", str(hosts)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "switch leaf8 " in out.stdout and "confidence 1.00" in out.stdout

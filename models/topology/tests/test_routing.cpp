@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -46,6 +47,27 @@ TEST_F(Routing, ShortestLengths) {
     EXPECT_EQ(t.hop_count(c.src, c.dst), static_cast<int>(c.hops));
   }
   EXPECT_TRUE(t.route(5, 5, 1).empty());
+}
+
+TEST_F(Routing, SwitchesOnPathsAreEveryEcmpChoice) {
+  const Topology& t = *topo_;
+  struct Case {
+    int src, dst;
+  };
+  const Case cases[] = {
+      {nic(t, 0, 0), nic(t, 63, 0)}, {nic(t, 0, 3), nic(t, 500, 3)}, {nic(t, 0, 0), nic(t, 1279, 0)}};
+  for (const Case& c : cases) {
+    std::set<VertexId> sampled;
+    for (uint64_t flow = 0; flow < 6400; ++flow) {
+      for (const LinkDir d : t.route(c.src, c.dst, flow))
+        if (t.is_switch(t.target(d))) sampled.insert(t.target(d));
+    }
+    const std::vector<VertexId> all = t.switches_on_paths(c.src, c.dst);
+    EXPECT_EQ(std::set<VertexId>(all.begin(), all.end()), sampled) << c.src << " -> " << c.dst;
+    EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  }
+  EXPECT_EQ(t.switches_on_paths(nic(t, 0, 0), nic(t, 63, 0)).size(), 1U);  // their shared leaf
+  EXPECT_TRUE(t.switches_on_paths(7, 7).empty());
 }
 
 TEST_F(Routing, EcmpSpreadsOverSpinesAndCores) {
