@@ -35,10 +35,11 @@ template <bool Rows>
 std::string nccl_tests_call(const std::string& document_json, const std::string& overrides_json,
                             const std::string& op, const std::vector<int>& nodes,
                             const std::string& min_bytes, const std::string& max_bytes, int64_t step_factor,
-                            int64_t step_bytes, const std::string& datatype, const std::string& redop) {
+                            int64_t step_bytes, const std::string& datatype, const std::string& redop,
+                            const std::vector<int>& node_list) {
   const scenario::Config c = checked_config(document_json, overrides_json);
-  const scenario::NcclTestsRequest q{op,          nodes,      min_bytes, max_bytes,
-                                     step_factor, step_bytes, datatype,  redop};
+  const scenario::NcclTestsRequest q{op,          nodes,      min_bytes, max_bytes, step_factor,
+                                     step_bytes, datatype,  redop,     node_list};
   py::gil_scoped_release release;
   if constexpr (!Rows) {
     return scenario::nccl_tests_tables(c, q);
@@ -68,7 +69,8 @@ void bind_nccl_tests(py::module_& m) {
   const auto def = [&m](const char* name, auto* fn, const char* doc) {
     m.def(name, fn, py::arg("document_json"), py::arg("overrides_json"), py::arg("op"), py::arg("nodes"),
           py::arg("min_bytes") = "8B", py::arg("max_bytes") = "8GiB", py::arg("step_factor") = 2,
-          py::arg("step_bytes") = 0, py::arg("datatype") = "float", py::arg("redop") = "sum", doc);
+          py::arg("step_bytes") = 0, py::arg("datatype") = "float", py::arg("redop") = "sum",
+          py::arg("node_list") = std::vector<int>{}, doc);
   };
   def("nccl_tests", &nccl_tests_call<false>,
       "nccl-tests style tables (size, count, type, time, algbw, busbw) for each node count.");

@@ -2,7 +2,9 @@
 
 #include <array>
 #include <cstdio>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -91,12 +93,37 @@ std::vector<NcclTestsRow> run_nccl_tests(const network::Cluster& cluster, const 
   }
   std::vector<int> group(static_cast<size_t>(o.nodes * cluster.gpus_per_node()));
   std::iota(group.begin(), group.end(), 0);
-  if (o.op == Op::send_recv) group = {0, static_cast<int>(group.size()) - 1};
+  if (!o.node_list.empty()) {
+    if (static_cast<int>(o.node_list.size()) != o.nodes) {
+      throw std::invalid_argument("nccl-tests node_list: " + std::to_string(o.node_list.size()) +
+                                  " nodes listed, expected nodes = " + std::to_string(o.nodes));
+    }
+    const int per = cluster.gpus_per_node();
+    for (size_t k = 0; k < o.node_list.size(); ++k) {
+      const int node = o.node_list[k];
+      if (node < 0 || node >= cluster.nodes()) {
+        throw std::invalid_argument("nccl-tests node_list: got node " + std::to_string(node) +
+                                    ", expected 0.." + std::to_string(cluster.nodes() - 1));
+      }
+      for (int g = 0; g < per; ++g)
+        group[k * static_cast<size_t>(per) + static_cast<size_t>(g)] = node * per + g;
+    }
+  }
+  if (o.op == Op::send_recv) group = {group.front(), group.back()};
   const int n = static_cast<int>(group.size());
 
   sim::Simulation sim;
-  const auto net = network::make_network(o.network_mode, sim, cluster, o.network);
-  CollectiveEngine engine(sim, *net, cluster, o.collective);
+  // Link faults change the topology (link_down, switch_down) and capacities: on a copy.
+  std::optional<network::Cluster> faulted;
+  if (!o.faults.empty()) faulted.emplace(cluster);
+  const network::Cluster& fabric = faulted ? *faulted : cluster;
+  const auto net = network::make_network(o.network_mode, sim, fabric, o.network);
+  std::unique_ptr<network::CapacityFaults> faults;
+  if (faulted) {
+    faults =
+        std::make_unique<network::CapacityFaults>(sim, *net, *faulted, network::resolve(*faulted, o.faults));
+  }
+  CollectiveEngine engine(sim, *net, fabric, o.collective);
   const int64_t element = nccl_datatype_bytes(o.datatype);
   check_nccl_redop(o.redop);
   std::vector<NcclTestsRow> rows;

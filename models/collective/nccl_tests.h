@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/collective/collective.h"
+#include "models/network/capacity_faults.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 
@@ -31,6 +32,11 @@ struct NcclTestsOptions {
   std::string redop = "sum";
   CollectiveParams collective;
   network::NetworkParams network;
+  // The nodes the test runs on, in rank order (nodes of them); empty: nodes 0 .. nodes-1.
+  std::vector<int> node_list;
+  // Link faults in force for the whole table (at zero, no end): link_degrade, slow_receiver,
+  // link_down, switch_down (network/capacity_faults.h).
+  std::vector<network::LinkFaultSpec> faults;
 };
 
 struct NcclTestsRow {

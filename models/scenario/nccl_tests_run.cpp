@@ -10,6 +10,7 @@
 #include "models/network/cluster.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
+#include "models/scenario/runner.h"
 
 namespace ct::scenario {
 
@@ -62,7 +63,37 @@ std::vector<NcclTestsTable> nccl_tests_run(const Config& c, const NcclTestsReque
     problems.push_back(
         "network.mode: nccl-tests runs on flow or analytical; packet mode is for traffic studies");
   }
+  if (!q.node_list.empty()) {
+    if (q.nodes.size() != 1 || q.nodes.front() != static_cast<int>(q.node_list.size())) {
+      problems.push_back("--node-list: " + std::to_string(q.node_list.size()) +
+                         " nodes listed; --nodes must be that count (or left out)");
+    }
+    std::set<int> seen;
+    for (const int n : q.node_list) {
+      if (n < 0 || n >= c.cluster.nodes) {
+        problems.push_back("--node-list: got node " + std::to_string(n) + ", expected 0.." +
+                           std::to_string(c.cluster.nodes - 1) + " (cluster.nodes)");
+      } else if (!seen.insert(n).second) {
+        problems.push_back("--node-list: node " + std::to_string(n) + " given twice");
+      }
+    }
+  }
+  // Link faults act on the whole table; other kinds have no meaning in a collective benchmark.
+  for (size_t i = 0; i < c.faults.size(); ++i) {
+    const FaultSpec& f = c.faults[i];
+    const std::string key = "faults[" + std::to_string(i) + "]";
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" && f.kind != "switch_down") {
+      problems.push_back(key + ".kind: " + f.kind +
+                         " does not act in nccl-tests (a collective benchmark); expected link_degrade, "
+                         "slow_receiver, link_down or switch_down, or use run");
+    } else if (f.at.seconds() != 0.0 || f.duration.seconds() != 0.0) {
+      problems.push_back(key + ": nccl-tests applies link faults to the whole table; expected at 0s and no "
+                         "duration");
+    }
+  }
   if (!problems.empty()) throw ScenarioError(problems);
+  options.node_list = q.node_list;
+  options.faults = link_fault_specs(c);
   options.network_mode = c.network.mode;
   options.network = network_params(c);
   options.collective = collective_params(c);
@@ -70,7 +101,11 @@ std::vector<NcclTestsTable> nccl_tests_run(const Config& c, const NcclTestsReque
   std::vector<NcclTestsTable> out;
   for (const int n : q.nodes) {
     options.nodes = n;
-    out.push_back({n, n * c.cluster.gpus_per_node, options, collective::run_nccl_tests(cluster, options)});
+    try {
+      out.push_back({n, n * c.cluster.gpus_per_node, options, collective::run_nccl_tests(cluster, options)});
+    } catch (const std::invalid_argument& e) {  // a fault naming a link or switch the fabric lacks
+      throw ScenarioError({e.what()});
+    }
   }
   return out;
 }
@@ -113,6 +148,7 @@ FabricElements fabric_switches_between(const Config& c, const std::vector<int>& 
     for (const int n : distinct) {
       const int nic = n * per_node + rail;
       by_leaves.emplace(topo.leaves_of(nic), nic);
+      for (const topology::LinkDir d : topo.out_links(nic)) dirs.push_back(d);  // the NIC's own cables
     }
     for (auto a = by_leaves.begin(); a != by_leaves.end(); ++a) {
       for (const topology::VertexId leaf : a->first) on[static_cast<size_t>(leaf)] = 1;
@@ -129,8 +165,12 @@ FabricElements fabric_switches_between(const Config& c, const std::vector<int>& 
   // Cables, both directions as one: a collective's ring crosses them both ways.
   std::set<std::pair<std::string, std::string>> cables;
   for (const topology::LinkDir d : dirs) {
-    std::string a = topo.vertex(topo.source(d)).name, b = topo.vertex(topo.target(d)).name;
-    if (b < a) std::swap(a, b);
+    // A NIC's cable names the NIC first; switch-to-switch cables in name order.
+    const bool nic_end = !topo.is_switch(topo.source(d)) || !topo.is_switch(topo.target(d));
+    const topology::VertexId first = !topo.is_switch(topo.target(d)) ? topo.target(d) : topo.source(d);
+    std::string a = topo.vertex(first).name;
+    std::string b = topo.vertex(first == topo.source(d) ? topo.target(d) : topo.source(d)).name;
+    if (!nic_end && b < a) std::swap(a, b);
     cables.emplace(std::move(a), std::move(b));
   }
   for (const auto& [a, b] : cables) out.cables.push_back(a + "-" + b);

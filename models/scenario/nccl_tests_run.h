@@ -20,6 +20,7 @@ struct NcclTestsRequest {
   int64_t step_bytes = 0;  // > 0: fixed increment instead of the factor
   std::string datatype = "float";
   std::string redop = "sum";
+  std::vector<int> node_list;  // --node-list: the nodes of one run (its length is the node count)
 };
 
 // One node count's rows.
@@ -30,15 +31,18 @@ struct NcclTestsTable {
   std::vector<collective::NcclTestsRow> rows;
 };
 
-// Throws ScenarioError naming the flag (--nodes, --op, -b/-e, -f/-i, -d, -o) that does not fit.
+// The scenario's link faults (link_degrade, slow_receiver, link_down, switch_down) act for the
+// whole table: each must start at 0 s and have no duration; any other fault kind is refused.
+// Throws ScenarioError naming the flag (--nodes, --node-list, --op, -b/-e, -f/-i, -d, -o) or
+// fault that does not fit.
 std::vector<NcclTestsTable> nccl_tests_run(const Config& config, const NcclTestsRequest& request);
 // The tables as nccl-tests prints them, one per node count.
 std::string nccl_tests_tables(const Config& config, const NcclTestsRequest& request);
 
 // What a collective among these nodes of the scenario's cluster can cross (for localising a
-// shortfall, compare.py): the name of every switch, and of every switch-to-switch cable as
-// "a-b" (the link fault syntax), on some shortest path between two of the nodes' NICs on the
-// same rail (every ECMP choice). Pairs of nodes under the same leaves are computed once.
+// shortfall, compare.py): the name of every switch, and of every cable as "a-b" (the link
+// fault syntax), on some shortest path between two of the nodes' NICs on the same rail (every
+// ECMP choice), the nodes' own NIC cables included. Pairs of nodes under the same leaves are computed once.
 // Throws ScenarioError naming a node the cluster does not have.
 struct FabricElements {
   std::vector<std::string> switches, cables;

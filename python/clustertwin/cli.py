@@ -468,9 +468,13 @@ def cmd_nccl_tests(args) -> int:
         nodes = [_count(n) for n in args.nodes.split(",")] if args.nodes else [2]
     except argparse.ArgumentTypeError as e:
         raise ScenarioError(f"--nodes {args.nodes}: {e}") from None
+    node_list = args.node_list or []
+    if node_list and not args.nodes:
+        nodes = [len(node_list)]
     step = _bytes(nccl_size(args.stepbytes)) if args.stepbytes is not None else 0
     print(_core.nccl_tests(sc.to_json(), json.dumps(_overrides(args.set)), args.op, nodes, nccl_size(args.minbytes),
-                           nccl_size(args.maxbytes), args.stepfactor, step, args.datatype, args.redop), end="")
+                           nccl_size(args.maxbytes), args.stepfactor, step, args.datatype, args.redop, node_list),
+          end="")
     return 0
 
 
@@ -791,6 +795,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--op", default="all_reduce",
                    choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"])
     n.add_argument("--nodes", help="comma-separated node counts, e.g. 2,4,8 (default 2)")
+    n.add_argument("--node-list", type=_gpu_list, metavar="N,N,...",
+                   help="run on these nodes (e.g. 16,17 or 8-11) instead of the first --nodes; with the scenario's "
+                        "link faults (link_degrade ... at 0s) this is a pair or group run of a degraded fabric")
     n.add_argument("-b", "--minbytes", default="8B", help="smallest size: 8, 1K, 64M, 8G (x1024, as nccl-tests) or 64MiB")
     n.add_argument("-e", "--maxbytes", default="8GiB", help="largest size, same forms")
     n.add_argument("-f", "--stepfactor", type=int, default=2, help="multiplication factor between sizes (default 2)")

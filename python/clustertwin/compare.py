@@ -92,17 +92,23 @@ def parse_nccl_tests(text: str, name: str = "log") -> list[NcclTestsLog]:
     return [log for log in logs if log.rows]
 
 
-def _twin_busbw(scenario, op: str, nodes: int, sizes: list[int], overrides: dict | None) -> dict[int, float]:
+def _twin_busbw(scenario, op: str, nodes: int, sizes: list[int], overrides: dict | None,
+                node_list: list[int] | None = None) -> dict[int, float]:
+    """The twin's busbw per size, on the run's own nodes when they are known (node_list), else
+    on the first ``nodes`` nodes."""
     sc = scenario.to_json() if hasattr(scenario, "to_json") else json.dumps(scenario)
     lo, hi = min(sizes), max(sizes)
-    table = _core.nccl_tests(sc, json.dumps(overrides or {}), op, [nodes], f"{lo}B", f"{hi}B")
+    chosen = node_list or []
+    table = _core.nccl_tests(sc, json.dumps(overrides or {}), op, [nodes], f"{lo}B", f"{hi}B", 2, 0, "float", "sum",
+                             chosen)
     out = {}
     for log in parse_nccl_tests(table, "twin"):
         for r in log.rows:
             out[r["size"]] = r["busbw"]
     missing = [s for s in sizes if s not in out]
     for s in missing:  # sizes off the doubling ladder: ask for each
-        one = _core.nccl_tests(sc, json.dumps(overrides or {}), op, [nodes], f"{s}B", f"{s}B")
+        one = _core.nccl_tests(sc, json.dumps(overrides or {}), op, [nodes], f"{s}B", f"{s}B", 2, 0, "float", "sum",
+                               chosen)
         out[s] = parse_nccl_tests(one, "twin")[0].rows[0]["busbw"]
     return out
 
@@ -124,41 +130,60 @@ def compare_nccl_tests(scenario, logs: Iterable[str | os.PathLike], op: str | No
         raise ValueError(f"op: got {op!r}, expected one of {', '.join(OPS)}")
     rows, runs = [], []
     twins: dict[tuple, dict[int, float]] = {}  # pair runs repeat the same collective, nodes and sizes
+    parsed = []
     for path in logs:
         path = os.fspath(path)
         with open(path, errors="replace") as f:
             text = f.read()
-        for log in parse_nccl_tests(text, os.path.basename(path)):
-            the_op = op or log.op
-            if the_op is None:
-                raise ValueError(f"{path}: the collective is not printed in the log; pass --op")
-            n = nodes or log.nodes
-            if n is None:
-                raise ValueError(f"{path}: no '#  Rank ... on HOST' lines to count nodes; pass --nodes")
-            sizes = tuple(r["size"] for r in log.rows)
-            if (the_op, n, sizes) not in twins:
-                twins[(the_op, n, sizes)] = _twin_busbw(scenario, the_op, n, list(sizes), overrides)
-            twin = twins[(the_op, n, sizes)]
-            short_any = False
-            for r in log.rows:
-                ratio = r["busbw"] / twin[r["size"]] if twin[r["size"]] > 0 else float("nan")
-                short = bool(r["size"] >= min_size and ratio < 1.0 - threshold)
-                short_any |= short
-                rows.append({"log": log.name, "op": the_op, "nodes": n, "hosts": ",".join(log.hosts),
-                             "size": r["size"], "measured_busbw": r["busbw"], "twin_busbw": twin[r["size"]],
-                             "ratio": ratio, "short": short})
-            runs.append((log, short_any))
+        parsed += [(path, log) for log in parse_nccl_tests(text, os.path.basename(path))]
+    # The twin runs each log's own nodes when the host names map to nodes (a fabric that is not
+    # uniform, or a faulted scenario, gives different nodes different bandwidth).
+    all_hosts = sorted({h for _, log in parsed for h in log.hosts})
+    node_of = _node_map(all_hosts, host_nodes, _node_count(scenario))[0] if all_hosts else None
+    for path, log in parsed:
+        the_op = op or log.op
+        if the_op is None:
+            raise ValueError(f"{path}: the collective is not printed in the log; pass --op")
+        n = nodes or log.nodes
+        if n is None:
+            raise ValueError(f"{path}: no '#  Rank ... on HOST' lines to count nodes; pass --nodes")
+        sizes = tuple(r["size"] for r in log.rows)
+        own = [node_of[h] for h in log.hosts] if node_of and len(log.hosts) == n else None
+        key = (the_op, n, sizes, tuple(own) if own else None)
+        if key not in twins:
+            twins[key] = _twin_busbw(scenario, the_op, n, list(sizes), overrides, own)
+        twin = twins[key]
+        short_any = False
+        for r in log.rows:
+            ratio = r["busbw"] / twin[r["size"]] if twin[r["size"]] > 0 else float("nan")
+            short = bool(r["size"] >= min_size and ratio < 1.0 - threshold)
+            short_any |= short
+            rows.append({"log": log.name, "op": the_op, "nodes": n, "hosts": ",".join(log.hosts),
+                         "size": r["size"], "measured_busbw": r["busbw"], "twin_busbw": twin[r["size"]],
+                         "ratio": ratio, "short": short})
+        runs.append((log, short_any))
     return pd.DataFrame(rows), localise(runs, scenario, host_nodes, overrides)
 
 
-def _node_map(hosts: list[str], host_nodes: dict[str, int] | None) -> tuple[dict[str, int] | None, str]:
+def _node_count(scenario) -> int | None:
+    data = scenario.data if hasattr(scenario, "data") else scenario
+    nodes = data.get("cluster", {}).get("nodes") if isinstance(data, dict) else None
+    return nodes if isinstance(nodes, int) else None
+
+
+def _node_map(hosts: list[str], host_nodes: dict[str, int] | None,
+              node_count: int | None = None) -> tuple[dict[str, int] | None, str]:
     """Host name -> node index: the mapping given, or the numbers the names end in when every
-    name ends in one and no two share it. (None, why) when neither works."""
+    name ends in one, no two share it and all are nodes of the scenario. (None, why) when the
+    names do not map; a mapping given that misses a host or names no node is an error."""
     if host_nodes is not None:
         missing = [h for h in hosts if h not in host_nodes]
         if missing:
             raise ValueError(f"host_nodes: no node for host {', '.join(missing[:5])}"
                              + (" ..." if len(missing) > 5 else ""))
+        beyond = [h for h in hosts if node_count is not None and not 0 <= int(host_nodes[h]) < node_count]
+        if beyond:
+            raise ValueError(f"host_nodes: {beyond[0]} -> {host_nodes[beyond[0]]}, expected a node 0..{node_count - 1}")
         return {h: int(host_nodes[h]) for h in hosts}, ""
     nums = {}
     for h in hosts:
@@ -168,6 +193,10 @@ def _node_map(hosts: list[str], host_nodes: dict[str, int] | None) -> tuple[dict
         nums[h] = int(m.group(1))
     if len(set(nums.values())) != len(nums):
         return None, "two hosts end in the same number; pass host_nodes (--hosts FILE)"
+    beyond = [h for h, n in nums.items() if node_count is not None and n >= node_count]
+    if beyond:
+        return None, (f"host {beyond[0]!r} ends in {nums[beyond[0]]}, not a node of the scenario's {node_count}; "
+                      "pass host_nodes (--hosts FILE)")
     return nums, ""
 
 
@@ -192,7 +221,7 @@ def localise(runs: list[tuple[NcclTestsLog, bool]], scenario=None, host_nodes: d
             members.setdefault(h, ("host", []))[1].append(i)
     why_not = "no scenario given"
     if scenario is not None and hosts:
-        node_of, why_not = _node_map(hosts, host_nodes)
+        node_of, why_not = _node_map(hosts, host_nodes, _node_count(scenario))
         if node_of is not None:
             sc = scenario.to_json() if hasattr(scenario, "to_json") else json.dumps(scenario)
             over = json.dumps(overrides or {})
@@ -330,9 +359,14 @@ def nccl_size(text: str | int) -> str:
 
 def nccl_tests(scenario, op: str = "all_reduce", nodes: Iterable[int] | int = (2,), minbytes: str | int = "8",
                maxbytes: str | int = "8G", stepfactor: int = 2, stepbytes: str | int | None = None,
-               datatype: str = "float", redop: str = "sum", overrides: dict | None = None):
+               datatype: str = "float", redop: str = "sum", overrides: dict | None = None,
+               node_list: Iterable[int] | None = None):
     """nccl-tests on the twin as a DataFrame, one row per node count and size: nodes, ranks, op,
     size_bytes, count, type, redop, root, time_us, algbw_GBps, busbw_GBps, algorithm.
+
+    node_list: run on these nodes (in rank order) instead of the first ``nodes``. The scenario's
+    link faults (link_degrade, slow_receiver, link_down, switch_down at 0 s with no duration)
+    act on the whole table; other fault kinds are refused.
 
     The arguments are nccl-tests' flags: minbytes / maxbytes (-b / -e; 8, 1K, 64M, 8G as
     powers of 1024, or '64MiB'), stepfactor (-f) or stepbytes (-i, a fixed increment instead),
@@ -344,13 +378,16 @@ def nccl_tests(scenario, op: str = "all_reduce", nodes: Iterable[int] | int = (2
     from .api import _as_scenario
 
     sc = _as_scenario(scenario)
-    node_list = [nodes] if isinstance(nodes, int) else list(nodes)
+    counts = [nodes] if isinstance(nodes, int) else list(nodes)
+    chosen = [int(n) for n in node_list] if node_list is not None else []
+    if chosen and (nodes == (2,) or nodes == 2) and len(chosen) != 2:
+        counts = [len(chosen)]
     step = 0
     if stepbytes is not None:
         step = _bytes(nccl_size(stepbytes))
-    rows = json.loads(_core.nccl_tests_rows(sc.to_json(), json.dumps(overrides or {}), op, node_list,
+    rows = json.loads(_core.nccl_tests_rows(sc.to_json(), json.dumps(overrides or {}), op, counts,
                                             nccl_size(minbytes), nccl_size(maxbytes), int(stepfactor), int(step),
-                                            datatype, redop))
+                                            datatype, redop, chosen))
     return pd.DataFrame(rows, columns=["nodes", "ranks", "op", "size_bytes", "count", "type", "redop", "root",
                                        "time_us", "algbw_GBps", "busbw_GBps", "algorithm"])
 

@@ -33,7 +33,8 @@ def nccl_size(text: str | int) -> str: ...
 
 def nccl_tests(scenario: Any, op: str = "all_reduce", nodes: Iterable[int] | int = (2,), minbytes: str | int = "8",
                maxbytes: str | int = "8G", stepfactor: int = 2, stepbytes: str | int | None = None,
-               datatype: str = "float", redop: str = "sum", overrides: dict | None = None) -> pd.DataFrame: ...
+               datatype: str = "float", redop: str = "sum", overrides: dict | None = None,
+               node_list: Iterable[int] | None = None) -> pd.DataFrame: ...
 
 
 def localise(runs: list[tuple[NcclTestsLog, bool]], scenario: Any = None, host_nodes: dict[str, int] | None = None,
