@@ -82,12 +82,14 @@ std::vector<NcclTestsTable> nccl_tests_run(const Config& c, const NcclTestsReque
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
     const std::string key = "faults[" + std::to_string(i) + "]";
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" && f.kind != "switch_down") {
+    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" &&
+        f.kind != "switch_down") {
       problems.push_back(key + ".kind: " + f.kind +
                          " does not act in nccl-tests (a collective benchmark); expected link_degrade, "
                          "slow_receiver, link_down or switch_down, or use run");
     } else if (f.at.seconds() != 0.0 || f.duration.seconds() != 0.0) {
-      problems.push_back(key + ": nccl-tests applies link faults to the whole table; expected at 0s and no "
+      problems.push_back(key +
+                         ": nccl-tests applies link faults to the whole table; expected at 0s and no "
                          "duration");
     }
   }
