@@ -38,8 +38,8 @@ std::string nccl_tests_call(const std::string& document_json, const std::string&
                             int64_t step_bytes, const std::string& datatype, const std::string& redop,
                             const std::vector<int>& node_list) {
   const scenario::Config c = checked_config(document_json, overrides_json);
-  const scenario::NcclTestsRequest q{op,          nodes,      min_bytes, max_bytes, step_factor,
-                                     step_bytes, datatype,  redop,     node_list};
+  const scenario::NcclTestsRequest q{op,         nodes,    min_bytes, max_bytes, step_factor,
+                                     step_bytes, datatype, redop,     node_list};
   py::gil_scoped_release release;
   if constexpr (!Rows) {
     return scenario::nccl_tests_tables(c, q);
