@@ -80,8 +80,23 @@ std::string catalog_gpu_for(const std::string& device_name, double memory_bytes)
 
 namespace {
 
-// The catalog GPU the fit starts from: --gpu, else the trace's device.
-std::string base_gpu(const kineto::KinetoTrace& kt, const CalibrateOptions& options) {
+// The vendor a device name belongs to, "" when the name does not say (Kineto's
+// deviceProperties name, or a ROCm trace's).
+std::string vendor_of(const std::string& device_name) {
+  const auto has = [&](const char* s) { return device_name.find(s) != std::string::npos; };
+  if (has("NVIDIA") || has("Tesla") || has("GeForce") || !catalog_gpu_for(device_name, 0).empty())
+    return "NVIDIA";
+  if (has("AMD") || has("Instinct") || has("Radeon") || has("MI300") || has("MI250") || has("gfx9"))
+    return "AMD";
+  if (has("Gaudi") || has("Intel")) return "Intel";
+  return "";
+}
+
+// The catalog GPU the fit starts from: --gpu, else the trace's device. A trace recorded on
+// another vendor's GPU than --gpu is refused (every catalog GPU is NVIDIA's: the fit would
+// describe neither); another NVIDIA generation is a warning.
+std::string base_gpu(const kineto::KinetoTrace& kt, const CalibrateOptions& options,
+                     std::vector<std::string>& warnings) {
   double memory_bytes = 0;
   if (kt.doc.is_object() && kt.doc.contains("deviceProperties") && kt.doc["deviceProperties"].is_array() &&
       !kt.doc["deviceProperties"].empty() && kt.doc["deviceProperties"][0].is_object()) {
@@ -99,6 +114,22 @@ std::string base_gpu(const kineto::KinetoTrace& kt, const CalibrateOptions& opti
     std::string names;
     for (const auto& n : hardware::gpu_names()) names += (names.empty() ? "" : ", ") + n;
     throw TraceError("--gpu: unknown GPU '" + base + "', expected one of " + names);
+  }
+  const std::string vendor = vendor_of(kt.device_name);
+  if (!vendor.empty() && vendor != "NVIDIA") {
+    throw TraceError("--gpu " + base + ": the trace's kernels ran on '" + kt.device_name + "' (" + vendor +
+                     "); a GPU file describes the kernels of the GPU they ran on, and the catalog has no " +
+                     vendor + " GPU to start the fit from");
+  }
+  const std::string recorded = catalog_gpu_for(kt.device_name, memory_bytes);
+  if (!options.gpu.empty() && !recorded.empty() && recorded != base) {
+    warnings.push_back("the trace's kernels ran on '" + kt.device_name + "' (" + recorded +
+                       "), the file is for " + base + ": its efficiencies are the " + recorded +
+                       "'s; use --gpu " + recorded + " unless that is meant");
+  }
+  if (kt.device_name.empty()) {
+    warnings.push_back("the trace names no device (no deviceProperties): the kernels are taken as " + base +
+                       "'s");
   }
   return base;
 }
@@ -184,6 +215,35 @@ Collected collect(const kineto::KinetoTrace& kt, const std::string& kineto_path,
   return c;
 }
 
+// Why no sample was usable, from the skip reasons: fp32 GEMMs (the fit is of 16-bit tensor-core
+// kernels), shapes missing (record_shapes off), or the most common reasons.
+std::string why_nothing_usable(const Collected& c, const CalibrateOptions& options) {
+  int fp32 = 0, no_shapes = 0, total = 0;
+  std::vector<std::pair<int, std::string>> reasons;
+  for (const auto& [why, n] : c.skipped) {
+    total += n;
+    if (why.find("operands are not 16-bit") != std::string::npos) fp32 += n;
+    if (why.find("no operand shapes") != std::string::npos || why.find("sizes unknown") != std::string::npos)
+      no_shapes += n;
+    reasons.emplace_back(n, why);
+  }
+  if (fp32 > 0) {
+    return ": " + std::to_string(fp32) +
+           " GEMM operator(s) have fp32 operands, and the compute model is fitted on 16-bit (bf16/fp16) "
+           "tensor-core GEMMs; profile the step in bf16 autocast to calibrate it";
+  }
+  if (total == 0 || no_shapes * 2 >= total) {
+    return options.execution_trace.empty()
+               ? " (record_shapes off? profile with record_shapes=True or give the execution trace)"
+               : " (the execution trace gives no operand shapes for the kernels' operators)";
+  }
+  std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = "; skipped: ";
+  for (size_t i = 0; i < reasons.size() && i < 3; ++i)
+    out += (i ? "; " : "") + reasons[i].second + " (" + std::to_string(reasons[i].first) + ")";
+  return out;
+}
+
 // The fit's samples: the median time of each shape (attention only with both passes).
 hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace& kt,
                                         const std::string& kineto_path, const CalibrateOptions& options) {
@@ -212,9 +272,9 @@ hardware::KernelMeasurements samples_of(Collected& c, const kineto::KinetoTrace&
     data.elementwise.push_back(e);
   }
   if (data.gemm.empty() && data.attention.empty() && data.elementwise.empty()) {
-    throw TraceError(
-        "trace.path: " + kineto_path + ": no GEMM, attention or element-wise kernel with usable shapes" +
-        (options.execution_trace.empty() ? " (record_shapes off? give the execution trace)" : ""));
+    throw TraceError("trace.path: " + kineto_path +
+                     ": no GEMM, attention or element-wise kernel with usable " + "shapes" +
+                     why_nothing_usable(c, options));
   }
   return data;
 }
@@ -261,7 +321,8 @@ json fit_json(const hardware::KernelMeasurements& data, const Collected& c,
 CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const kineto::KinetoTrace kt = kineto::read_kineto(kineto_path, "trace.path");
-  const std::string base = base_gpu(kt, options);
+  std::vector<std::string> warnings;
+  const std::string base = base_gpu(kt, options, warnings);
   const hardware::GpuSpec& gpu = hardware::gpu(base);
   Collected c = collect(kt, kineto_path, options);
 
@@ -282,6 +343,7 @@ CalibrateResult calibrate(const std::string& kineto_path, const CalibrateOptions
       {"catalog_sm_count", gpu.sm_count},
       {"start", "Calibration::h200() (the built-in fit to shared/calibration/h200-kernels.json)"},
       {"kernel_times", "Kineto GPU kernel durations: GPU execution only, no CPU launch cost"},
+      {"warnings", warnings},
       {"wall_s", out.wall_s}};
   return out;
 }

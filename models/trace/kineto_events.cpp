@@ -183,6 +183,20 @@ KinetoTrace read_kineto(const std::string& path, const std::string& key) {
     events = &t.doc["traceEvents"];
   } else if (t.doc.is_array()) {
     events = &t.doc;
+  } else if (t.doc.is_object() && t.doc.contains("nodes") && t.doc.contains("schema")) {
+    // A PyTorch execution trace: operators and shapes, no GPU times of its own.
+    throw TraceError(
+        key + ": " + path + ": a PyTorch execution trace (schema " +
+        (t.doc["schema"].is_string() ? t.doc["schema"].get<std::string>() : std::string("?")) +
+        "), not a Kineto trace: it holds the operators and their shapes but no GPU kernel times. "
+        "Replay the Kineto trace of the same run with this file as trace.execution_trace "
+        "(ct.load_trace(kineto, execution_trace=this)), or convert it to Chakra .et files "
+        "(chakra_trace_link and chakra_converter) and replay those");
+  } else if (t.doc.is_object() && t.doc.contains("workload_graph")) {
+    throw TraceError(key + ": " + path +
+                     ": a Chakra JSON dump (chakra_jsonizer output, a debugging view), not a "
+                     "Kineto trace; give the directory of the Chakra .et protobuf files it was dumped from "
+                     "(trace.format chakra)");
   } else {
     throw TraceError(key + ": " + path + ": not a Kineto/Chrome trace (no traceEvents array)");
   }

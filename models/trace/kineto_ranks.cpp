@@ -376,9 +376,16 @@ size_t read_rank(const std::string& p, const std::string& directory, int64_t n, 
         ": no distributedInfo.rank and world_size (one file per rank of a torch.distributed job)");
   }
   if (t.world_size != n) {
-    throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.world_size is " +
-                     std::to_string(t.world_size) + " but " + directory + " holds " + std::to_string(n) +
-                     " traces");
+    const bool subset = t.world_size > n;
+    throw TraceError(
+        std::string(kKey) + ": " + p + ": distributedInfo.world_size is " + std::to_string(t.world_size) +
+        " but " + directory + " holds " + std::to_string(n) + " traces" +
+        (subset ? ": a subset of the job's ranks. A collective needs every member, so the fabric cannot be "
+                  "simulated without the others' traces; to replay what is here, point trace.path at one "
+                  "rank's file (a single-rank replay keeps its NCCL kernels at their measured time, which is "
+                  "the other ranks' communication as it was), or collect all " +
+                      std::to_string(t.world_size) + " ranks' traces (torch.profiler on every rank)"
+                : ""));
   }
   if (t.rank >= n || seen[static_cast<size_t>(t.rank)]) {
     throw TraceError(std::string(kKey) + ": " + p + ": distributedInfo.rank " + std::to_string(t.rank) +

@@ -617,6 +617,19 @@ def cmd_calibrate(args) -> int:
         a, h = f["abs_rel_error_fit_set"], f["abs_rel_error_holdout"]
         print(f"{family:<17} {f['samples']:>6} {f['operators']:>5} {a['mean']:>9.1%} {a['max']:>8.1%} {h['count']:>10}"
               f" {h['mean']:>7.1%} {h['max']:>7.1%}")
+    skipped = result["fit"].get("skipped_operators", {})
+    if skipped:
+        top = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        print(f"skipped    {sum(skipped.values())} operators, by reason:")
+        for why, n in top[:12]:
+            print(f"  {n:>6}  {why}")
+        if len(top) > 12:
+            print(f"  {sum(n for _, n in top[12:]):>6}  ({len(top) - 12} other reasons; the GPU file's "
+                  "fit.skipped_operators lists all)")
+    else:
+        print("skipped    no operator")
+    for w in result.get("provenance", {}).get("warnings", []):
+        print(f"warning    {w}", file=sys.stderr)
     print(f"wrote      {result['out']}  ({result['wall_s']:.2f} s); use it with cluster.gpu_file: {result['out']}")
     return 0
 

@@ -35,6 +35,7 @@ def gpu_file(tmp_path_factory):
                          capture_output=True, text=True, env=CLI_ENV)
     assert run.returncode == 0, run.stderr
     assert "base GPU   H200-SXM" in run.stdout and "gemm" in run.stdout
+    assert "operators, by reason:" in run.stdout  # the skip reasons are always printed
     return out
 
 
@@ -84,3 +85,43 @@ def test_errors_name_the_key_and_file(gpu_file, tmp_path):
     run = subprocess.run(CLI + ["calibrate", KINETO, "--gpu", "Z100", "--out", str(tmp_path / "x.json")],
                          capture_output=True, text=True, env=CLI_ENV)
     assert run.returncode == 2 and "--gpu: unknown GPU 'Z100'" in run.stderr
+
+
+def _one_gemm_trace(path, dtype="float", device="NVIDIA H100 80GB HBM3"):
+    """Ten aten::mm of 4096^3 with their launches and kernels (Kineto layout, record_shapes on)."""
+    ev = []
+    for i in range(10):
+        t = 1000 * i
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 0, "tid": 1, "ts": t, "dur": 20,
+                   "args": {"External id": i + 1, "Record function id": 0,
+                            "Input Dims": [[4096, 4096], [4096, 4096]], "Input type": [dtype, dtype]}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0, "tid": 1, "ts": t + 5,
+                   "dur": 3, "args": {"correlation": i + 1, "External id": i + 1}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": t + 10, "dur": 400,
+                   "args": {"device": 0, "stream": 7, "correlation": i + 1, "External id": i + 1}})
+    doc = {"deviceProperties": [{"id": 0, "name": device, "totalGlobalMem": 85e9, "numSms": 132}],
+           "traceEvents": ev}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_calibrate_says_why_it_cannot_or_should_not(tmp_path):
+    # fp32 GEMMs: said so, not "record_shapes off?"
+    fp32 = _one_gemm_trace(tmp_path / "fp32.json")
+    run = subprocess.run(CLI + ["calibrate", str(fp32), "--out", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 2 and "10 GEMM operator(s) have fp32 operands" in run.stderr
+    assert "record_shapes off" not in run.stderr
+    # Another vendor's GPU is refused; another NVIDIA generation is a warning.
+    amd = _one_gemm_trace(tmp_path / "amd.json", "c10::BFloat16", "AMD Instinct MI300X")
+    run = subprocess.run(CLI + ["calibrate", str(amd), "--gpu", "H100-SXM", "--out", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 2 and "ran on 'AMD Instinct MI300X' (AMD)" in run.stderr
+    a100 = _one_gemm_trace(tmp_path / "a100.json", "c10::BFloat16", "NVIDIA A100-SXM4-80GB")
+    run = subprocess.run(CLI + ["calibrate", str(a100), "--gpu", "H100-SXM", "--out", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, env=CLI_ENV)
+    assert run.returncode == 0, run.stderr
+    assert "warning    the trace's kernels ran on 'NVIDIA A100-SXM4-80GB' (A100-80GB)" in run.stderr
+    assert json.loads((tmp_path / "x.json").read_text())["provenance"]["warnings"]
+    # The skip reasons are always printed.
+    assert "skipped    no operator" in run.stdout

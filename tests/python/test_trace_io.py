@@ -302,3 +302,12 @@ def test_text_output_names_the_step_and_each_warning_once(tmp_path):
     assert "trace      ProfilerStep#554: measured 0.2125" in done.stdout
     warnings = [line for line in done.stdout.splitlines() if line.startswith("warning ")]
     assert len(warnings) == 2 and len(set(warnings)) == 2, warnings
+
+
+def test_files_that_are_not_kineto_traces_are_named_for_what_they_are():
+    seeds = os.path.join(os.path.dirname(__file__), "..", "fuzz", "trace-seeds")
+    with pytest.raises(ValueError, match=r"a PyTorch execution trace \(schema 1.0.1\), not a Kineto trace.*"
+                                         r"execution_trace"):
+        ct.run(ct.load_trace(os.path.join(seeds, "pytorch-et-alone.json")))
+    with pytest.raises(ValueError, match=r"a Chakra JSON dump \(chakra_jsonizer output.*\.et protobuf"):
+        ct.run(ct.load_trace(os.path.join(seeds, "chakra-json-dump.json")))

@@ -308,6 +308,9 @@ TEST(KinetoRanks, Errors) {
     const RankDir d("world", 3);
     EXPECT_NE(message(d).find("distributedInfo.world_size is 4 but"), std::string::npos) << message(d);
     EXPECT_NE(message(d).find("holds 3 traces"), std::string::npos);
+    // A subset of the job's ranks: what can be replayed and how is said.
+    EXPECT_NE(message(d).find("a subset of the job's ranks"), std::string::npos) << message(d);
+    EXPECT_NE(message(d).find("point trace.path at one rank's file"), std::string::npos) << message(d);
   }
   {
     const RankDir d("twice");
