@@ -17,6 +17,7 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/collective/layout.h"
@@ -120,6 +121,19 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   Plan scratch_;
   std::vector<uint8_t> seen_;
   uint64_t serial_ = 0;
+  // start()'s plans by (op, bytes, group), valid while the topology's routes stay as they were
+  // (a plan depends on routes through path latencies, not on capacities): a step repeats the
+  // same collectives of the same groups, and building a ring of 1,000 ranks routes each leg.
+  struct CachedPlan {
+    Op op;
+    int64_t bytes;
+    std::vector<int> group;
+    Plan plan;
+  };
+  const Plan& cached_plan(Op op, std::span<const int> group, sim::Bytes bytes);
+  std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;
+  size_t cached_plans_ = 0;
+  uint64_t plans_epoch_ = 0;
 };
 
 }  // namespace ct::collective

@@ -249,18 +249,40 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
     sim_.schedule_in(sim::Duration::zero(), *static_cast<sim::EventHandler*>(this), new_slot(h, tag));
     return;
   }
-  build(op, group, bytes, choose(op, group, bytes), scratch_);
+  const Plan& plan = cached_plan(op, group, bytes);
   const uint32_t slot = new_slot(h, tag);
   // The network tag is also the ECMP flow id: a serial number above the slot spreads
   // successive collectives of the same ranks over the fabric's equal-cost paths.
   const uint64_t net_tag = (++serial_ << 32) | slot;
   auto& handler = *static_cast<network::DeliveryHandler*>(this);
-  if (scratch_.point_to_point) {
-    net_.send(scratch_.legs[0].src_gpu, scratch_.legs[0].dst_gpu, bytes, handler, net_tag);
+  if (plan.point_to_point) {
+    net_.send(plan.legs[0].src_gpu, plan.legs[0].dst_gpu, bytes, handler, net_tag);
   } else {
-    net_.send_pipelined(scratch_.legs, scratch_.bytes_per_leg, scratch_.fixed_latency,
-                        scratch_.leg_rate_cap_bps, handler, net_tag);
+    net_.send_pipelined(plan.legs, plan.bytes_per_leg, plan.fixed_latency, plan.leg_rate_cap_bps, handler,
+                        net_tag);
   }
+}
+
+const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim::Bytes bytes) {
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  if (epoch != plans_epoch_ || cached_plans_ > 4096) {  // routes changed, or bounded memory
+    plans_.clear();
+    cached_plans_ = 0;
+    plans_epoch_ = epoch;
+  }
+  uint64_t key = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes.n);
+  for (const int g : group) key = (key ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
+  std::vector<CachedPlan>& bucket = plans_[key];
+  for (const CachedPlan& c : bucket) {
+    if (c.op == op && c.bytes == bytes.n &&
+        std::equal(c.group.begin(), c.group.end(), group.begin(), group.end()))
+      return c.plan;
+  }
+  CachedPlan c{op, bytes.n, std::vector<int>(group.begin(), group.end()), Plan{}};
+  build(op, group, bytes, choose(op, group, bytes), c.plan);
+  ++cached_plans_;
+  bucket.push_back(std::move(c));
+  return bucket.back().plan;
 }
 
 void CollectiveEngine::on_delivered(uint64_t net_tag) { on_event(net_tag & 0xffffffffU); }

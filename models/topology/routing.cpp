@@ -29,6 +29,7 @@ constexpr uint16_t kUnreachable = 0xFFFF;
 }  // namespace
 
 void Topology::compute_routes() {
+  ++routing_epoch_;
   const int switches = switch_count();
   int slots = 0;
   for (int32_t s : slot_of_switch_) slots = s >= 0 ? s + 1 : slots;

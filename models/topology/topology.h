@@ -122,6 +122,9 @@ class Topology {
   // first hop to the source NIC's port-th link (a NIC with several ports: multi-plane or
   // dual-homed); NoRouteError when that port is down or leads to no usable path.
   void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1) const;
+  // Bumped whenever the routing tables are recomputed (a link or switch failed or came back):
+  // whatever was derived from routes before is stale when it changed.
+  [[nodiscard]] uint64_t routing_epoch() const { return routing_epoch_; }
   // Shortest usable hop count between two NICs; -1 when unreachable.
   [[nodiscard]] int hop_count(int src_nic, int dst_nic) const;
   // Every switch on some shortest usable path between the NICs (what ECMP may use), sorted;
@@ -184,6 +187,7 @@ class Topology {
   // counts over usable switch-to-switch directions, slot-major, kUnreachable when none.
   std::vector<int32_t> slot_of_switch_;  // by switch index (v - nic_count_), -1 if none
   std::vector<uint16_t> dist_;
+  uint64_t routing_epoch_ = 0;
 
   std::unique_ptr<BoostGraph> graph_;
 };
