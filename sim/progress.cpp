@@ -43,9 +43,17 @@ void print_line(State& s, bool last) {
 
 }  // namespace
 
-void detail::tick() {
+void detail::tick() { add(kTickEvents); }
+
+void detail::extend(double n) {
   State& s = state();
-  s.events.fetch_add(kTickEvents, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.expected > 0) s.expected += n;
+}
+
+void detail::add(uint64_t n) {
+  State& s = state();
+  s.events.fetch_add(n, std::memory_order_relaxed);
   if (Clock::now() < s.next) return;
   std::lock_guard<std::mutex> lock(s.mutex);
   if (Clock::now() < s.next) return;

@@ -15,6 +15,8 @@ inline constexpr uint64_t kTickEvents = uint64_t{1} << 16;
 namespace detail {
 inline std::atomic<bool> enabled{false};
 void tick();
+void add(uint64_t n);
+void extend(double n);
 }  // namespace detail
 
 // Starts reporting for one run: `expected_events` from the cost estimate (0: unknown, then no
@@ -25,6 +27,14 @@ void stop();
 // Called by Simulation every kTickEvents events.
 inline void tick() {
   if (detail::enabled.load(std::memory_order_relaxed)) detail::tick();
+}
+// Work that is not a Simulation's (the reliability campaigns' failure and checkpoint events):
+// `n` more done, and `n` more expected (when the work's size is known only once it starts).
+inline void add(uint64_t n) {
+  if (detail::enabled.load(std::memory_order_relaxed)) detail::add(n);
+}
+inline void extend(double n) {
+  if (detail::enabled.load(std::memory_order_relaxed)) detail::extend(n);
 }
 
 }  // namespace ct::sim::progress

@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "sim/progress.h"
 #include "sim/rng.h"
 #include "sim/stats.h"
 
@@ -65,11 +66,13 @@ class Replica {
 
   ReplicaResult run() {
     const double end = s_.duration_s;
+    uint64_t events = 0;  // reported to the progress line in blocks
     for (;;) {
       const double commit = inflight_ ? commit_time_ : kInf;
       const double node = heap_.empty() ? kInf : heap_.front().first;
       const double t = std::min({commit, phase_end_, node, next_wide_});
       if (!(t < end)) break;
+      if ((++events & 4095U) == 0) sim::progress::add(4096);
       if (commit == t) {
         advance(t);
         commit_inflight();
@@ -91,6 +94,7 @@ class Replica {
         fail(draw(kJobWideClasses, wide_weights_));
       }
     }
+    sim::progress::add(events & 4095U);
     advance(end);
     r_.time.useful_s += pend_work_;
     r_.time.checkpoint_s += pend_save_;
@@ -368,6 +372,14 @@ namespace {
 
 std::vector<ReplicaResult> run_replicas(const CampaignSpec& spec) {
   std::vector<ReplicaResult> replicas(static_cast<size_t>(spec.repeats));
+  // For the progress line's time left: about two events per checkpoint (save, commit) and five
+  // per failure (the failure and its recovery phases) in every replica.
+  const double failures = (node_failure_rate_per_s(spec.failures, spec.job) +
+                           job_wide_failure_rate_per_s(spec.failures, spec.job)) *
+                          spec.duration_s;
+  const double checkpoints =
+      spec.checkpoint.interval_s > 0 ? spec.duration_s / spec.checkpoint.interval_s : 0.0;
+  sim::progress::extend(static_cast<double>(spec.repeats) * (2.0 * checkpoints + 5.0 * failures));
   // More threads than cores only oversubscribe (oneTBB warns); the result does not change.
   const int cores = tbb::info::default_concurrency();
   const int threads = spec.threads > 0 ? std::min(spec.threads, cores) : cores;

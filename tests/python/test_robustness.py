@@ -345,3 +345,22 @@ def test_progress_lines_report_rate_and_time_left(tmp_path):
     assert lines and "events/s" in lines[0], r.stderr
     assert "about" in lines[0] and "left" in lines[0], lines[0]
     assert lines[-1].startswith("progress: done,"), lines[-1]
+
+
+def test_progress_counts_the_reliability_campaigns(tmp_path):
+    """The failure campaigns (Monte Carlo, no Simulation of their own) report to the progress
+    line too: the last line counts more events than the step simulated."""
+    code = ("import json, clustertwin as ct; from clustertwin import _core;"
+            "over = {'network.mode': 'analytical', 'campaign.repeats': 64, 'campaign.duration': '720h'};"
+            "est = json.loads(_core.estimate(ct.load('scenarios/default.json').to_json(), json.dumps(over)));"
+            "_core.progress_start(est['events'], 0.0);"
+            "r = ct.run('scenarios/default.json', over); _core.progress_stop();"
+            "print(r.report['sim']['events'])")
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")}
+    r = subprocess.run([PYTHON, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIME_CAP_S)
+    assert r.returncode == 0, r.stderr
+    step_events = int(r.stdout.split()[-1])
+    lines = [l for l in r.stderr.splitlines() if l.startswith("progress: ")]
+    assert lines[-1].startswith("progress: done,"), r.stderr
+    done = float(lines[-1].split(",")[1].split()[0])
+    assert done > 10 * step_events  # the campaigns' checkpoint and failure events
