@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Speed of the twin where users wait (issue 23): a benchmark, never a timed test.
+
+    /usr/bin/python3 tools/bench.py [--against OTHER_CHECKOUT] [--flow] [--repeat 5] [--markdown]
+
+Measures, in this checkout (and in OTHER_CHECKOUT, a built checkout of another commit, side by
+side in the same run, so that machines that differ still give a ratio):
+
+  analytical-10k   scenarios/default.json (10,240 H100) in network.mode analytical, in process:
+                   best wall of --repeat runs, events, events/s
+  sweep            the layouts of the default cluster a user sweeps (TP x PP x micro-batch x
+                   interleaving that divide the model and fit the batch), each a full analytical
+                   run in process: layouts per second
+  scale-N          the default model on N GPUs (1,024 / 4,096 / 16,384 / 65,536 / 102,400 H100,
+                   DP grown), analytical, one run each: wall, events, and the growth exponent of
+                   wall against GPUs
+  flow-10k         (--flow) the default scenario as `./clustertwin run` in flow mode, as a
+                   process: wall, events, events/s, peak RSS (about 35 s per checkout here)
+
+Each checkout runs in its own Python process (its own _core module), so two commits never mix.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+# Runs inside the checkout under test: prints one JSON object.
+PROBE = r'''
+import json, math, sys, time
+sys.path.insert(0, sys.argv[1] + "/python")
+import clustertwin as ct
+repeat = int(sys.argv[2])
+default = ct.load(sys.argv[1] + "/scenarios/default.json")
+out = {}
+
+def timed(sc, over):
+    t = time.perf_counter()
+    r = ct.run(sc, overrides=over).report
+    return time.perf_counter() - t, r
+
+over = {"network.mode": "analytical"}
+timed(default, over)
+best, rep = min((timed(default, over) for _ in range(repeat)), key=lambda x: x[0])
+out["analytical-10k"] = {"wall_s": best, "events": rep["sim"]["events"], "step_time_s": rep["step_time_s"]}
+
+layouts = []
+for tp in (4, 8):
+    for pp in (4, 8, 12, 16):
+        for v in (1, 2, 3):
+            for mb in (1, 2):
+                if 96 % (pp * v):
+                    continue
+                dp = 9984 // (tp * pp)  # the default job: 9,984 of the 10,240 GPUs
+                if dp < 1 or 3744 % (mb * dp):
+                    continue
+                layouts.append({"network.mode": "analytical", "training_job.parallelism.tensor_parallel": tp,
+                                "training_job.parallelism.pipeline_parallel": pp,
+                                "training_job.parallelism.virtual_pipeline": v,
+                                "training_job.parallelism.data_parallel": dp,
+                                "training_job.micro_batch_size": mb})
+t = time.perf_counter()
+ok = 0
+for lay in layouts:
+    try:
+        ct.run(default, overrides=lay)
+        ok += 1
+    except ValueError:
+        pass
+wall = time.perf_counter() - t
+out["sweep"] = {"layouts": len(layouts), "ran": ok, "wall_s": wall, "layouts_per_s": len(layouts) / wall}
+
+for gpus in (1024, 4096, 16384, 65536, 102400):
+    nodes = gpus // 8
+    dp = nodes // 8  # TP 8 x PP 8 per replica
+    sc = {**default.data}
+    cl = {**sc["cluster"], "nodes": nodes}
+    sc = ct.Scenario({**sc, "cluster": cl})
+    o = {"network.mode": "analytical", "recovery.hot_spares": 0, "training_job.parallelism.data_parallel": dp,
+         "training_job.global_batch_size": 24 * dp}
+    w, r = timed(sc, o)
+    out[f"scale-{gpus}"] = {"wall_s": w, "events": r["sim"]["events"], "gpus": gpus}
+print(json.dumps(out))
+'''
+
+
+def probe(checkout: str, repeat: int) -> dict:
+    r = subprocess.run([sys.executable, "-c", PROBE, checkout, str(repeat)], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{checkout}: the probe failed:\n{r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def flow(checkout: str) -> dict:
+    r = subprocess.run(["/usr/bin/time", "-v", os.path.join(checkout, "clustertwin"), "run",
+                        os.path.join(checkout, "scenarios", "default.json"), "--quiet", "--json"],
+                       capture_output=True, text=True, cwd=checkout)
+    if r.returncode != 0:
+        sys.exit(f"{checkout}: flow run failed:\n{r.stderr[-2000:]}")
+    report = json.loads(r.stdout)
+    rss = next(int(line.split()[-1]) for line in r.stderr.splitlines() if "Maximum resident" in line)
+    wall = next(line.split()[-1] for line in r.stderr.splitlines() if "Elapsed (wall clock)" in line)
+    m, s = wall.split(":")[-2:]
+    return {"wall_s": 60 * float(m) + float(s), "events": report["sim"]["events"],
+            "events_per_s": report["sim"]["events_per_s"], "peak_rss_mib": rss / 1024}
+
+
+def exponent(res: dict) -> float | None:
+    pts = [(v["gpus"], v["wall_s"]) for k, v in res.items() if k.startswith("scale-")]
+    if len(pts) < 2:
+        return None
+    xs = [math.log(g) for g, _ in pts]
+    ys = [math.log(w) for _, w in pts]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--against", metavar="CHECKOUT", help="another built checkout, measured in the same run")
+    p.add_argument("--flow", action="store_true", help="also the default scenario in flow mode (~35 s each)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--markdown", action="store_true")
+    a = p.parse_args()
+    checkouts = [ROOT] + ([os.path.abspath(a.against)] if a.against else [])
+    results = []
+    for c in checkouts:
+        res = probe(c, a.repeat)
+        if a.flow:
+            res["flow-10k"] = flow(c)
+        res["exponent"] = exponent(res)
+        results.append(res)
+    keys = [k for k in results[0] if k != "exponent"]
+    head = ["measure", "this: wall s", "events", "rate"] + (["other: wall s", "ratio other/this"] if a.against else [])
+    rows = []
+    for k in keys:
+        r = results[0][k]
+        rate = (f"{r['layouts_per_s']:.1f} layouts/s ({r['ran']} of {r['layouts']} fit and ran)"
+                if "layouts_per_s" in r else
+                f"{r['events'] / r['wall_s']:.3g} events/s" if r.get("wall_s") else "")
+        extra = f"; peak {r['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in r else ""
+        row = [k, f"{r['wall_s']:.4g}", str(r.get("events", r.get("layouts", ""))), rate + extra]
+        if a.against:
+            o = results[1][k]
+            row += [f"{o['wall_s']:.4g}", f"{o['wall_s'] / r['wall_s']:.2f}x"]
+        rows.append(row)
+    if a.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        print("  ".join(f"{h:>18}" for h in head))
+        for row in rows:
+            print("  ".join(f"{c:>18}" for c in row))
+    for i, res in enumerate(results):
+        e = res["exponent"]
+        if e is not None:
+            print(f"{'this' if i == 0 else 'other'}: analytical wall grows as GPUs^{e:.2f} from 1,024 to 102,400 GPUs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
