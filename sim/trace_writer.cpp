@@ -119,12 +119,7 @@ void TraceWriter::flow_end(int pid, int tid, std::string_view name, std::string_
 }
 
 void TraceWriter::counter(int pid, std::string_view name, Time at, double value) {
-  begin_event();
-  out_ << "{\"ph\":\"C\",\"pid\":" << pid << ",\"name\":";
-  write_escaped(out_, name);
-  out_ << ",\"ts\":";
-  write_us(out_, at.ps());
-  out_ << ",\"args\":{\"value\":" << value << "}}";
+  counter(pid, name, at, {{"value", value}});
 }
 
 void TraceWriter::finish() {

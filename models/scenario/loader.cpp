@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "models/scenario/model_presets.h"
@@ -98,8 +99,8 @@ void check_nesting(std::string_view text) {
 }
 
 // A YAML 1.2 core-schema number ([-+]? (.d+ | d+(.d*)?) ([eE][-+]?d+)?) in JSON's spelling: no
-// leading '+', no leading zeros, a digit on both sides of the point. Anything else unchanged.
-std::string json_number_spelling(const std::string& s) {
+// leading '+', no leading zeros, a digit on both sides of the point; nullopt when s is not one.
+std::optional<std::string> json_number_spelling(const std::string& s) {
   size_t i = 0;
   std::string sign;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
@@ -117,17 +118,17 @@ std::string json_number_spelling(const std::string& s) {
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
     frac = s.substr(f, i - f);
   }
-  if (whole.empty() && frac.empty()) return s;
+  if (whole.empty() && frac.empty()) return std::nullopt;
   std::string exp;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     const size_t e = i++;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
     const size_t digits = i;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    if (i == digits) return s;
+    if (i == digits) return std::nullopt;
     exp = s.substr(e, i - e);
   }
-  if (i != s.size()) return s;
+  if (i != s.size()) return std::nullopt;
   const size_t nonzero = whole.find_first_not_of('0');
   whole = nonzero == std::string::npos ? "0" : whole.substr(nonzero);
   return sign + whole + (point ? "." + (frac.empty() ? std::string("0") : frac) : std::string()) + exp;
@@ -142,7 +143,9 @@ nlohmann::json yaml_scalar(const YAML::Node& node) {
   // Numbers: let the JSON grammar decide, so YAML and JSON read the same digits alike, after
   // respelling what YAML 1.2's core schema also reads as numbers (+1, .5, 5., 007; NeMo
   // configs write data weights as .0333).
-  const auto as_json = nlohmann::json::parse(json_number_spelling(s), nullptr, false);
+  const std::optional<std::string> number = json_number_spelling(s);
+  if (!number) return s;
+  const auto as_json = nlohmann::json::parse(*number, nullptr, false);
   if (!as_json.is_discarded() && as_json.is_number()) return as_json;
   return s;
 }
@@ -196,7 +199,8 @@ struct YamlWalk {
       }
       case YAML::NodeType::Scalar: {
         nlohmann::json v = yaml_scalar(node);
-        if (v.is_string() && node.Tag() != "!" && looks_numeric(v.get_ref<const std::string&>())) {
+        // A plain scalar in number grammar that did not parse as a number overflowed.
+        if (v.is_string() && node.Tag() != "!" && json_number_spelling(v.get_ref<const std::string&>())) {
           throw ScenarioError({(path.empty() ? std::string("document") : path) + ": " + v.get<std::string>() +
                                " is beyond the range of a number (about 1.8e308)"});
         }
@@ -205,27 +209,6 @@ struct YamlWalk {
       default:
         return nullptr;
     }
-  }
-
-  // A plain scalar in JSON number grammar that did not parse as a number overflowed.
-  static bool looks_numeric(const std::string& s) {
-    size_t i = 0;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    size_t digits = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-    }
-    if (digits == 0) return false;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-      ++i;
-      if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-      size_t exp = 0;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp;
-      if (exp == 0) return false;
-    }
-    return i == s.size();
   }
 };
 

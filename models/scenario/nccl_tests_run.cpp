@@ -82,8 +82,7 @@ std::vector<NcclTestsTable> nccl_tests_run(const Config& c, const NcclTestsReque
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
     const std::string key = "faults[" + std::to_string(i) + "]";
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" &&
-        f.kind != "switch_down") {
+    if (!is_link_fault(f.kind)) {
       problems.push_back(key + ".kind: " + f.kind +
                          " does not act in nccl-tests (a collective benchmark); expected link_degrade, "
                          "slow_receiver, link_down or switch_down, or use run");
@@ -125,16 +124,12 @@ std::string nccl_tests_tables(const Config& c, const NcclTestsRequest& q) {
 FabricElements fabric_switches_between(const Config& c, const std::vector<int>& nodes) {
   const network::Cluster cluster(cluster_spec(c));
   const int per_node = cluster.nics_per_node();
-  const int gpus_per_node = cluster.node().gpus_per_node;
-  std::vector<std::string> bad;
+  std::string bad;
   for (const int n : nodes) {
-    if (n < 0 || n >= cluster.gpu_count() / gpus_per_node) bad.push_back(std::to_string(n));
+    if (n < 0 || n >= cluster.nodes()) bad += (bad.empty() ? "" : ", ") + std::to_string(n);
   }
   if (!bad.empty()) {
-    std::string list;
-    for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
-    throw ScenarioError({"nodes: got node " + list + ", expected 0-" +
-                         std::to_string(cluster.gpu_count() / gpus_per_node - 1) +
+    throw ScenarioError({"nodes: got node " + bad + ", expected 0-" + std::to_string(cluster.nodes() - 1) +
                          " (the scenario's cluster)"});
   }
   std::vector<int> distinct = nodes;
@@ -168,11 +163,10 @@ FabricElements fabric_switches_between(const Config& c, const std::vector<int>& 
   std::set<std::pair<std::string, std::string>> cables;
   for (const topology::LinkDir d : dirs) {
     // A NIC's cable names the NIC first; switch-to-switch cables in name order.
-    const bool nic_end = !topo.is_switch(topo.source(d)) || !topo.is_switch(topo.target(d));
-    const topology::VertexId first = !topo.is_switch(topo.target(d)) ? topo.target(d) : topo.source(d);
-    std::string a = topo.vertex(first).name;
-    std::string b = topo.vertex(first == topo.source(d) ? topo.target(d) : topo.source(d)).name;
-    if (!nic_end && b < a) std::swap(a, b);
+    std::string a = topo.vertex(topo.source(d)).name, b = topo.vertex(topo.target(d)).name;
+    const bool nic_last = !topo.is_switch(topo.target(d));
+    const bool switches = topo.is_switch(topo.source(d)) && !nic_last;
+    if (nic_last || (switches && b < a)) std::swap(a, b);
     cables.emplace(std::move(a), std::move(b));
   }
   for (const auto& [a, b] : cables) out.cables.push_back(a + "-" + b);

@@ -192,13 +192,15 @@ std::vector<std::pair<int, double>> gpu_speeds(const Config& c) {
 // link_degrade, slow_receiver and link_down faults, as the network layer applies them
 // (network/capacity_faults.h); validate() has already kept them out of the modes where they
 // would not act.
+bool is_link_fault(const std::string& kind) {
+  return kind == "link_degrade" || kind == "slow_receiver" || kind == "link_down" || kind == "switch_down";
+}
+
 std::vector<network::LinkFaultSpec> link_fault_specs(const Config& c) {
   std::vector<network::LinkFaultSpec> out;
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultSpec& f = c.faults[i];
-    if (f.kind != "link_degrade" && f.kind != "slow_receiver" && f.kind != "link_down" &&
-        f.kind != "switch_down")
-      continue;
+    if (!is_link_fault(f.kind)) continue;
     network::LinkFaultSpec s;
     s.key = "faults[" + std::to_string(i) + "]";
     if (f.kind == "link_degrade" || f.kind == "link_down") s.link = f.link;

@@ -61,5 +61,7 @@ replay::StepResult simulate_training_step(const Config& config);
 // The scenario's link_degrade and slow_receiver faults for the network layer (training steps
 // and traffic studies).
 std::vector<network::LinkFaultSpec> link_fault_specs(const Config& config);
+// The fault kinds link_fault_specs carries: link_degrade, slow_receiver, link_down, switch_down.
+bool is_link_fault(const std::string& kind);
 
 }  // namespace ct::scenario

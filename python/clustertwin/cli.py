@@ -234,17 +234,17 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _gpu_list(text: str) -> list[int]:
-    """--trace-gpus: comma-separated GPU indices, ranges allowed (0-7,64)."""
+def _index_list(text: str) -> list[int]:
+    """--trace-gpus / --node-list: comma-separated indices, ranges allowed (0-7,64)."""
     out = []
     for part in text.split(","):
         part = part.strip()
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-            raise argparse.ArgumentTypeError(f"got {part!r} in {text!r}, expected GPU indices or ranges like 0-7,64")
+            raise argparse.ArgumentTypeError(f"got {part!r} in {text!r}, expected indices or ranges like 0-7,64")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi - lo > 65535:
-            raise argparse.ArgumentTypeError(f"got the range {part!r}, expected at most 65,536 GPUs")
+            raise argparse.ArgumentTypeError(f"got the range {part!r}, expected at most 65,536 indices")
         out.extend(range(lo, hi + 1))
     return out
 
@@ -793,7 +793,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key")
     r.add_argument("--out", metavar="DIR", help="write report.json, trace.json and CSV tables (fabric_links.csv: every link's load)")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    r.add_argument("--trace-gpus", type=_gpu_list, metavar="G,G,...",
+    r.add_argument("--trace-gpus", type=_index_list, metavar="G,G,...",
                    help="with --out: the GPUs DIR/trace.json and timeline.csv show (default: one per pipeline stage "
                         "and the first TP group; analytical runs can trace only the GPUs they simulate)")
     r.add_argument("--metrics-interval", type=_seconds, default=10.0, metavar="DURATION",
@@ -808,7 +808,7 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--op", default="all_reduce",
                    choices=["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"])
     n.add_argument("--nodes", help="comma-separated node counts, e.g. 2,4,8 (default 2)")
-    n.add_argument("--node-list", type=_gpu_list, metavar="N,N,...",
+    n.add_argument("--node-list", type=_index_list, metavar="N,N,...",
                    help="run on these nodes (e.g. 16,17 or 8-11) instead of the first --nodes; with the scenario's "
                         "link faults (link_degrade ... at 0s) this is a pair or group run of a degraded fabric")
     n.add_argument("-b", "--minbytes", default="8B", help="smallest size: 8, 1K, 64M, 8G (x1024, as nccl-tests) or 64MiB")

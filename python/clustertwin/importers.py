@@ -222,6 +222,13 @@ _MEGATRON_NO_EFFECT = (
     "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--ckpt-format")
 
 
+def _guess_vocab(given: dict, notes: list[str], why: str) -> None:
+    """No vocabulary in the source: Llama 3's 128,256 for swiglu models, GPT-2's 50,257 otherwise."""
+    vocab = 128256 if given.get("training_job.model.activation") == "swiglu" else 50257
+    given["training_job.model.vocab"] = vocab
+    notes.append(f"vocab {vocab}: {why}; Llama 3's for swiglu models, GPT-2's otherwise")
+
+
 def _set(sc: dict, path: str, value: Any) -> None:
     node = sc
     parts = path.split(".")
@@ -308,9 +315,7 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
         if path not in given:
             notes.append(f"{what} not given: {job.get(path.rsplit('.', 1)[1])} from the base scenario")
     if "training_job.model.vocab" not in given:
-        given["training_job.model.vocab"] = 128256 if given.get("training_job.model.activation") == "swiglu" else 50257
-        notes.append(f"vocab {given['training_job.model.vocab']}: no --vocab-size/--padded-vocab-size (the tokenizer "
-                     "decides it); Llama 3's for swiglu models, GPT-2's otherwise")
+        _guess_vocab(given, notes, "no --vocab-size/--padded-vocab-size (the tokenizer decides it)")
     shared = given.pop("_shared_width", None)
     if shared:
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")
@@ -525,10 +530,7 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
             given["training_job.model.vocab"] = known
             notes.append(f"vocab {known}: the tokenizer's ({name.strip()})")
         else:
-            gated = given.get("training_job.model.activation") == "swiglu"
-            given["training_job.model.vocab"] = 128256 if gated else 50257
-            notes.append(f"vocab {given['training_job.model.vocab']}: the config leaves it to the tokenizer; "
-                         "Llama 3's for gated MLPs, GPT-2's otherwise")
+            _guess_vocab(given, notes, "the config leaves it to the tokenizer")
     if given.get("training_job.parallelism.virtual_pipeline") == 1:
         given.pop("training_job.parallelism.virtual_pipeline")
     given.setdefault("training_job.runtime.overlap_grad_reduce", False)
