@@ -3,6 +3,8 @@
 // The algorithm is NCCL's choice (nccl_tuning.h: its cost model over ring, tree, NVLS and NVLS
 // tree and the LL / LL128 / Simple protocols) unless CollectiveParams::algorithm forces one,
 // and the executed bandwidth never exceeds what that model gives the algorithm.
+// It runs with the protocol NCCL picks at that size (Plan::protocol): LL / LL128 at NCCL's
+// latency and bandwidth of that protocol, Simple as the step-structured chains below.
 // Every collective becomes ONE network transfer:
 //   ring all_reduce / all_gather / reduce_scatter / broadcast -> one pipelined chain (ring.h)
 //   tree all_reduce                                          -> one pipelined chain (tree.h)
@@ -49,6 +51,8 @@ struct CollectiveParams {
   sim::Duration step_latency = sim::Duration::us(3);  // per algorithm step: launch/sync/proxy
   Algorithm algorithm = Algorithm::automatic;
   sim::Bytes tree_chunk{128 << 10};  // tree pipeline chunk: fill = steps x chunk time
+  // false = NCCL_PROTO=Simple: every collective runs the Simple protocol's step-structured chain.
+  bool low_latency_protocols = true;
 };
 
 class CompletionHandler {
@@ -69,6 +73,9 @@ struct Plan {
   // Ceiling of the chain's per-leg wire rate, bit/s: the algorithm's bandwidth in NCCL's cost
   // model (Simple protocol), which its kernels do not exceed however fast the links are.
   double leg_rate_cap_bps = std::numeric_limits<double>::infinity();
+  // NCCL's protocol at this size (nccl_tuning.h). LL and LL128 replace the chain's step
+  // latencies by NCCL's latency of that protocol and cap its rate at the protocol's bandwidth.
+  Protocol protocol = Protocol::simple;
 };
 
 class CollectiveEngine final : private network::DeliveryHandler, private sim::EventHandler {
@@ -106,8 +113,10 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   void build(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm, Plan& out);
   // NCCL's view of a group (nccl_tuning.h inputs).
   TuningInput tuning_input(Op op, const Layout& layout) const;
-  // Sets out.leg_rate_cap_bps from NCCL's bandwidth of out.algorithm (Simple protocol).
-  void cap(const TuningInput& in, double bytes, Plan& out) const;
+  // Sets out.leg_rate_cap_bps from NCCL's bandwidth of out.algorithm with the protocol NCCL runs
+  // it with at this size; LL / LL128 also set the fixed latency to that protocol's, at least
+  // `wire_latency` (the chain's hop latencies over its steps, without the per-step overhead).
+  void cap(const TuningInput& in, double bytes, Plan& out, sim::Duration wire_latency) const;
   sim::Duration estimate_plan(const Plan& plan);
 
   sim::Simulation& sim_;

@@ -88,6 +88,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
   out.point_to_point = false;
   out.algorithm = Algorithm::ring;
   out.leg_rate_cap_bps = std::numeric_limits<double>::infinity();
+  out.protocol = Protocol::simple;
   const sim::Duration alpha = params_.step_latency;
   switch (op) {
     case Op::send_recv: {
@@ -133,7 +134,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
           const sim::Duration fill = network::serialization(8.0 * chunk, rate);
           out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
         }
-        cap(in, s, out);
+        cap(in, s, out, shape.max_leg_latency * shape.steps);
         return;
       }
       if (algorithm == Algorithm::nvls && layout.node_slots() == 1 && n > 1) {
@@ -146,7 +147,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         out.bytes_per_leg = bytes;
         const TuningInput in = tuning_input(op, layout);
         out.fixed_latency = nccl_latency(in, NcclAlgo::nvls, s);
-        cap(in, s, out);
+        cap(in, s, out, sim::Duration::zero());
         return;
       }
       [[fallthrough]];
@@ -165,7 +166,7 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       const sim::Duration h = ring_legs(net_, layout, channels_, out.legs);
       out.bytes_per_leg = ceil_bytes(k * s / c);
       out.fixed_latency = (alpha + h) * steps;
-      if (op != Op::broadcast) cap(tuning_input(op, layout), s, out);
+      if (op != Op::broadcast) cap(tuning_input(op, layout), s, out, h * steps);
       return;
     }
   }
@@ -221,11 +222,25 @@ TuningInput CollectiveEngine::tuning_input(Op op, const Layout& layout) const {
   return in;
 }
 
-void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out) const {
-  const AlgoCost cost = nccl_cost(in, to_nccl(out.algorithm), Protocol::simple, bytes);
-  if (!cost.enabled || cost.algbw <= 0.0 || bytes <= 0.0) return;
+void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out, sim::Duration wire_latency) const {
+  if (bytes <= 0.0) return;
+  // The protocol NCCL runs this algorithm with at this size (its choice with NCCL_ALGO forced).
+  const NcclAlgo algo = to_nccl(out.algorithm);
+  const Choice choice = nccl_choose(in, bytes, &algo);
+  const bool low_latency =
+      params_.low_latency_protocols && choice.algo == algo && choice.proto != Protocol::simple;
+  const AlgoCost cost = nccl_cost(in, algo, low_latency ? choice.proto : Protocol::simple, bytes);
+  if (!cost.enabled || cost.algbw <= 0.0) return;
   const double seconds = bytes / (cost.algbw * 1e9);
   out.leg_rate_cap_bps = 8.0 * out.bytes_per_leg.as_double() / net_.params().protocol_efficiency / seconds;
+  if (low_latency) {
+    // LL / LL128 put a flag in every 8 (128) bytes that the receiver polls: no per-step
+    // handshake through the proxy, so the chain's latency is NCCL's latency of that protocol,
+    // never below the hops' own latency (a step cannot beat the wire), and its bandwidth the
+    // protocol's (half the wire for LL, 120/128 for LL128).
+    out.protocol = choice.proto;
+    out.fixed_latency = std::max(sim::Duration::from_seconds(1e-6 * cost.latency_us), wire_latency);
+  }
 }
 
 Algorithm CollectiveEngine::choose(Op op, std::span<const int> group, sim::Bytes bytes) {

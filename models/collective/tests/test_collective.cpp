@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -13,28 +15,63 @@ using testing::first_gpus;
 using testing::run_one;
 using testing::small_cluster;
 
-TEST(Collective, SmallMessageLatencyFloor) {
-  // 8 B all-reduce over 2 full nodes (16 ranks). The bandwidth term is ~nil, so
-  //   ring: T = 2(n-1) (step_latency + h_ring) = 30 (3 us + mean hop), mean hop = NVLink +
-  //         NIC path / 8 (7 NVLink hops and one relay + NIC hop per node)
-  //   tree: T = 2(depth + k - 1) (step_latency + h_tree) + fill = 16 (3 us + NIC path) + fill
-  // with depth = 1, k = 8 and fill = 16 x 1 B / rate (~ps).
+TEST(Collective, SmallMessagesRunNcclsLowLatencyProtocol) {
+  // 8 B all-reduce over 2 full nodes (16 ranks). NCCL runs it with LL (flags in every 8 B, no
+  // per-step handshake through the proxy), so the time is NCCL's LL latency of the algorithm,
+  // not 2(n-1) Simple steps:
+  //   ring: base + (nsteps - inter) max(NVLink LL, net overhead) + inter x NET LL, 30 steps
+  //   tree: base + 2 ((ppn - 1) NVLink + log2(nodes) NET), LL constants
+  // (nccl_tuning.h), or the hops' own latency where that is more. The bandwidth term (8 B at
+  // LL's rate) is ~ns.
   const network::Cluster c(small_cluster(2));
   sim::Simulation sim;
-  const auto net = network::make_network("flow", sim, c);
-  const double path = net->path_latency(0, 8).seconds();
-  const double nv = c.node().nvlink_latency.seconds();
+  const auto net = network::make_network("analytical", sim, c);
+  CollectiveEngine engine(sim, *net, c);
+  TuningInput in;
+  in.ranks = 16;
+  in.nodes = 2;
+  in.ppn = 8;
+  in.channels = c.node().nics_per_node;
+  in.bw_inter = ladder_inter(
+      std::min(c.node().nic_rate.bytes_per_second(), c.node().pcie_rate.bytes_per_second()) / 1e9,
+      c.node().gpu.sm_arch);
+  in.nvlink = nccl_nvlink_total(c.node().nvlink_rate.bytes_per_second());
+  in.sm_arch = c.node().gpu.sm_arch;
   CollectiveParams ring;
   ring.algorithm = Algorithm::ring;
   CollectiveParams tree;
   tree.algorithm = Algorithm::tree;
+  // Never below the hops' own latency: 30 ring steps of the mean hop (NVLink + NIC path / 8),
+  // 16 tree steps of the NIC path.
+  const double path = net->path_latency(0, 8).seconds();
+  const double hop = c.node().nvlink_latency.seconds() + path / 8;
+  const double ring_lat =
+      std::max(1e-6 * nccl_cost(in, NcclAlgo::ring, Protocol::ll, 8).latency_us, 30 * hop);
+  const double tree_lat =
+      std::max(1e-6 * nccl_cost(in, NcclAlgo::tree, Protocol::ll, 8).latency_us, 16 * path);
+  std::printf(
+      "8 B over 2 nodes: ring LL %.2f us (NCCL %.2f, wire %.2f), tree LL %.2f us (NCCL %.2f, wire %.2f)\n",
+      1e6 * ring_lat, nccl_cost(in, NcclAlgo::ring, Protocol::ll, 8).latency_us, 3e7 * hop, 1e6 * tree_lat,
+      nccl_cost(in, NcclAlgo::tree, Protocol::ll, 8).latency_us, 1.6e7 * path);
+  EXPECT_EQ(engine.plan(Op::all_reduce, first_gpus(16), sim::Bytes{8}, Algorithm::ring).protocol,
+            Protocol::ll);
+  EXPECT_EQ(engine.plan(Op::all_reduce, first_gpus(16), sim::Bytes{8}, Algorithm::tree).protocol,
+            Protocol::ll);
   for (const std::string mode : {"analytical", "flow"}) {
     const double tr = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, ring);
-    EXPECT_NEAR(tr, 30 * (3e-6 + nv + path / 8), 1e-3 * tr) << mode;
+    EXPECT_NEAR(tr, ring_lat, 1e-3 * tr) << mode;
     const double tt = run_one(c, mode, Op::all_reduce, first_gpus(16), 8, tree);
-    EXPECT_NEAR(tt, 16 * (3e-6 + path), 1e-3 * tt) << mode;
+    EXPECT_NEAR(tt, tree_lat, 1e-3 * tt) << mode;
     EXPECT_DOUBLE_EQ(run_one(c, mode, Op::all_reduce, first_gpus(16), 8), tt) << "automatic picks the tree";
   }
+  EXPECT_LT(tree_lat, ring_lat);
+  // Large buffers stay on Simple, whose chain carries the step latencies and the wire model.
+  const Plan big = engine.plan(Op::all_reduce, first_gpus(16), sim::Bytes{int64_t{1} << 30}, Algorithm::ring);
+  EXPECT_EQ(big.protocol, Protocol::simple);
+  // In between, LL128: NCCL's choice at 4 MiB across 2 nodes is the tree with LL128.
+  EXPECT_EQ(
+      engine.plan(Op::all_reduce, first_gpus(16), sim::Bytes{int64_t{4} << 20}, Algorithm::tree).protocol,
+      Protocol::ll128);
 }
 
 TEST(Collective, AutomaticChoiceIsNcclsCostModel) {

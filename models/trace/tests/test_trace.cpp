@@ -55,14 +55,21 @@ TEST(Chakra, AllReduceReplayMatchesRingAlphaBeta) {
   const replay::StepProgram p = import_chakra(kData + "chakra/all_reduce_8npus_1MB");
   const network::ClusterSpec spec = small_cluster(1);
   const TraceRunResult run = run_trace_program(p, spec, "analytical");
-  // Ring inside one node: T = 2(n-1)(step_latency + h) + 2(n-1)/n S / (NVLink x 0.95).
+  // The replay is one collective of the engine: 1 MiB inside one node is NCCL's ring with
+  // LL (nccl_tuning.h), T = NCCL's LL ring latency + S / its LL bandwidth.
   const network::Cluster c(spec);
   sim::Simulation sim;
   const auto net = network::make_network("analytical", sim, c);
-  const double n = 8, bytes = 1 << 20;
-  const double h = net->path_latency(0, 1).seconds();
-  const double expected = 2 * (n - 1) * (3e-6 + h) + 2 * (n - 1) / n * bytes / (450e9 * 0.95);
-  std::printf("[ chakra all_reduce 8 x 1 MiB ] replay %.3f us, ring alpha-beta %.3f us (%+.2f%%)\n",
+  collective::CollectiveEngine engine(sim, *net, c);
+  const std::vector<int> group{0, 1, 2, 3, 4, 5, 6, 7};
+  const sim::Bytes bytes{1 << 20};
+  const collective::Plan plan =
+      engine.plan(collective::Op::all_reduce, group, bytes, collective::Algorithm::automatic);
+  EXPECT_EQ(plan.algorithm, collective::Algorithm::ring);
+  EXPECT_EQ(plan.protocol, collective::Protocol::ll);
+  const double expected =
+      engine.estimate(collective::Op::all_reduce, group, bytes, collective::Algorithm::automatic).seconds();
+  std::printf("[ chakra all_reduce 8 x 1 MiB ] replay %.3f us, ring LL alpha-beta %.3f us (%+.2f%%)\n",
               run.step_time_s * 1e6, expected * 1e6, 100 * (run.step_time_s - expected) / expected);
   EXPECT_NEAR(run.step_time_s, expected, 0.03 * expected);
   const TraceRunResult flow = run_trace_program(p, spec, "flow");
