@@ -122,8 +122,18 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         out.bytes_per_leg = ceil_bytes(s / (2.0 * c));
         const TuningInput in = tuning_input(op, layout);
         if (algorithm == Algorithm::nvls_tree) {
-          // NVLS inside each domain (no step structure to model): NCCL's latency for it.
-          out.fixed_latency = nccl_latency(in, NcclAlgo::nvls_tree, s);
+          // NVLS inside each domain: NCCL's latency for it, plus the pipeline's fill, `steps`
+          // chunks of NCCL's NVLS-tree chunk size at the chain's per-leg rate (the chunk
+          // shrinks with the buffer, so the fill grows with it up to 64 MiB on Hopper).
+          cap(in, s, out, shape.max_leg_latency * shape.steps);
+          uses_.clear();
+          for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
+          const double rate = std::min(uses_.bottleneck_bps(capacity_), out.leg_rate_cap_bps) *
+                              net_.params().protocol_efficiency;
+          const double chunk = std::min(nvls_tree_chunk_bytes(in, s), out.bytes_per_leg.as_double());
+          out.fixed_latency = nccl_latency(in, NcclAlgo::nvls_tree, s) +
+                              network::serialization(8.0 * chunk, rate) * shape.steps;
+          return;
         } else {
           // Pipeline fill: `steps` chunks at the chain's uncontended rate.
           uses_.clear();
@@ -135,6 +145,14 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
           out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
         }
         cap(in, s, out, shape.max_leg_latency * shape.steps);
+        if (out.protocol == Protocol::ll128) {
+          // LL128 fills the same pipeline with NCCL's LL128 chunk (the proxy posts a slot to the
+          // network once it is full). LL's 8-byte lines go on as they land: no fill.
+          const double rate = std::min(uses_.bottleneck_bps(capacity_), out.leg_rate_cap_bps) *
+                              net_.params().protocol_efficiency;
+          const double chunk = std::min(tree_chunk_bytes(in, s, out.protocol), out.bytes_per_leg.as_double());
+          out.fixed_latency += network::serialization(8.0 * chunk, rate) * shape.steps;
+        }
         return;
       }
       if (algorithm == Algorithm::nvls && layout.node_slots() == 1 && n > 1) {

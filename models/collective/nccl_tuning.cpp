@@ -166,6 +166,35 @@ AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double 
   return out;
 }
 
+double nvls_tree_chunk_bytes(const TuningInput& in, double bytes) {
+  const bool blackwell = in.sm_arch >= 100;
+  const double nvls_channels = blackwell ? 32.0 : 16.0;  // NVLS_NCHANNELS_SM90 / _SM100
+  double tree_max = in.nodes >= 4 ? 65536.0 : 131072.0;
+  if (blackwell) tree_max = in.bw_inter >= 96.0 ? 262144.0 : 131072.0;
+  double chunk = std::min(blackwell && in.bw_inter >= 96.0 ? 262144.0 : 131072.0, tree_max);
+  const double ops = nvls_channels * std::max(1, in.channels);
+  if (bytes < 32.0 * ops * chunk && chunk > 262144.0) chunk = 262144.0;
+  if (bytes < 16.0 * ops * chunk && chunk > 131072.0) chunk = 131072.0;
+  if (bytes < 4.0 * ops * chunk && chunk > 65536.0) chunk = 65536.0;
+  if (bytes < 1.0 * ops * chunk && chunk > 32768.0) chunk = 32768.0;
+  return chunk;
+}
+
+double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto) {
+  if (proto == Protocol::ll) return 32768.0;  // DEFAULT_LL_BUFFSIZE / NCCL_STEPS / 2
+  // DEFAULT_LL128_BUFFSIZE / NCCL_STEPS = 120 x 640 x 8 B = 614,400; data 15 of 16 elements.
+  double chunk = 614400.0 / 16.0 * 15.0;
+  if (proto != Protocol::ll128) return chunk;
+  const double ppn = std::max(1, in.ppn);
+  const double steps = 1.0 + log2i(in.nodes) + 0.1 * ppn;
+  const double per_chunk = bytes / (2.0 * std::max(1, in.channels));
+  while (std::floor(per_chunk / chunk) < steps * 64.0 / ppn && chunk > 131072.0)
+    chunk = std::floor(chunk / 2.0);
+  while (std::floor(per_chunk / chunk) < steps * 16.0 / ppn && chunk > 32768.0)
+    chunk = std::floor(chunk / 2.0);
+  return chunk;
+}
+
 Choice nccl_choose(const TuningInput& in, double bytes, const NcclAlgo* only) {
   Choice best;
   best.time_us = std::numeric_limits<double>::infinity();

@@ -72,6 +72,21 @@ struct Choice {
 // to `only` when forced (NCCL_ALGO); falls back to ring when the forced algorithm cannot run.
 Choice nccl_choose(const TuningInput& in, double bytes, const NcclAlgo* only = nullptr);
 
+// The chunk NCCL's NVLS tree moves per pipeline step (bytes) for an all-reduce of `bytes`:
+// enqueue.cc calcCollChunking with nvls.cc's defaults. Hopper: 16 NVLS channels, chunk 128 KiB
+// (64 KiB from 4 nodes on), halved to 64 KiB below 4 x ops x 128 KiB and to 32 KiB below
+// ops x 64 KiB, ops = NVLS channels x NVLS heads (one head per NIC of a node: 16 x 8 = 128,
+// so 64 KiB below 64 MiB and 32 KiB below 8 MiB). Blackwell: 32 channels across nodes,
+// chunk 128 KiB, tree cap 256 KiB with >= 96 GB/s per NIC, else 128 KiB.
+double nvls_tree_chunk_bytes(const TuningInput& in, double bytes);
+
+// The chunk of NCCL's tree with LL or LL128 (bytes; calcCollChunking): LL moves half its
+// 64 KiB step (32 KiB), Simple its 512 KiB step; LL128 starts at 15/16 of its 600 KiB step (576,000 B) and
+// halves while bytes / (channels x chunk) < steps x 64 / ppn (down to 128 KiB), then while < steps x 16 / ppn
+// (down to 32 KiB), steps = 1 + log2(nodes) + ppn / 10, channels = twice the search channels (NCCL duplicates
+// them at run time).
+double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto);
+
 // NCCL's speed ladders (search.cc): the largest entry <= bw.
 double ladder_inter(double bw, int sm_arch);
 double ladder_intra(double bw, int sm_arch);

@@ -74,6 +74,30 @@ TEST(Collective, SmallMessagesRunNcclsLowLatencyProtocol) {
       Protocol::ll128);
 }
 
+TEST(Collective, NvlsTreePaysItsPipelineFill) {
+  // NVLS tree across 2 nodes: NCCL's latency plus `steps` chunks of NCCL's NVLS-tree chunk at
+  // the chain's per-leg rate, so the fill doubles where the chunk doubles (64 MiB) and the
+  // nccl-tests curve rises as the real 2-node tables do (README, nccl-tests-sizes).
+  const network::Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  const auto net = network::make_network("analytical", sim, c);
+  CollectiveEngine engine(sim, *net, c);
+  const auto all = first_gpus(16);
+  // Fill = fixed latency - NCCL's NVLS tree latency on 2 nodes (25 + 2 x 20.9 us).
+  const auto fill = [&](int64_t bytes) {
+    const Plan p = engine.plan(Op::all_reduce, all, sim::Bytes{bytes}, Algorithm::nvls_tree);
+    EXPECT_EQ(p.protocol, Protocol::simple);
+    return p.fixed_latency.seconds() - 66.8e-6;
+  };
+  const double below = fill((int64_t{64} << 20) - 4096), at = fill(int64_t{64} << 20);
+  EXPECT_NEAR(at / below, 2.0, 1e-6);
+  EXPECT_GT(below, 30e-6);
+  EXPECT_LT(at, 200e-6);
+  // 8 GiB still reaches the model's bandwidth: the fill is a fixed cost.
+  const double t = run_one(c, "analytical", Op::all_reduce, all, double(int64_t{8} << 30));
+  EXPECT_NEAR(double(int64_t{8} << 30) / t * bus_factor(Op::all_reduce, 16), 455e9, 0.01 * 455e9);
+}
+
 TEST(Collective, AutomaticChoiceIsNcclsCostModel) {
   const network::Cluster c(small_cluster(4));
   sim::Simulation sim;

@@ -69,6 +69,25 @@ TEST(NcclTuning, LatencyFormulas) {
   EXPECT_NEAR(nccl_cost(h100(2), NcclAlgo::nvls_tree, Protocol::simple, 8).latency_us, 66.8, 1e-9);
 }
 
+TEST(NcclTuning, ChunkSizesFollowCalcCollChunking) {
+  // NVLS tree on Hopper: 16 channels x 8 heads = 128 concurrent ops; 128 KiB on 2 nodes from
+  // 4 x 128 x 128 KiB = 64 MiB up, 64 KiB below, 32 KiB below 128 x 64 KiB = 8 MiB; from 4
+  // nodes the tree's maximum is 64 KiB.
+  const double mib = 1 << 20;
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(2), 64 * mib), 131072.0);
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(2), 64 * mib - 1), 65536.0);
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(2), 8 * mib), 65536.0);
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(2), 8 * mib - 1), 32768.0);
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(4), kBig), 65536.0);
+  EXPECT_DOUBLE_EQ(nvls_tree_chunk_bytes(h100(4), 4 * mib), 32768.0);
+  // Tree LL128 on 8 nodes at 8 MiB: steps 1 + 3 + 0.8 = 4.8, 16 channels, 512 KiB each:
+  // 576,000 -> 288,000 -> 144,000 -> 72,000 (first loop stops at <= 128 KiB), then
+  // 512 KiB / 72,000 = 7 < 9.6 -> 36,000, and 14 >= 9.6 stops.
+  EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), 8 * mib, Protocol::ll128), 36000.0);
+  EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), kBig, Protocol::ll128), 576000.0);
+  EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), 8 * mib, Protocol::ll), 32768.0);
+}
+
 TEST(NcclTuning, ChoicesMatchWhatNcclLogs) {
   // One node: ring LL for tiny buffers, NVLS for large ones.
   EXPECT_EQ(nccl_choose(h100(1), 1024).algo, NcclAlgo::ring);
