@@ -128,9 +128,13 @@ void FlowNetwork::resume(Transfer& t, uint32_t slot) {
 void FlowNetwork::request_solve() {
   if (solve_pending_) return;
   solve_pending_ = true;
+  // Solves at least q apart, but never later than needed: a change at least q after the last
+  // solve is solved at once (an isolated transfer starts on time), one within q of it waits for
+  // last + q; a change at the very instant of the last solve is solved at that instant too.
   const int64_t q = params_.solve_quantum.count_ps();
   const int64_t now = sim_.now().ps();
-  const int64_t at = q > 0 ? (now + q - 1) / q * q : now;
+  const bool wait = q > 0 && last_solve_ps_ >= 0 && now != last_solve_ps_;
+  const int64_t at = wait ? std::max(now, last_solve_ps_ + q) : now;
   sim_.schedule_at(sim::Time::from_ps(at), *this, kSolveTag, kSolvePriority);
 }
 
@@ -174,6 +178,7 @@ void FlowNetwork::bytes_done(Transfer& t) {
 void FlowNetwork::on_event(uint64_t tag) {
   if (tag == kSolveTag) {
     solve_pending_ = false;
+    last_solve_ps_ = sim_.now().ps();
     solve_now();
     return;
   }

@@ -11,9 +11,11 @@
 // delivery at + latency (path latency for a send, fixed_latency for a chain).
 // Any arrival, departure or capacity change marks the solver dirty and schedules ONE solve at
 // the current time with a low priority, so all changes of an instant are solved together.
-// With NetworkParams::solve_quantum q > 0 the solve runs at the next multiple of q instead:
-// changes within one quantum share a solve, and a rate takes effect up to q late (an error
-// of at most q x rate bytes per change; q = 0 is exact).
+// With NetworkParams::solve_quantum q > 0 a change at least q after the last solve is solved
+// at once, one within q of it (but not at its very instant) waits for last + q, so changes
+// within one quantum share a solve and a rate takes effect up to q late (an error of at most
+// q x rate bytes per change; q = 0 is exact). An isolated transfer (nothing solved in the last
+// q) starts on time; the default 10,240-GPU step is within 0.01% of the exact solver.
 // The solver re-solves only the touched components and reports the variables whose rate
 // changed; only those are re-dated (R and t0 updated, timer moved) and only their resources'
 // statistics are touched.
@@ -103,6 +105,7 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   mutable std::vector<int32_t> path_;
   mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   bool solve_pending_ = false;
+  int64_t last_solve_ps_ = -1;  // time of the last solve (-1: none yet)
   uint64_t solves_ = 0;
 };
 

@@ -269,8 +269,8 @@ void network_params(std::vector<Param>& t) {
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"",
                 "Fixed cost of one collective step (launch, sync, proxy)."));
   t.push_back(P(network.solve_quantum, duration, "\"10us\"",
-                "Flow mode: changes within this quantum share one max-min solve; each rate change lands up "
-                "to this late (0 = exact)."));
+                "Flow mode: max-min solves at least this far apart (a change within it of the last solve "
+                "waits for the next, so it lands up to this late; 0 = exact)."));
   t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
                 "Flow mode, link_down faults: how long a transfer whose packets died on the failed link "
                 "stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x "

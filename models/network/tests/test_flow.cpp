@@ -75,6 +75,49 @@ TEST(Flow, LateArrivalSlowsTheFirst) {
   EXPECT_NEAR(rec.times[1], lat + 3 * unit, 1e-6 * unit);
 }
 
+TEST(Flow, SolveQuantumDelaysOnlyChangesCloseToTheLastSolve) {
+  // solve_quantum q = 10 us: solves at least q apart. A send issued at 23 us with nothing
+  // solved since 0 starts at once, as with the exact solver (the quantum used to round it up
+  // to 30 us).
+  const Cluster c(small_cluster(2, 4));
+  const double bytes = 4 * kMiB;
+  struct Later final : sim::EventHandler {
+    FlowNetwork* net = nullptr;
+    Recorder* rec = nullptr;
+    int64_t bytes = 0;
+    void on_event(uint64_t) override { net->send(2, 10, sim::Bytes{bytes}, *rec, 1); }
+  };
+  const auto run = [&](sim::Duration quantum, bool same_instant) {
+    sim::Simulation sim;
+    NetworkParams p;
+    p.solve_quantum = quantum;
+    FlowNetwork net(sim, c, p);
+    Recorder rec(sim);
+    Later later;
+    later.net = &net;
+    later.rec = &rec;
+    later.bytes = static_cast<int64_t>(bytes);
+    net.send(0, 8, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 0);
+    if (same_instant) {
+      sim.run_until(sim::Time::from_ps(1));                              // the first send's solve, at t = 0
+      net.send(2, 10, sim::Bytes{static_cast<int64_t>(bytes)}, rec, 1);  // another NIC: no sharing
+    } else {
+      sim.schedule_at(sim::Time::from_ps(sim::Duration::us(23).count_ps()), later);
+    }
+    sim.run();
+    return rec.times;
+  };
+  const sim::Duration q = sim::Duration::us(10);
+  const auto exact = run(sim::Duration::zero(), false);
+  const auto quantised = run(q, false);
+  EXPECT_DOUBLE_EQ(quantised[0], exact[0]);
+  EXPECT_DOUBLE_EQ(quantised[1], exact[1]) << "a send 23 us after the last solve starts on time";
+  // At the very instant of a solve a change is solved at once too (as the exact solver does).
+  const auto exact_now = run(sim::Duration::zero(), true);
+  const auto quantised_now = run(q, true);
+  EXPECT_DOUBLE_EQ(quantised_now[1], exact_now[1]);
+}
+
 TEST(Flow, ChainAndFlowShareByMaxMin) {
   // A chain crossing NIC 0 twice (coefficient 2) and a flow on NIC 0: 2x + y <= B with equal
   // levels gives x = y = B/3.
