@@ -57,11 +57,12 @@ int Cluster::fabric_ports(int src_gpu, int dst_gpu) const {
   return static_cast<int>(topology_.out_links(nic_of(src_gpu)).size());
 }
 
-sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out,
-                            int port) const {
+sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out, int port,
+                            bool* unique) const {
   check_gpu(src_gpu, "network path source");
   check_gpu(dst_gpu, "network path destination");
   out.clear();
+  if (unique != nullptr) *unique = true;
   if (src_gpu == dst_gpu) return sim::Duration::zero();
   if (domain_of(src_gpu) == domain_of(dst_gpu)) {
     out.push_back(nvlink_tx(src_gpu));
@@ -69,7 +70,7 @@ sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vec
     return spec_.node.nvlink_latency;
   }
   // topology::Path is a vector of LinkDir (int32_t): route straight into `out`.
-  topology_.route_into(nic_of(src_gpu), nic_of(dst_gpu), flow_id, out, port);
+  topology_.route_into(nic_of(src_gpu), nic_of(dst_gpu), flow_id, out, port, unique);
   sim::Duration latency = sim::Duration::zero();
   for (const topology::LinkDir d : out) latency += topology_.latency(d);
   out.insert(out.begin(), pcie_tx(src_gpu));

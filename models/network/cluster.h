@@ -81,8 +81,9 @@ class Cluster {
   // latency. flow_id picks the ECMP path (same id, same path). Throws std::out_of_range for a
   // bad rank, topology::NoRouteError when the fabric has no usable path.
   // port >= 0: through the source NIC's port-th fabric port only (Topology::route_into).
-  sim::Duration path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out,
-                     int port = -1) const;
+  // `unique`, when given: whether the path is the same for every flow_id (no ECMP choice).
+  sim::Duration path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vector<int32_t>& out, int port = -1,
+                     bool* unique = nullptr) const;
   // Fabric ports of the NIC a transfer src -> dst leaves by (several on a multi-plane or
   // dual-homed fabric); 0 when it stays inside the NVLink domain.
   [[nodiscard]] int fabric_ports(int src_gpu, int dst_gpu) const;

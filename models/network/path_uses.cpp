@@ -27,10 +27,35 @@ void PathUses::add_path(double coefficient) {
 }
 
 sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  if (epoch != fixed_epoch_) {
+    fixed_.clear();
+    fixed_store_.clear();
+    fixed_epoch_ = epoch;
+  }
+  const uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+  const auto it = fixed_.find(key);
+  if (it != fixed_.end() && it->second.unique) {  // only single-port pairs are remembered
+    const Fixed& f = it->second;
+    path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
+    add_path(1.0);
+    if (f.latency > max_latency_) max_latency_ = f.latency;
+    return f.latency;
+  }
   const int ports = cluster_.fabric_ports(src_gpu, dst_gpu);
   sim::Duration latency = sim::Duration::zero();
   if (ports <= 1) {
-    latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+    bool unique = false;
+    latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_, -1, &unique);
+    if (it == fixed_.end()) {
+      Fixed f{unique, static_cast<uint32_t>(fixed_store_.size()), 0, latency};
+      if (unique) {
+        fixed_store_.insert(fixed_store_.end(), path_.begin(), path_.end());
+        f.size = static_cast<uint32_t>(path_.size());
+      }
+      fixed_.emplace(key, f);
+    }
     add_path(1.0);
   } else {
     // Every port with a usable path carries an equal share (coefficient 1 / usable ports):

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -44,6 +45,18 @@ class PathUses {
   std::vector<int32_t> path_;
   std::vector<std::vector<int32_t>> port_paths_;  // add()'s scratch for a multi-port NIC
   sim::Duration max_latency_;
+  // Paths that no flow id changes (inside a domain, or no ECMP choice on the way: a rail's
+  // leaf), by (src, dst), while the topology's routes stay as they were: a step sends the same
+  // legs again and again, and routing them was most of an analytical run. Flow-dependent
+  // pairs are remembered as such and routed every time.
+  struct Fixed {
+    bool unique = false;
+    uint32_t begin = 0, size = 0;
+    sim::Duration latency;
+  };
+  std::unordered_map<uint64_t, Fixed> fixed_;
+  std::vector<int32_t> fixed_store_;
+  uint64_t fixed_epoch_ = 0;
 };
 
 // ceil(bits / bps * 1e12) picoseconds; Duration::max() when bps is zero.

@@ -125,10 +125,12 @@ Path Topology::route(int src_nic, int dst_nic, uint64_t flow_id) const {
   return p;
 }
 
-void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port) const {
+void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port,
+                          bool* unique) const {
   check_nic(src_nic, "route");
   check_nic(dst_nic, "route");
   out.clear();
+  if (unique != nullptr) *unique = true;
   if (src_nic == dst_nic) return;
   const uint64_t key =
       detail::flow_key(static_cast<uint64_t>(src_nic), static_cast<uint64_t>(dst_nic), flow_id);
@@ -160,6 +162,7 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out,
                        vertices_[dst_nic].name + ")" +
                        (port >= 0 ? " through port " + std::to_string(port) : std::string()));
   }
+  if (unique != nullptr && ties > 1) *unique = false;
   uint64_t pick = detail::hop_hash(key, static_cast<uint64_t>(src_nic)) % ties;
   LinkDir last = -1;
   int slot = -1;
@@ -199,10 +202,12 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out,
       for (int32_t i = begin; i < end; ++i) {
         if (eligible(i)) cand[count++] = out_links_[i];
       }
+      if (unique != nullptr && count > 1) *unique = false;
       chosen = cand[static_cast<uint32_t>(h % count)];
     } else {
       uint64_t count = 0;
       for (int32_t i = begin; i < end; ++i) count += eligible(i) ? 1 : 0;
+      if (unique != nullptr && count > 1) *unique = false;
       uint64_t choice = h % count;
       for (int32_t i = begin; i < end && chosen < 0; ++i) {
         if (eligible(i) && choice-- == 0) chosen = out_links_[i];

@@ -120,8 +120,10 @@ class Topology {
   [[nodiscard]] Path route(int src_nic, int dst_nic, uint64_t flow_id) const;
   // Same, into a caller-owned buffer (no allocation once it has grown). port >= 0 restricts the
   // first hop to the source NIC's port-th link (a NIC with several ports: multi-plane or
-  // dual-homed); NoRouteError when that port is down or leads to no usable path.
-  void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1) const;
+  // dual-homed); NoRouteError when that port is down or leads to no usable path. `unique`, when
+  // given, is set to whether no hop had a choice (the path is the same for every flow_id).
+  void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1,
+                  bool* unique = nullptr) const;
   // Bumped whenever the routing tables are recomputed (a link or switch failed or came back):
   // whatever was derived from routes before is stale when it changed.
   [[nodiscard]] uint64_t routing_epoch() const { return routing_epoch_; }

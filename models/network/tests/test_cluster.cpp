@@ -2,8 +2,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/network/cluster.h"
+#include "models/network/path_uses.h"
 #include "models/network/tests/fixtures.h"
 
 namespace ct::network {
@@ -76,6 +78,51 @@ TEST(Cluster, NvlinkDomainSpansNodes) {
   (void)c.path(3, 16 + 3, 7, p);
   EXPECT_EQ(p.front(), c.pcie_tx(3));
   EXPECT_EQ(p.back(), c.pcie_rx(19));
+}
+
+TEST(Cluster, PathsWithoutAChoiceAreRememberedOthersRoutedPerFlow) {
+  // 64 nodes on a two-tier radix-32 fabric: rails of 16 nodes per leaf, so node 0 -> node 1 on
+  // rail 0 has one path (NIC, leaf, NIC) and node 0 -> node 63 crosses a spine (ECMP).
+  const Cluster c(small_cluster(64, 8, 32, 2));
+  std::vector<int32_t> a, b;
+  bool unique = false;
+  (void)c.path(0, 8, 1, a, -1, &unique);
+  EXPECT_TRUE(unique) << "same leaf";
+  (void)c.path(0, 1, 1, a, -1, &unique);
+  EXPECT_TRUE(unique) << "inside the node";
+  (void)c.path(0, 63 * 8, 1, a, -1, &unique);
+  EXPECT_FALSE(unique) << "across spines";
+  // PathUses remembers the unique path and still routes the ECMP pair per flow id: the uses
+  // equal a fresh route's for every flow id.
+  PathUses uses(c);
+  for (const int dst : {8, 63 * 8}) {
+    for (uint64_t flow = 0; flow < 64; ++flow) {
+      const sim::Duration lat = c.path(0, dst, flow, a);
+      uses.clear();
+      EXPECT_EQ(uses.add(0, dst, flow), lat);
+      b.clear();
+      for (const PathUses::Use& u : uses.uses()) b.push_back(u.resource);
+      EXPECT_EQ(a, b) << "dst " << dst << " flow " << flow;
+    }
+  }
+  // Two different flows do take two different spines across the fabric.
+  std::vector<int32_t> first;
+  (void)c.path(0, 63 * 8, 0, first);
+  bool differs = false;
+  for (uint64_t flow = 1; flow < 64 && !differs; ++flow) {
+    (void)c.path(0, 63 * 8, flow, a);
+    differs = a != first;
+  }
+  EXPECT_TRUE(differs);
+  // A routing change drops what was remembered: with NIC 0's cable down, 0 -> 8 has no path.
+  Cluster mutable_cluster(small_cluster(64, 8, 32, 2));
+  PathUses fresh(mutable_cluster);
+  (void)fresh.add(0, 8, 0);
+  const topology::Path route =
+      mutable_cluster.topology().route(mutable_cluster.nic_of(0), mutable_cluster.nic_of(8), 0);
+  mutable_cluster.topology().set_link_state(route.front(), topology::LinkState::down);
+  fresh.clear();
+  EXPECT_THROW((void)fresh.add(0, 8, 0), topology::NoRouteError);
 }
 
 TEST(Cluster, BadRankIsAnError) {
