@@ -118,6 +118,9 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   // `wire_latency` (the chain's hop latencies over its steps, without the per-step overhead).
   void cap(const TuningInput& in, double bytes, Plan& out, sim::Duration wire_latency) const;
   sim::Duration estimate_plan(const Plan& plan);
+  // A pipeline's fill: `steps` chunks of `chunk` bytes (at most a leg's bytes) at the chain's
+  // uncontended per-leg rate, at most rate_cap_bps.
+  sim::Duration pipeline_fill(const Plan& plan, double chunk, int steps, double rate_cap_bps);
 
   sim::Simulation& sim_;
   network::Network& net_;

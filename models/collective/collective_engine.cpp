@@ -121,37 +121,27 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
         const TreeShape shape = tree_legs(net_, layout, channels_, out.legs);
         out.bytes_per_leg = ceil_bytes(s / (2.0 * c));
         const TuningInput in = tuning_input(op, layout);
+        const sim::Duration wire = shape.max_leg_latency * shape.steps;
         if (algorithm == Algorithm::nvls_tree) {
-          // NVLS inside each domain: NCCL's latency for it, plus the pipeline's fill, `steps`
-          // chunks of NCCL's NVLS-tree chunk size at the chain's per-leg rate (the chunk
-          // shrinks with the buffer, so the fill grows with it up to 64 MiB on Hopper).
-          cap(in, s, out, shape.max_leg_latency * shape.steps);
-          uses_.clear();
-          for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
-          const double rate = std::min(uses_.bottleneck_bps(capacity_), out.leg_rate_cap_bps) *
-                              net_.params().protocol_efficiency;
-          const double chunk = std::min(nvls_tree_chunk_bytes(in, s), out.bytes_per_leg.as_double());
-          out.fixed_latency = nccl_latency(in, NcclAlgo::nvls_tree, s) +
-                              network::serialization(8.0 * chunk, rate) * shape.steps;
+          // NVLS inside each domain: NCCL's latency for it, plus the pipeline's fill with NCCL's
+          // NVLS-tree chunk (it shrinks with the buffer, so the fill grows with it up to 64 MiB
+          // on Hopper).
+          cap(in, s, out, wire);
+          out.fixed_latency =
+              nccl_latency(in, NcclAlgo::nvls_tree, s) +
+              pipeline_fill(out, nvls_tree_chunk_bytes(in, s), shape.steps, out.leg_rate_cap_bps);
           return;
-        } else {
-          // Pipeline fill: `steps` chunks at the chain's uncontended rate.
-          uses_.clear();
-          for (const network::Leg& l : out.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
-          const double chunk =
-              std::min(static_cast<double>(params_.tree_chunk.n), out.bytes_per_leg.as_double());
-          const double rate = uses_.bottleneck_bps(capacity_) * net_.params().protocol_efficiency;
-          const sim::Duration fill = network::serialization(8.0 * chunk, rate);
-          out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps + fill * shape.steps;
         }
-        cap(in, s, out, shape.max_leg_latency * shape.steps);
+        // Simple: the steps' latencies and the fill of `tree_chunk` at the chain's uncontended rate.
+        out.fixed_latency = (alpha + shape.max_leg_latency) * shape.steps +
+                            pipeline_fill(out, static_cast<double>(params_.tree_chunk.n), shape.steps,
+                                          std::numeric_limits<double>::infinity());
+        cap(in, s, out, wire);
         if (out.protocol == Protocol::ll128) {
           // LL128 fills the same pipeline with NCCL's LL128 chunk (the proxy posts a slot to the
           // network once it is full). LL's 8-byte lines go on as they land: no fill.
-          const double rate = std::min(uses_.bottleneck_bps(capacity_), out.leg_rate_cap_bps) *
-                              net_.params().protocol_efficiency;
-          const double chunk = std::min(tree_chunk_bytes(in, s, out.protocol), out.bytes_per_leg.as_double());
-          out.fixed_latency += network::serialization(8.0 * chunk, rate) * shape.steps;
+          out.fixed_latency +=
+              pipeline_fill(out, tree_chunk_bytes(in, s, out.protocol), shape.steps, out.leg_rate_cap_bps);
         }
         return;
       }
@@ -188,6 +178,15 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       return;
     }
   }
+}
+
+sim::Duration CollectiveEngine::pipeline_fill(const Plan& plan, double chunk, int steps,
+                                              double rate_cap_bps) {
+  uses_.clear();
+  for (const network::Leg& l : plan.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
+  const double rate =
+      std::min(uses_.bottleneck_bps(capacity_), rate_cap_bps) * net_.params().protocol_efficiency;
+  return network::serialization(8.0 * std::min(chunk, plan.bytes_per_leg.as_double()), rate) * steps;
 }
 
 sim::Duration CollectiveEngine::estimate_plan(const Plan& plan) {

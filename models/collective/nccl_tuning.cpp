@@ -181,10 +181,10 @@ double nvls_tree_chunk_bytes(const TuningInput& in, double bytes) {
 }
 
 double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto) {
-  if (proto == Protocol::ll) return 32768.0;  // DEFAULT_LL_BUFFSIZE / NCCL_STEPS / 2
+  if (proto == Protocol::ll) return 32768.0;       // DEFAULT_LL_BUFFSIZE / NCCL_STEPS / 2
+  if (proto == Protocol::simple) return 524288.0;  // DEFAULT_BUFFSIZE (4 MiB) / NCCL_STEPS
   // DEFAULT_LL128_BUFFSIZE / NCCL_STEPS = 120 x 640 x 8 B = 614,400; data 15 of 16 elements.
   double chunk = 614400.0 / 16.0 * 15.0;
-  if (proto != Protocol::ll128) return chunk;
   const double ppn = std::max(1, in.ppn);
   const double steps = 1.0 + log2i(in.nodes) + 0.1 * ppn;
   const double per_chunk = bytes / (2.0 * std::max(1, in.channels));

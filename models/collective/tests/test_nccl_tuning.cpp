@@ -86,6 +86,7 @@ TEST(NcclTuning, ChunkSizesFollowCalcCollChunking) {
   EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), 8 * mib, Protocol::ll128), 36000.0);
   EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), kBig, Protocol::ll128), 576000.0);
   EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), 8 * mib, Protocol::ll), 32768.0);
+  EXPECT_DOUBLE_EQ(tree_chunk_bytes(h100(8), 8 * mib, Protocol::simple), 524288.0);
 }
 
 TEST(NcclTuning, ChoicesMatchWhatNcclLogs) {
