@@ -9,6 +9,7 @@
 
 #include "models/replay/step_program.h"
 #include "models/scenario/drill.h"
+#include "models/scenario/layouts.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/planner.h"
@@ -95,9 +96,82 @@ void bind_nccl_tests(py::module_& m) {
       "of their NICs on the same rail), by name.");
 }
 
+// Layouts of one scenario against one build of its cluster (scenario/layouts.h): the document,
+// a JSON array of override objects whose keys are all training_job.* paths, and the thread
+// count; returns a JSON array with one object per layout, in order.
+std::string evaluate_layouts_call(const std::string& document_json, const std::string& layouts_json,
+                                  int threads) {
+  const nlohmann::json doc = scenario::parse_document(document_json, scenario::Format::json);
+  const nlohmann::json layouts = nlohmann::json::parse(layouts_json);
+  if (!layouts.is_array()) throw scenario::ScenarioError({"layouts: expected a list of override mappings"});
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const std::string at = "layouts[" + std::to_string(i) + "]";
+    if (!layouts[i].is_object()) {
+      problems.push_back(at + ": got " + layouts[i].dump() + ", expected a mapping of key path -> value");
+      continue;
+    }
+    for (const auto& [path, value] : layouts[i].items()) {
+      if (path.rfind("training_job.", 0) != 0) {
+        problems.push_back(
+            at + "." + path +
+            ": a layout may only change training_job.* keys (the cluster, "
+            "network and faults are built once for every layout); sweep the others with ct.sweep");
+      }
+    }
+  }
+  if (!problems.empty()) throw scenario::ScenarioError(std::move(problems));
+  const scenario::Config base = checked_config(doc);
+  std::vector<scenario::LayoutOutcome> rows;
+  {
+    py::gil_scoped_release release;
+    rows = scenario::evaluate_layouts(
+        base, layouts.size(),
+        [&](size_t i) {
+          nlohmann::json d = doc;
+          for (const auto& [path, value] : layouts[i].items()) scenario::apply_override(d, path, value);
+          return checked_config(d);
+        },
+        threads);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const scenario::LayoutOutcome& o : rows) {
+    nlohmann::json row = {{"error", o.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.error)},
+                          {"gpus", o.gpus},
+                          {"fits", o.fits},
+                          {"peak_memory_gib", static_cast<double>(o.peak_memory_bytes) / 1073741824.0},
+                          {"events", o.events}};
+    if (o.error.empty()) {
+      const auto& b = o.breakdown;
+      row.update({{"step_time_s", o.step_time_s},
+                  {"mfu", o.mfu},
+                  {"hfu", o.hfu},
+                  {"tflops_per_gpu", o.tflops_per_gpu},
+                  {"tokens_per_s", o.tokens_per_s},
+                  {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu},
+                  {"compute_s", b.compute_s},
+                  {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+                  {"exposed_pp_comm_s", b.exposed_pp_comm_s},
+                  {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+                  {"bubble_s", b.bubble_s},
+                  {"optimizer_s", b.optimizer_s},
+                  {"other_s", b.other_s},
+                  {"straggler_s", b.straggler_s}});
+    }
+    out.push_back(std::move(row));
+  }
+  return out.dump();
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
+  m.def(
+      "evaluate_layouts", &evaluate_layouts_call, py::arg("document_json"), py::arg("layouts_json"),
+      py::arg("threads") = 0,
+      "Layouts (a JSON list of training_job.* override objects) of one scenario against one build of its "
+      "cluster, in parallel (threads <= 0: all cores); the GIL is released. Returns a JSON list, one row per "
+      "layout in order: error (null when it ran), gpus, fits, peak_memory_gib, events and the step figures.");
   m.def(
       "run",
       [](const std::string& document_json, const std::string& overrides_json, const std::string& trace_path,

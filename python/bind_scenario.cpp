@@ -27,7 +27,10 @@ nlohmann::json overridden_document(const std::string& document_json, const std::
 
 scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json,
                                 bool pre_run) {
-  const nlohmann::json doc = overridden_document(document_json, overrides_json);
+  return checked_config(overridden_document(document_json, overrides_json), pre_run);
+}
+
+scenario::Config checked_config(const nlohmann::json& doc, bool pre_run) {
   // Every problem in one pass: the table walk's, then the cross-field checks on what it read
   // (a key the walk already named is not named again by a rule about it).
   std::vector<std::string> problems;

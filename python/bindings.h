@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "models/scenario/config.h"
@@ -18,4 +19,6 @@ void bind_export(pybind11::module_& m);
 // pre_run also every check `run` makes before simulating (what `validate` answers).
 scenario::Config checked_config(const std::string& document_json, const std::string& overrides_json,
                                 bool pre_run = false);
+// The same for a document already parsed and overridden.
+scenario::Config checked_config(const nlohmann::json& document, bool pre_run = false);
 }  // namespace ct::python

@@ -11,6 +11,9 @@ side in the same run, so that machines that differ still give a ratio):
   sweep            the layouts of the default cluster a user sweeps (TP x PP x micro-batch x
                    interleaving that divide the model and fit the batch), each a full analytical
                    run in process: layouts per second
+  sweep-batch      every layout of the default job (TP, PP, interleaving, micro-batch, DP using at
+                   least half the cluster: 471), through ct.evaluate_layouts (one build of the cluster,
+                   oneTBB threads): on one thread (sweep-batch-1thread) and on every core
   scale-N          the default model on N GPUs (1,024 / 4,096 / 16,384 / 65,536 / 102,400 H100,
                    DP grown), analytical, one run each: wall, events, and the growth exponent of
                    wall against GPUs
@@ -75,6 +78,32 @@ for lay in layouts:
         pass
 wall = time.perf_counter() - t
 out["sweep"] = {"layouts": len(layouts), "ran": ok, "wall_s": wall, "layouts_per_s": len(layouts) / wall}
+
+if hasattr(ct, "evaluate_layouts"):
+    # Every TP x PP x interleaving x micro-batch x DP of the default job that divides the
+    # model and the batch and uses at least half of the cluster (smaller DP means thousands of
+    # micro-batches per replica: a different workload), through one batch call against one
+    # build of the cluster: once on one thread, once on every core.
+    cands = []
+    for tp in (1, 2, 4, 8):
+        for pp in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48):
+            for v in (1, 2, 3, 4):
+                for mb in (1, 2, 4):
+                    for dp in range(1, 10240 // (tp * pp) + 1):
+                        if tp * pp * dp < 5120 or 96 % (pp * v) or 3744 % (mb * dp) or (
+                                v > 1 and (3744 // (mb * dp)) % pp):
+                            continue
+                        cands.append({"training_job.parallelism.tensor_parallel": tp,
+                                      "training_job.parallelism.pipeline_parallel": pp,
+                                      "training_job.parallelism.virtual_pipeline": v,
+                                      "training_job.parallelism.data_parallel": dp, "training_job.micro_batch_size": mb})
+    fixed = {"network.mode": "analytical"}
+    for name, threads in (("sweep-batch-1thread", 1), ("sweep-batch", 0)):
+        t = time.perf_counter()
+        df = ct.evaluate_layouts(default, cands, overrides=fixed, threads=threads)
+        wall = time.perf_counter() - t
+        out[name] = {"layouts": len(cands), "ran": int(df["error"].isna().sum()), "wall_s": wall,
+                     "layouts_per_s": len(cands) / wall}
 
 for gpus in (1024, 4096, 16384, 65536, 102400):
     nodes = gpus // 8
@@ -147,8 +176,8 @@ def main() -> int:
         extra = f"; peak {r['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in r else ""
         row = [k, f"{r['wall_s']:.4g}", str(r.get("events", r.get("layouts", ""))), rate + extra]
         if a.against:
-            o = results[1][k]
-            row += [f"{o['wall_s']:.4g}", f"{o['wall_s'] / r['wall_s']:.2f}x"]
+            o = results[1].get(k)
+            row += [f"{o['wall_s']:.4g}", f"{o['wall_s'] / r['wall_s']:.2f}x"] if o else ["(not there)", ""]
         rows.append(row)
     if a.markdown:
         print("| " + " | ".join(head) + " |")

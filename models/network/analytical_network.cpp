@@ -28,7 +28,8 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
       params_(params),
       stats_(cluster, resource_capacities(cluster)),
       uses_(cluster),
-      bandwidth_uses_(cluster) {
+      bandwidth_uses_(cluster),
+      chain_scratch_(cluster) {
   validate(params_);
 }
 
@@ -50,11 +51,63 @@ void AnalyticalNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, Deliver
   finish(bits, wire == sim::Duration::max() ? wire : latency + wire, handler, tag);
 }
 
+const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  if (epoch != chains_epoch_ || chains_.size() > 4096) {  // routes changed, or bounded memory
+    chains_.clear();
+    chains_epoch_ = epoch;
+  }
+  uint64_t key = 0x9e3779b97f4a7c15ULL ^ legs.size();
+  for (const Leg& l : legs) {
+    key = (key ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 |
+                  static_cast<uint32_t>(l.dst_gpu))) *
+          0x100000001b3ULL;
+  }
+  const auto same = [](const Leg& a, const Leg& b) {
+    return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu;
+  };
+  // Open addressing on the hash: a different chain under the same key moves to the next one.
+  for (;; ++key) {
+    const auto it = chains_.find(key);
+    if (it == chains_.end()) break;
+    if (std::equal(legs.begin(), legs.end(), it->second.legs.begin(), it->second.legs.end(), same))
+      return it->second;
+  }
+  Chain c;
+  c.legs.assign(legs.begin(), legs.end());
+  c.fixed = true;
+  chain_scratch_.clear();
+  for (size_t i = 0; i < legs.size() && c.fixed; ++i) {
+    const Leg& l = legs[i];
+    if (cluster_.fabric_ports(l.src_gpu, l.dst_gpu) > 1) {
+      c.fixed = false;
+      break;
+    }
+    bool unique = false;
+    (void)cluster_.path(l.src_gpu, l.dst_gpu, 0, path_, -1, &unique);
+    if (unique) {
+      chain_scratch_.add(l.src_gpu, l.dst_gpu, 0);
+    } else {
+      c.ecmp_legs.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  if (c.fixed) c.unique_uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
+  chain_scratch_.clear();
+  return chains_.emplace(key, std::move(c)).first->second;
+}
+
 void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                        sim::Duration fixed_latency, double leg_rate_cap_bps,
                                        DeliveryHandler& handler, uint64_t tag) {
-  uses_.clear();
-  for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+  const Chain& c = chain(legs);
+  if (c.fixed) {
+    // The same sums as adding every leg in turn: each leg adds 1 to the resources it crosses.
+    uses_.assign(c.unique_uses);
+    for (const uint32_t i : c.ecmp_legs) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
+  } else {
+    uses_.clear();
+    for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+  }
   const double bits = 8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency;
   const double rate = std::min(uses_.bottleneck_bps(stats_.capacities()), leg_rate_cap_bps);
   const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -45,6 +47,18 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   };
   void on_event(uint64_t slot) override;
   void finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler, uint64_t tag);
+  // What a chain's legs cross, remembered by the legs themselves while the routes stay as they
+  // are (a step starts the same collectives again and again): the summed uses of the legs
+  // whose path no flow id changes, and which legs have an ECMP choice (routed at every call,
+  // by its tag). A chain with a multi-port NIC is not remembered (`fixed` false): its legs'
+  // 1/ports shares are added in leg order, as before.
+  struct Chain {
+    std::vector<Leg> legs;
+    bool fixed = false;
+    std::vector<PathUses::Use> unique_uses;
+    std::vector<uint32_t> ecmp_legs;
+  };
+  const Chain& chain(std::span<const Leg> legs);
 
   sim::Simulation& sim_;
   const Cluster& cluster_;
@@ -54,6 +68,9 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   mutable std::vector<int32_t> path_;
   mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   sim::SlotPool<Pending> pending_;
+  std::unordered_map<uint64_t, Chain> chains_;
+  uint64_t chains_epoch_ = 0;
+  PathUses chain_scratch_;
 };
 
 // Validates params (std::invalid_argument naming network.protocol_efficiency).

@@ -15,6 +15,12 @@ void PathUses::clear() {
   max_latency_ = sim::Duration::zero();
 }
 
+void PathUses::assign(std::span<const Use> uses) {
+  clear();
+  uses_.assign(uses.begin(), uses.end());
+  for (size_t i = 0; i < uses_.size(); ++i) slot_[uses_[i].resource] = static_cast<int32_t>(i);
+}
+
 void PathUses::add_path(double coefficient) {
   for (const int32_t r : path_) {
     if (slot_[r] < 0) {

@@ -27,6 +27,8 @@ class PathUses {
   explicit PathUses(const Cluster& cluster);
 
   void clear();
+  // clear(), then these uses (distinct resources) as if their legs had been added.
+  void assign(std::span<const Use> uses);
   // Adds the path of one leg (spread over its NIC's ports); returns its latency.
   sim::Duration add(int src_gpu, int dst_gpu, uint64_t flow_id);
   // The rate one leg reaches alone: clear(), add(), bottleneck_bps().

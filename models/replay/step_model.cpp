@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -311,13 +312,16 @@ StepResult simulate_step(const StepInput& in) {
   const StepProgram program = build_program(in);
 
   sim::Simulation sim(in.seed);
-  network::Cluster cluster(in.cluster);  // link faults change its topology during the run
+  // Link faults change the topology during the run: they always get a cluster of their own.
+  std::optional<network::Cluster> own;
+  if (in.shared_cluster == nullptr || !in.link_faults.empty()) own.emplace(in.cluster);
+  const network::Cluster& cluster = own ? *own : *in.shared_cluster;
   std::unique_ptr<network::Network> net =
       network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {
-    faults = std::make_unique<network::CapacityFaults>(sim, *net, cluster,
-                                                       network::resolve(cluster, in.link_faults));
+    faults =
+        std::make_unique<network::CapacityFaults>(sim, *net, *own, network::resolve(*own, in.link_faults));
   }
   collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
   CommAdapter comm(*net, engine);

@@ -38,6 +38,10 @@ struct NodeStop {
 struct StepInput {
   workload::JobSpec job;
   network::ClusterSpec cluster;
+  // A cluster already built from `cluster` (not owned), shared read-only by runs that differ
+  // only in their job (a layout sweep: scenario/layouts.h); nullptr = build one. Ignored when
+  // link_faults are given (they change the topology during the run).
+  const network::Cluster* shared_cluster = nullptr;
   std::string network_mode = "flow";
   network::NetworkParams network;
   network::PacketParams packet;  // used when network_mode == "packet"

@@ -17,12 +17,13 @@ from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, d
                   run, schema, set_limit)
 from .compare import compare_nccl_tests, nccl_tests
 from .importers import ImportedScenario, from_hf_config, from_megatron_args, from_nemo_config
+from .layouts import evaluate_layouts
 from .metrics import write_openmetrics
 from .optimize import optimize
 from .planning import plan
 from .sweep import sweep
 
-__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
            "load", "load_trace", "optimize", "plan", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]
 
 

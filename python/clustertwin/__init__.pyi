@@ -22,10 +22,11 @@ from .importers import ImportedScenario as ImportedScenario
 from .importers import from_hf_config as from_hf_config
 from .importers import from_megatron_args as from_megatron_args
 from .importers import from_nemo_config as from_nemo_config
+from .layouts import evaluate_layouts as evaluate_layouts
 from .metrics import write_openmetrics as write_openmetrics
 from .optimize import optimize as optimize
 from .planning import plan as plan
 from .sweep import sweep as sweep
 
-__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
            "load", "load_trace", "optimize", "plan", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]
