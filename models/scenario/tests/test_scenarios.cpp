@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "models/scenario/layouts.h"
 #include "models/scenario/loader.h"
 #include "models/scenario/model_configs.h"
 #include "models/scenario/rollout.h"
@@ -324,5 +325,36 @@ TEST(Scenarios, OffloadedActivationsLeaveMemoryAndCostTheHostLink) {
                 std::string::npos)
           << e.what();
     }
+  }
+}
+
+// Layouts against one build of the cluster (layouts.h): every row is the step a run of that
+// layout simulates, whatever the thread count, and a refused layout is a row error.
+TEST(Scenarios, LayoutsAgainstOneClusterEqualOneRunEach) {
+  const std::vector<std::vector<std::string>> layouts = {
+      {"training_job.parallelism.pipeline_parallel=16", "training_job.parallelism.virtual_pipeline=1",
+       "training_job.parallelism.data_parallel=78"},
+      {"training_job.parallelism.tensor_parallel=4", "training_job.parallelism.pipeline_parallel=16",
+       "training_job.parallelism.virtual_pipeline=1", "training_job.parallelism.data_parallel=156"},
+      {"training_job.parallelism.tensor_parallel=5"}};
+  const auto config = [&](size_t i) {
+    std::vector<std::string> o = layouts[i];
+    o.emplace_back("network.mode=analytical");
+    Config c = to_config(read_document("scenarios/default.json", o));
+    check_config(c);
+    return c;
+  };
+  const Config base = to_config(read_document("scenarios/default.json", {"network.mode=analytical"}));
+  for (const int threads : {1, 2}) {
+    const std::vector<LayoutOutcome> rows = evaluate_layouts(base, layouts.size(), config, threads);
+    ASSERT_EQ(rows.size(), 3u);
+    for (size_t i = 0; i < 2; ++i) {
+      ASSERT_EQ(rows[i].error, "") << i;
+      const auto r = simulate_training_step(config(i));
+      EXPECT_EQ(rows[i].step_time_s, r.step_time_s) << i;
+      EXPECT_EQ(rows[i].mfu, r.mfu) << i;
+      EXPECT_EQ(rows[i].events, r.events) << i;
+    }
+    EXPECT_NE(rows[2].error.find("tensor_parallel"), std::string::npos) << rows[2].error;
   }
 }
