@@ -142,21 +142,13 @@ std::string evaluate_layouts_call(const std::string& document_json, const std::s
                           {"peak_memory_gib", static_cast<double>(o.peak_memory_bytes) / 1073741824.0},
                           {"events", o.events}};
     if (o.error.empty()) {
-      const auto& b = o.breakdown;
       row.update({{"step_time_s", o.step_time_s},
                   {"mfu", o.mfu},
                   {"hfu", o.hfu},
                   {"tflops_per_gpu", o.tflops_per_gpu},
                   {"tokens_per_s", o.tokens_per_s},
-                  {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu},
-                  {"compute_s", b.compute_s},
-                  {"exposed_tp_comm_s", b.exposed_tp_comm_s},
-                  {"exposed_pp_comm_s", b.exposed_pp_comm_s},
-                  {"exposed_dp_comm_s", b.exposed_dp_comm_s},
-                  {"bubble_s", b.bubble_s},
-                  {"optimizer_s", b.optimizer_s},
-                  {"other_s", b.other_s},
-                  {"straggler_s", b.straggler_s}});
+                  {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu}});
+      row.update(scenario::breakdown_json(o.breakdown));
     }
     out.push_back(std::move(row));
   }

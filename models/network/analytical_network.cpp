@@ -77,7 +77,7 @@ const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> le
   c.legs.assign(legs.begin(), legs.end());
   c.fixed = true;
   chain_scratch_.clear();
-  for (size_t i = 0; i < legs.size() && c.fixed; ++i) {
+  for (size_t i = 0; i < legs.size(); ++i) {
     const Leg& l = legs[i];
     if (cluster_.fabric_ports(l.src_gpu, l.dst_gpu) > 1) {
       c.fixed = false;

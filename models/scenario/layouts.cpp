@@ -44,8 +44,8 @@ LayoutOutcome evaluate_one(const Config& c, const network::Cluster& cluster) {
   }
   replay::StepInput in = step_input(c);
   in.shared_cluster = &cluster;
-  if (const auto problems = pre_run_problems(c); !problems.empty()) {
-    o.error = problems.front();
+  if (std::string problem = step_memory_problem(in); !problem.empty()) {
+    o.error = problem;
     return o;
   }
   const replay::StepResult r = replay::simulate_step(in);

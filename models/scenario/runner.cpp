@@ -292,17 +292,6 @@ const char* kind_name(replay::CollectiveKind k) {
 }
 
 // The replay's memory estimate against this machine's available memory ("" when it fits).
-std::string step_memory_problem(const replay::StepInput& in) {
-  const double need = replay::estimate_program_bytes(in.job, in.program);
-  const double have = available_memory_bytes();
-  if (have > 0 && need > 0.8 * have) {
-    return "training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
-           " GiB; this machine has " + std::to_string(have / 1073741824.0) +
-           " GiB available. Use network.mode=analytical (folds identical replicas) or fewer "
-           "training_job.steps";
-  }
-  return "";
-}
 
 // Collectives of the last step, grouped by (op, group size, bytes): count, mean time, bus
 // bandwidth.
@@ -419,15 +408,7 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
   report["tflops_per_gpu"] = r.tflops_per_gpu;
   report["tokens_per_s"] = r.tokens_per_s;
   report["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
-  const auto& b = r.breakdown;
-  report["breakdown"] = {{"compute_s", b.compute_s},
-                         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
-                         {"exposed_pp_comm_s", b.exposed_pp_comm_s},
-                         {"exposed_dp_comm_s", b.exposed_dp_comm_s},
-                         {"bubble_s", b.bubble_s},
-                         {"optimizer_s", b.optimizer_s},
-                         {"other_s", b.other_s},
-                         {"straggler_s", b.straggler_s}};
+  report["breakdown"] = breakdown_json(r.breakdown);
   report["collectives"] = step_collectives(r.collectives);
   json link_rows = json::array();
   for (const auto& l : r.top_links) {
@@ -804,6 +785,29 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report, 
 }
 
 }  // namespace
+
+std::string step_memory_problem(const replay::StepInput& in) {
+  const double need = replay::estimate_program_bytes(in.job, in.program);
+  const double have = available_memory_bytes();
+  if (have > 0 && need > 0.8 * have) {
+    return "training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
+           " GiB; this machine has " + std::to_string(have / 1073741824.0) +
+           " GiB available. Use network.mode=analytical (folds identical replicas) or fewer "
+           "training_job.steps";
+  }
+  return "";
+}
+
+json breakdown_json(const replay::TimeBreakdown& b) {
+  return {{"compute_s", b.compute_s},
+          {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+          {"exposed_pp_comm_s", b.exposed_pp_comm_s},
+          {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+          {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s},
+          {"other_s", b.other_s},
+          {"straggler_s", b.straggler_s}};
+}
 
 std::vector<std::string> pre_run_problems(const Config& c) {
   std::vector<std::string> problems;

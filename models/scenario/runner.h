@@ -41,6 +41,13 @@ nlohmann::json run(const Config& config, const RunOptions& options = {});
 // (the replay's memory estimate, the trace keys a trace kind uses); `validate` runs them too.
 std::vector<std::string> pre_run_problems(const Config& config);
 
+// "" when the machine this runs on can hold the replay of every rank (about 0.8 of its
+// available memory), else what to do instead (one of pre_run_problems).
+std::string step_memory_problem(const replay::StepInput& in);
+
+// The report's "breakdown" object (step time split, seconds).
+nlohmann::json breakdown_json(const replay::TimeBreakdown& b);
+
 // The GPU memory the scenario's layouts are checked against (the catalog GPU's HBM, with the
 // stack's default fragmentation and reserves).
 workload::MemoryOptions memory_options(const Config& config);
