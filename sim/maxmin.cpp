@@ -17,14 +17,22 @@ int32_t MaxMinSolver::add_resource(double capacity) {
 void MaxMinSolver::set_capacity(int32_t resource, double capacity) {
   if (!(capacity >= 0.0)) throw std::invalid_argument("max-min resource capacity must be >= 0");
   resources_[resource].capacity = capacity;
+  for (const Incidence& inc : resources_[resource].users) update_static_bound(inc.variable);
   dirty_resources_.push_back(resource);
+}
+
+void MaxMinSolver::update_static_bound(int32_t id) {
+  Variable& v = variables_[id];
+  double b = v.bound;
+  for (const Use& u : v.uses) b = std::min(b, resources_[u.resource].capacity / u.coefficient);
+  v.static_bound = b;
 }
 
 double MaxMinSolver::load(int32_t resource) const {
   double sum = 0.0;
   for (const Incidence& inc : resources_[resource].users) {
     const Variable& v = variables_[inc.variable];
-    sum += v.uses[inc.use_index].coefficient * v.rate;
+    sum += inc.coefficient * v.rate;
   }
   return sum;
 }
@@ -52,8 +60,9 @@ int32_t MaxMinSolver::add_variable(double bound, std::span<const Use> uses) {
     if (!(uses[k].coefficient > 0.0)) throw std::invalid_argument("max-min coefficient must be > 0");
     auto& users = resources_[uses[k].resource].users;
     v.position[k] = static_cast<int32_t>(users.size());
-    users.push_back(Incidence{id, static_cast<int32_t>(k)});
+    users.push_back(Incidence{id, static_cast<int32_t>(k), uses[k].coefficient});
   }
+  update_static_bound(id);
   ++active_;
   dirty_variables_.push_back(id);
   return id;
@@ -70,7 +79,9 @@ void MaxMinSolver::remove_variable(int32_t id) {
     users[pos] = moved;
     variables_[moved.variable].position[moved.use_index] = static_cast<int32_t>(pos);
     users.pop_back();
-    dirty_resources_.push_back(r);
+    // A resource left without users has nothing to re-solve (its scratch is rebuilt by the
+    // next solve that reaches it); the flows that still share it are its component.
+    if (!users.empty()) dirty_resources_.push_back(r);
   }
   v.alive = false;
   v.rate = 0.0;
@@ -83,13 +94,21 @@ void MaxMinSolver::remove_variable(int32_t id) {
 void MaxMinSolver::set_bound(int32_t id, double bound) {
   if (!(bound >= 0.0)) throw std::invalid_argument("max-min variable bound must be >= 0");
   variables_[id].bound = bound;
+  update_static_bound(id);
   dirty_variables_.push_back(id);
 }
 
 void MaxMinSolver::solve(std::vector<int32_t>& changed) {
   ++epoch_;
   for (const int32_t r : dirty_resources_) {
-    if (resources_[r].mark == epoch_) continue;
+    const Resource& res = resources_[r];
+    if (res.mark == epoch_ || res.users.empty()) continue;
+    if (res.users.size() == 1) {  // the component of its one user
+      if (variables_[res.users.front().variable].mark == epoch_) continue;
+      collect_component(-1, res.users.front().variable);
+      fill_component(changed);
+      continue;
+    }
     collect_component(r, -1);
     fill_component(changed);
   }
@@ -118,7 +137,8 @@ void MaxMinSolver::collect_component(int32_t seed_resource, int32_t seed_variabl
   while (rh < comp_resources_.size() || vh < comp_variables_.size()) {
     while (vh < comp_variables_.size()) {
       for (const Use& u : variables_[comp_variables_[vh]].uses) {
-        if (resources_[u.resource].mark != epoch_) {
+        // A resource of this variable alone leads nowhere else; its static_bound covers it.
+        if (resources_[u.resource].users.size() > 1 && resources_[u.resource].mark != epoch_) {
           resources_[u.resource].mark = epoch_;
           comp_resources_.push_back(u.resource);
         }
@@ -150,26 +170,39 @@ void MaxMinSolver::fix(int32_t id, double rate) {
   }
 }
 
+// A component of one variable that shares no resource: its rate is its static bound (its own
+// bound or the least C / a), the value fill_component's general path reaches.
+void MaxMinSolver::fill_single(int32_t id, std::vector<int32_t>& changed) {
+  Variable& v = variables_[id];
+  const double rate = v.static_bound;
+  const double old = v.rate;
+  v.fixed = true;
+  v.effective_bound = rate;
+  v.rate = rate;
+  v.changed = std::fabs(rate - old) > 1e-12 * std::max(std::fabs(rate), std::fabs(old));
+  if (v.changed) changed.push_back(id);
+}
+
 void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
+  if (comp_variables_.empty()) return;
+  if (comp_variables_.size() == 1 && comp_resources_.empty()) {  // it shares no resource
+    fill_single(comp_variables_.front(), changed);
+    return;
+  }
   // A resource with a single user saturates exactly when that user reaches C / a: it acts
   // as a bound on the variable, so only shared resources enter the heap.
   heap_.clear();
   bounded_.clear();
   for (const int32_t id : comp_variables_) {
     variables_[id].fixed = false;
-    variables_[id].effective_bound = variables_[id].bound;
+    variables_[id].effective_bound = variables_[id].static_bound;
   }
   for (const int32_t id : comp_resources_) {
     Resource& r = resources_[id];
     r.remaining = r.capacity;
     r.weight = 0.0;
-    for (const Incidence& inc : r.users) r.weight += variables_[inc.variable].uses[inc.use_index].coefficient;
-    if (r.users.size() == 1) {
-      Variable& v = variables_[r.users.front().variable];
-      v.effective_bound = std::min(v.effective_bound, r.capacity / r.weight);
-    } else if (r.weight > 0.0) {
-      heap_.emplace_back(r.remaining / r.weight, id);
-    }
+    for (const Incidence& inc : r.users) r.weight += inc.coefficient;
+    if (r.users.size() > 1 && r.weight > 0.0) heap_.emplace_back(r.remaining / r.weight, id);
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   for (const int32_t id : comp_variables_) {

@@ -18,7 +18,7 @@
 // is re-keyed, a valid top is the minimum. A solve of a component with R resources and U
 // variable-resource incidences costs O(U + R log R) plus the re-keys. A resource with one
 // user is folded into that variable's bound (it saturates exactly at C / a), so only shared
-// resources enter the heap.
+// resources enter the heap, and a component's search walks only shared resources.
 //
 // Incrementality: adding/removing a variable or changing a capacity marks it dirty; solve()
 // re-solves only the connected components (in the bipartite variable-resource graph) that
@@ -64,7 +64,8 @@ class MaxMinSolver {
  private:
   struct Incidence {
     int32_t variable;
-    int32_t use_index;  // position of this resource in the variable's use list
+    int32_t use_index;   // position of this resource in the variable's use list
+    double coefficient;  // the variable's coefficient here (a copy: no chase into its uses)
   };
   struct Resource {
     double capacity = 0.0;
@@ -76,7 +77,11 @@ class MaxMinSolver {
   };
   struct Variable {
     double bound = kUnbounded;
-    double effective_bound = kUnbounded;  // scratch: bound and single-user resources
+    // min(bound, C_r / a_r over every resource it uses): a_r x <= C_r holds whoever else uses
+    // r, so this bound is implied by the constraints and leaves the allocation unchanged; it
+    // covers every resource the variable uses alone, which therefore never enter a solve.
+    double static_bound = kUnbounded;
+    double effective_bound = kUnbounded;  // scratch
     double rate = 0.0;
     std::vector<Use> uses;
     std::vector<int32_t> position;  // index of this variable in each used resource's users
@@ -88,7 +93,9 @@ class MaxMinSolver {
 
   void collect_component(int32_t seed_resource, int32_t seed_variable);
   void fill_component(std::vector<int32_t>& changed);
+  void fill_single(int32_t variable, std::vector<int32_t>& changed);
   void fix(int32_t variable, double rate);
+  void update_static_bound(int32_t variable);
 
   std::vector<Resource> resources_;
   std::vector<Variable> variables_;

@@ -1,6 +1,9 @@
 // Max-min solver against closed forms (cf. SimGrid's lmm maxmin tests).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <vector>
 
 #include "sim/maxmin.h"
@@ -101,4 +104,91 @@ TEST(MaxMin, ZeroCapacityStopsFlowsAndRejectsBadInput) {
   EXPECT_EQ(s.rate(f), 0.0);
   EXPECT_THROW(s.add_resource(-1.0), std::invalid_argument);
   EXPECT_THROW(s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{}), std::invalid_argument);
+}
+
+// Random instances changed one step at a time (flows come and go, capacities and bounds
+// move): after every incremental solve the allocation must be the max-min fair one. Checked
+// by the bottleneck property (Bertsekas & Gallager 6.5.2): feasible, and every variable is
+// at its bound or uses a saturated resource on which no other user has a larger rate; and
+// equal to a solver built from scratch on the same live set.
+TEST(MaxMin, IncrementalSolvesStayMaxMinFairOnRandomChanges) {
+  std::mt19937_64 rng(12345);
+  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto below = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  for (int trial = 0; trial < 20; ++trial) {
+    MaxMinSolver s;
+    const int resources = 3 + below(10);
+    std::vector<double> capacity;
+    for (int r = 0; r < resources; ++r) capacity.push_back(s.capacity(s.add_resource(uniform(1.0, 10.0))));
+    struct Live {
+      int32_t id;
+      double bound;
+      std::vector<Use> uses;
+    };
+    std::vector<Live> live;
+    for (int step = 0; step < 60; ++step) {
+      const int action = below(10);
+      if (action < 5 || live.empty()) {
+        std::vector<Use> uses;
+        const int n = 1 + below(4);
+        for (int k = 0; k < n; ++k) {
+          const int32_t r = below(resources);
+          if (std::none_of(uses.begin(), uses.end(), [&](const Use& u) { return u.resource == r; }))
+            uses.push_back({r, below(3) == 0 ? 2.0 : 1.0});
+        }
+        const double bound = below(4) == 0 ? uniform(0.5, 6.0) : MaxMinSolver::kUnbounded;
+        live.push_back({s.add_variable(bound, uses), bound, uses});
+      } else if (action < 8) {
+        const size_t k = static_cast<size_t>(below(static_cast<int>(live.size())));
+        s.remove_variable(live[k].id);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      } else if (action == 8) {
+        const int32_t r = below(resources);
+        capacity[static_cast<size_t>(r)] = uniform(0.5, 10.0);
+        s.set_capacity(r, capacity[static_cast<size_t>(r)]);
+      } else {
+        Live& v = live[static_cast<size_t>(below(static_cast<int>(live.size())))];
+        v.bound = below(2) == 0 ? uniform(0.5, 6.0) : MaxMinSolver::kUnbounded;
+        if (v.uses.empty() && std::isinf(v.bound)) v.bound = 3.0;
+        s.set_bound(v.id, v.bound);
+      }
+      solve(s);
+
+      MaxMinSolver fresh;
+      for (int r = 0; r < resources; ++r) fresh.add_resource(capacity[static_cast<size_t>(r)]);
+      std::vector<int32_t> fresh_id;
+      for (const Live& v : live) fresh_id.push_back(fresh.add_variable(v.bound, v.uses));
+      solve(fresh);
+
+      std::vector<double> load(static_cast<size_t>(resources), 0.0);
+      for (const Live& v : live) {
+        for (const Use& u : v.uses) load[static_cast<size_t>(u.resource)] += u.coefficient * s.rate(v.id);
+      }
+      for (int r = 0; r < resources; ++r) {
+        ASSERT_LE(load[static_cast<size_t>(r)], capacity[static_cast<size_t>(r)] * (1 + 1e-9))
+            << "resource " << r;
+      }
+      for (size_t k = 0; k < live.size(); ++k) {
+        const Live& v = live[k];
+        const double x = s.rate(v.id);
+        EXPECT_NEAR(x, fresh.rate(fresh_id[k]), 1e-9 * std::max(1.0, x))
+            << "trial " << trial << " step " << step;
+        if (x >= v.bound * (1 - 1e-9)) continue;
+        bool bottlenecked = false;
+        for (const Use& u : v.uses) {
+          const auto r = static_cast<size_t>(u.resource);
+          if (load[r] < capacity[r] * (1 - 1e-9)) continue;
+          bool largest = true;
+          for (const Live& w : live) {
+            const bool uses_r = std::any_of(w.uses.begin(), w.uses.end(),
+                                            [&](const Use& wu) { return wu.resource == u.resource; });
+            if (uses_r && s.rate(w.id) > x * (1 + 1e-9)) largest = false;
+          }
+          bottlenecked = bottlenecked || largest;
+        }
+        EXPECT_TRUE(bottlenecked) << "trial " << trial << " step " << step << ": variable " << v.id << " at "
+                                  << x << " below its bound has no bottleneck";
+      }
+    }
+  }
 }
