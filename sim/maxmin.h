@@ -42,6 +42,11 @@ class MaxMinSolver {
     int32_t resource;
     double coefficient;
   };
+  struct Incidence {
+    int32_t variable;
+    int32_t use_index;   // position of this resource in the variable's use list
+    double coefficient;  // the variable's coefficient here (a copy: no chase into its uses)
+  };
 
   int32_t add_resource(double capacity);
   void set_capacity(int32_t resource, double capacity);
@@ -49,6 +54,10 @@ class MaxMinSolver {
   // Sum over variables of coefficient x rate at the last solve.
   [[nodiscard]] double load(int32_t resource) const;
   [[nodiscard]] size_t resource_count() const { return resources_.size(); }
+  // The live variables that use a resource.
+  [[nodiscard]] std::span<const Incidence> users(int32_t resource) const {
+    return resources_[resource].users;
+  }
 
   // A variable needs a finite bound or at least one resource.
   int32_t add_variable(double bound, std::span<const Use> uses);
@@ -62,11 +71,6 @@ class MaxMinSolver {
   [[nodiscard]] bool dirty() const { return !dirty_resources_.empty() || !dirty_variables_.empty(); }
 
  private:
-  struct Incidence {
-    int32_t variable;
-    int32_t use_index;   // position of this resource in the variable's use list
-    double coefficient;  // the variable's coefficient here (a copy: no chase into its uses)
-  };
   struct Resource {
     double capacity = 0.0;
     std::vector<Incidence> users;

@@ -128,7 +128,7 @@ sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const
 }
 
 void AnalyticalNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
-  stats_.set_capacity(resource, capacity.bps(), sim_.now());
+  stats_.set_capacity(resource, capacity.bps());
 }
 
 LinkStats AnalyticalNetwork::link_stats(int32_t resource) const { return stats_.stats(resource, sim_.now()); }

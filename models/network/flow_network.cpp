@@ -67,6 +67,7 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
   t.latency = latency;
   t.remaining_bits = bits;
   t.bits = bits;
+  t.attributed_bits = 0.0;
   ++counters_.started;
   counters_.started_bytes += bits / 8.0 * params_.protocol_efficiency;
   t.rate = 0.0;
@@ -142,9 +143,40 @@ void FlowNetwork::set_rate(Transfer& t, double rate) {
   const int64_t now = sim_.now().ps();
   t.remaining_bits = std::max(0.0, t.remaining_bits - t.rate * static_cast<double>(now - t.last_ps) * 1e-12);
   t.last_ps = now;
-  const double delta = rate - t.rate;
-  for (const Use& u : t.uses) stats_.add_load(u.resource, u.coefficient * delta, sim_.now());
+  const bool was_moving = t.rate > 0.0, moving = rate > 0.0;
+  if (was_moving && !moving) attribute(t);
+  if (was_moving != moving) {
+    for (const Use& u : t.uses) {
+      if (moving)
+        stats_.flow_started(u.resource, sim_.now());
+      else
+        stats_.flow_stopped(u.resource, sim_.now());
+    }
+  }
   t.rate = rate;
+}
+
+double FlowNetwork::unattributed_bits(const Transfer& t) const {
+  const double dt = static_cast<double>(sim_.now().ps() - t.last_ps) * 1e-12;
+  const double remaining = std::max(0.0, t.remaining_bits - t.rate * dt);
+  return std::max(0.0, t.bits - remaining - t.attributed_bits);
+}
+
+void FlowNetwork::attribute(Transfer& t) {
+  const double bits = unattributed_bits(t);
+  if (!(bits > 0.0)) return;
+  for (const Use& u : t.uses) stats_.add_bits(u.resource, u.coefficient * bits);
+  t.attributed_bits += bits;
+}
+
+std::vector<double> FlowNetwork::in_flight_bits() const {
+  std::vector<double> out(stats_.capacities().size(), 0.0);
+  for (const Transfer& t : transfers_) {
+    if (t.variable < 0 || !(t.rate > 0.0)) continue;
+    const double bits = unattributed_bits(t);
+    for (const Use& u : t.uses) out[static_cast<size_t>(u.resource)] += u.coefficient * bits;
+  }
+  return out;
 }
 
 void FlowNetwork::solve_now() {
@@ -209,13 +241,29 @@ sim::Bandwidth FlowNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {
 }
 
 void FlowNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
-  stats_.set_capacity(resource, capacity.bps(), sim_.now());
+  // The bits moved so far crossed the link at its old capacity.
+  for (const sim::MaxMinSolver::Incidence& inc : solver_.users(resource)) {
+    const int32_t slot = transfer_of_variable_[static_cast<size_t>(inc.variable)];
+    if (slot >= 0) attribute(transfers_[static_cast<size_t>(slot)]);
+  }
+  stats_.set_capacity(resource, capacity.bps());
   solver_.set_capacity(resource, capacity.bps());
   request_solve();
 }
 
-LinkStats FlowNetwork::link_stats(int32_t resource) const { return stats_.stats(resource, sim_.now()); }
-std::vector<LinkStats> FlowNetwork::top_links(size_t k) const { return stats_.top(k, sim_.now()); }
-double FlowNetwork::max_link_utilization() const { return stats_.max_utilization(sim_.now()); }
+LinkStats FlowNetwork::link_stats(int32_t resource) const {
+  double in_flight = 0.0;
+  for (const sim::MaxMinSolver::Incidence& inc : solver_.users(resource)) {
+    const int32_t slot = transfer_of_variable_[static_cast<size_t>(inc.variable)];
+    if (slot >= 0) in_flight += inc.coefficient * unattributed_bits(transfers_[static_cast<size_t>(slot)]);
+  }
+  return stats_.stats(resource, sim_.now(), in_flight);
+}
+std::vector<LinkStats> FlowNetwork::top_links(size_t k) const {
+  return stats_.top(k, sim_.now(), in_flight_bits());
+}
+double FlowNetwork::max_link_utilization() const {
+  return stats_.max_utilization(sim_.now(), in_flight_bits());
+}
 
 }  // namespace ct::network

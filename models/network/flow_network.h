@@ -75,8 +75,9 @@ class FlowNetwork final : public Network, private sim::EventHandler {
     std::vector<Use> uses;
     std::vector<Leg> legs;  // to route again after a link failure
     double rate_cap_bps = std::numeric_limits<double>::infinity();
-    bool stalled = false;  // lost packets on a dead link: waiting for the retransmission
-    double bits = 0.0;     // at start (wire bits, protocol overhead included)
+    bool stalled = false;          // lost packets on a dead link: waiting for the retransmission
+    double bits = 0.0;             // at start (wire bits, protocol overhead included)
+    double attributed_bits = 0.0;  // moved bits already added to its links' statistics
   };
   static constexpr uint64_t kSolveTag = ~uint64_t{0};
   static constexpr uint8_t kSolvePriority = 250;  // after default-priority events of the instant
@@ -90,6 +91,11 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   void request_solve();
   void bytes_done(Transfer& t);
   void set_rate(Transfer& t, double rate);
+  // Adds the bits t moved since its last attribution to every link it uses (LinkAccounting).
+  void attribute(Transfer& t);
+  // Bits t moved by now that its links' statistics do not hold yet.
+  [[nodiscard]] double unattributed_bits(const Transfer& t) const;
+  [[nodiscard]] std::vector<double> in_flight_bits() const;  // per resource
 
   sim::Simulation& sim_;
   const Cluster& cluster_;

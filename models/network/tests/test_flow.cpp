@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <functional>
+#include <utility>
 
 #include "models/network/cluster.h"
 #include "models/network/flow_network.h"
@@ -159,6 +161,42 @@ TEST(Flow, CapacityChangeRedatesTransfersInFlight) {
   EXPECT_NEAR(rec.times[0], lat + 1.5 * unit, 1e-6 * unit);
   // The degraded direction's utilization over the run: 0.5u at 1/1 plus 1u at 1/1 of 200.
   EXPECT_GT(net.link_stats(d).utilization, 0.95 * (1.5 * unit) / rec.times[0]);
+}
+
+// Link statistics are attributed per transfer when it stops moving and before its link changes
+// capacity; readings in between count the bits in flight. One flow of S at B on a NIC link,
+// halved to B/2 at t = 0.5u (u = S/B): read at 0.25u (in flight), then after the end.
+TEST(Flow, LinkStatisticsCountBitsInFlightAndEachCapacityPeriod) {
+  const Cluster c(small_cluster(2));
+  sim::Simulation sim;
+  FlowNetwork net(sim, c);
+  Recorder rec(sim);
+  const double s = 64 * kMiB;
+  const double unit = wire_s(s, 400e9);
+  const double wire_bits = 8.0 * s / net.params().protocol_efficiency;
+  net.send(0, 8, sim::Bytes{static_cast<int64_t>(s)}, rec, 0);
+  const auto d = c.topology().route(c.nic_of(0), c.nic_of(8), 0).front();  // nic -> leaf
+  struct At final : sim::EventHandler {
+    explicit At(std::function<void()> f) : fn(std::move(f)) {}
+    void on_event(uint64_t) override { fn(); }
+    std::function<void()> fn;
+  };
+  LinkStats early;
+  At read([&] { early = net.link_stats(d); });
+  At degrade([&] { net.set_resource_capacity(d, sim::Bandwidth::gbps(200)); });
+  sim.schedule_in(sim::Duration::from_seconds(0.25 * unit), read);
+  sim.schedule_in(sim::Duration::from_seconds(0.5 * unit), degrade);
+  sim.run();
+  EXPECT_NEAR(early.bytes * 8.0, 0.25 * wire_bits, 1e-6 * wire_bits);
+  EXPECT_NEAR(early.busy_s, 0.25 * unit, 1e-6 * unit);
+  const LinkStats end = net.link_stats(d);
+  EXPECT_NEAR(end.bytes * 8.0, wire_bits, 1e-9 * wire_bits);
+  EXPECT_NEAR(end.busy_s, 1.5 * unit, 1e-6 * unit);  // busy while the flow moved
+  // Full at 400 for 0.5u, then full at 200 for 1u: 1.5u of the run at utilization 1.
+  const double now = sim.now().seconds();
+  EXPECT_NEAR(end.utilization, 1.5 * unit / now, 1e-6);
+  EXPECT_EQ(net.top_links(1).front().resource, d);
+  EXPECT_NEAR(net.max_link_utilization(), end.utilization, 1e-12);
 }
 
 TEST(Flow, FailedLinkStallsUntilRestored) {
