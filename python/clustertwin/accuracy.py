@@ -649,3 +649,34 @@ def accuracy(sets: Iterable[str] | None = None, mode: str = "analytical"):
             entry["beats_baseline"] = entry["mape"] < entry["baseline_mape"]
         summary.append(entry)
     return pd.DataFrame(rows), pd.DataFrame(summary)
+
+
+# The issue's bar for the two network backends on one validation row (issue 16, "Done when").
+MODE_AGREEMENT = 0.03
+
+
+def mode_agreement(sets: Iterable[str] | None = None):
+    """Every computed row in both network modes: (rows, summary) DataFrames.
+
+    rows: set, row, quantity, published, analytical, flow, gap (flow / analytical - 1), agrees
+    (|gap| <= MODE_AGREEMENT). summary: set, computed (rows with both predictions), max_gap,
+    worst_row, over (rows beyond MODE_AGREEMENT). Flow mode replays every rank on the fabric, so
+    this takes minutes to tens of minutes for all sets on two cores.
+    """
+    import pandas as pd
+    a, _ = accuracy(sets, mode="analytical")
+    f, _ = accuracy(sets, mode="flow")
+    rows = a[["set", "row", "quantity", "published"]].copy()
+    rows["analytical"] = pd.to_numeric(a["predicted"], errors="coerce")
+    rows["flow"] = pd.to_numeric(f["predicted"], errors="coerce")
+    rows["gap"] = rows["flow"] / rows["analytical"] - 1
+    rows["agrees"] = rows["gap"].abs() <= MODE_AGREEMENT
+    summary = []
+    for name, part in rows.groupby("set", sort=False):
+        both = part[part["gap"].notna()]
+        entry = {"set": name, "computed": len(both), "max_gap": math.nan, "worst_row": None, "over": 0}
+        if len(both):
+            worst = both.loc[both["gap"].abs().idxmax()]
+            entry.update(max_gap=float(worst["gap"]), worst_row=worst["row"], over=int((~both["agrees"]).sum()))
+        summary.append(entry)
+    return rows, pd.DataFrame(summary)

@@ -8,3 +8,7 @@ VALIDATION: str
 GIB: int
 
 def accuracy(sets: Iterable[str] | None = ..., mode: str = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+
+MODE_AGREEMENT: float
+
+def mode_agreement(sets: Iterable[str] | None = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...

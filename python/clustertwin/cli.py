@@ -634,10 +634,46 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _accuracy_modes(args) -> int:
+    from .accuracy import MODE_AGREEMENT, mode_agreement
+    rows, summary = mode_agreement(args.set)
+    if args.csv:
+        rows.to_csv(args.csv if args.csv != "-" else sys.stdout, index=False)
+        return 0
+    md = args.markdown
+    def pct(x):
+        return "" if x is None or x != x else f"{100 * x:+.1f}%"
+    def num(x):
+        return "" if x is None or x != x else f"{x:.4g}"
+    for name, part in rows.groupby("set", sort=False):
+        print(f"\n## {name}\n" if md else f"\n== {name}")
+        if md:
+            print("| row | quantity | analytical | flow | gap |\n| --- | --- | ---: | ---: | ---: |")
+        for r in part.itertuples():
+            if md:
+                print(f"| {r.row} | {r.quantity} | {num(r.analytical)} | {num(r.flow)} | {pct(r.gap)} |")
+            else:
+                print(f"{r.row[:52]:<52} {r.quantity:<16} {num(r.analytical):>10} {num(r.flow):>10} {pct(r.gap):>8}")
+    bar = f"{100 * MODE_AGREEMENT:.0f}%"
+    print("\n## summary\n" if md else "\n== summary")
+    if md:
+        print(f"| set | rows in both modes | largest gap | rows beyond {bar} |\n| --- | ---: | ---: | ---: |")
+    else:
+        print(f"{'set':<20} {'rows':>5} {'largest gap':>12} {'beyond ' + bar:>10}")
+    for r in summary.to_dict("records"):
+        if md:
+            print(f"| {r['set']} | {r['computed']} | {pct(r['max_gap'])} | {r['over']} |")
+        else:
+            print(f"{r['set']:<20} {r['computed']:>5} {pct(r['max_gap']):>12} {r['over']:>10}")
+    return 0
+
+
 def cmd_accuracy(args) -> int:
     from .accuracy import accuracy
     if args.csv:
         _writable(args.csv, "--csv")
+    if args.mode == "both":
+        return _accuracy_modes(args)
     rows, summary = accuracy(args.set, mode=args.mode)
     if args.csv:
         rows.to_csv(args.csv if args.csv != "-" else sys.stdout, index=False)
@@ -936,7 +972,9 @@ def build_parser() -> argparse.ArgumentParser:
     im.set_defaults(func=cmd_import)
     ac = sub.add_parser("accuracy", help="every validation set under tests/validation: published vs predicted, MAPE, baseline")
     ac.add_argument("--set", action="append", metavar="NAME", help="only this set (repeat); default all")
-    ac.add_argument("--mode", default="analytical", choices=["analytical", "flow"], help="network.mode of every run")
+    ac.add_argument("--mode", default="analytical", choices=["analytical", "flow", "both"],
+                    help="network.mode of every run; both: each computed row in both modes and their gap "
+                         "(flow / analytical - 1; slow: every rank on the fabric)")
     ac.add_argument("--markdown", action="store_true", help="print markdown tables (for docs/accuracy.md)")
     ac.add_argument("--csv", metavar="OUT", help="write the rows as CSV (- for stdout)")
     ac.set_defaults(func=cmd_accuracy)

@@ -89,3 +89,18 @@ def test_korthikanti_batch_comes_from_the_published_mfu_and_time():
     full = done[done["row"].str.endswith("full")]["predicted"].to_numpy()
     present = done[~done["row"].str.endswith("full")]["predicted"].to_numpy()
     assert ((full / present) > 1.2).all()  # selective + SP is ~30% faster, as published
+
+
+def test_both_modes_side_by_side():
+    # issue 16: analytical and flow within 3% on every row; mode_agreement puts them side by side
+    import importlib
+    acc = importlib.import_module("clustertwin.accuracy")
+    rows, summary = acc.mode_agreement(["h200-step"])
+    assert list(rows.columns) == ["set", "row", "quantity", "published", "analytical", "flow", "gap", "agrees"]
+    r = rows.iloc[0]
+    assert r["analytical"] > 0 and r["flow"] > 0 and r["gap"] == r["flow"] / r["analytical"] - 1
+    assert bool(r["agrees"]) == (abs(r["gap"]) <= acc.MODE_AGREEMENT)
+    assert summary.iloc[0]["computed"] == 1 and summary.iloc[0]["over"] == int(not r["agrees"])
+    out = subprocess.run(CLI + ["accuracy", "--set", "h200-step", "--mode", "both"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "largest gap" in out and "beyond 3%" in out
