@@ -35,7 +35,9 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
 
 void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler,
                                uint64_t tag) {
-  for (const PathUses::Use& u : uses_.uses()) stats_.add_work(u.resource, u.coefficient * wire_bits);
+  if (params_.link_statistics) {
+    for (const PathUses::Use& u : uses_.uses()) stats_.add_work(u.resource, u.coefficient * wire_bits);
+  }
   if (delay == sim::Duration::max()) return;  // a zero-capacity path: never delivered
   const uint32_t slot = pending_.acquire(Pending{&handler, tag});
   sim_.schedule_in(delay, *this, slot);

@@ -145,7 +145,7 @@ void FlowNetwork::set_rate(Transfer& t, double rate) {
   t.last_ps = now;
   const bool was_moving = t.rate > 0.0, moving = rate > 0.0;
   if (was_moving && !moving) attribute(t);
-  if (was_moving != moving) {
+  if (was_moving != moving && params_.link_statistics) {
     for (const Use& u : t.uses) {
       if (moving)
         stats_.flow_started(u.resource, sim_.now());
@@ -163,6 +163,7 @@ double FlowNetwork::unattributed_bits(const Transfer& t) const {
 }
 
 void FlowNetwork::attribute(Transfer& t) {
+  if (!params_.link_statistics) return;
   const double bits = unattributed_bits(t);
   if (!(bits > 0.0)) return;
   for (const Use& u : t.uses) stats_.add_bits(u.resource, u.coefficient * bits);

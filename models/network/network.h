@@ -57,6 +57,10 @@ struct NetworkParams {
   double protocol_efficiency = 0.95;
   // Flow backend: changes within one quantum share one max-min solve (0 = exact).
   sim::Duration solve_quantum = sim::Duration::zero();
+  // Per-link statistics (bytes, busy time, utilization: link_stats, top_links). A caller that
+  // reads none of them (a batch of layouts: scenario::evaluate_layouts) turns them off; the
+  // readings are then not kept (meaningless). Timing is the same either way.
+  bool link_statistics = true;
 };
 
 // One resource (link direction, NVLink or PCIe port) over the run so far.

@@ -44,6 +44,7 @@ LayoutOutcome evaluate_one(const Config& c, const network::Cluster& cluster) {
   }
   replay::StepInput in = step_input(c);
   in.shared_cluster = &cluster;
+  in.network.link_statistics = false;  // a row reports no link figures
   if (std::string problem = step_memory_problem(in); !problem.empty()) {
     o.error = problem;
     return o;
