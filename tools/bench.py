@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Speed of the twin where users wait (issue 23): a benchmark, never a timed test.
 
-    /usr/bin/python3 tools/bench.py [--against OTHER_CHECKOUT] [--flow] [--repeat 5] [--markdown]
+    /usr/bin/python3 tools/bench.py [--against OTHER_CHECKOUT] [--flow] [--flow-scale N,N,...] [--repeat 5] [--markdown]
 
 Measures, in this checkout (and in OTHER_CHECKOUT, a built checkout of another commit, side by
 side in the same run, so that machines that differ still give a ratio):
@@ -18,7 +18,10 @@ side in the same run, so that machines that differ still give a ratio):
                    DP grown), analytical, one run each: wall, events, and the growth exponent of
                    wall against GPUs
   flow-10k         (--flow) the default scenario as `./clustertwin run` in flow mode, as a
-                   process: wall, events, events/s, peak RSS (about 35 s per checkout here)
+                   process: wall, events, events/s, peak RSS (about 22 s per checkout here)
+  flow-scale-N     (--flow-scale N,N,...) the scale-N model in flow mode, as a process each:
+                   wall, events, events/s, peak RSS, and the growth exponent of wall against GPUs
+                   (1,024: 1 s, 16,384: 38 s, 65,536: 4.5 min, 102,400: 8 min here)
 
 Each checkout runs in its own Python process (its own _core module), so two commits never mix.
 """
@@ -140,8 +143,30 @@ def flow(checkout: str) -> dict:
             "events_per_s": report["sim"]["events_per_s"], "peak_rss_mib": rss / 1024}
 
 
-def exponent(res: dict) -> float | None:
-    pts = [(v["gpus"], v["wall_s"]) for k, v in res.items() if k.startswith("scale-")]
+def flow_scale(checkout: str, gpus: int) -> dict:
+    """The scale-N model (N / 64 replicas of TP 8 x PP 8, 24 sequences each, no hot spares) in
+    flow mode, as `./clustertwin run --force` (the estimate refuses the largest without it)."""
+    nodes = gpus // 8
+    dp = nodes // 8
+    sets = {"cluster.nodes": nodes, "training_job.parallelism.data_parallel": dp,
+            "training_job.global_batch_size": 24 * dp, "recovery.hot_spares": 0}
+    cmd = ["/usr/bin/time", "-v", os.path.join(checkout, "clustertwin"), "run",
+           os.path.join(checkout, "scenarios", "default.json"), "--quiet", "--json", "--force"]
+    for k, v in sets.items():
+        cmd += ["--set", f"{k}={v}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout)
+    if r.returncode != 0:
+        sys.exit(f"{checkout}: flow run of {gpus} GPUs failed:\n{r.stderr[-2000:]}")
+    report = json.loads(r.stdout)
+    rss = next(int(line.split()[-1]) for line in r.stderr.splitlines() if "Maximum resident" in line)
+    wall = next(line.split()[-1] for line in r.stderr.splitlines() if "Elapsed (wall clock)" in line)
+    parts = [float(x) for x in wall.split(":")]
+    seconds = sum(x * 60 ** i for i, x in enumerate(reversed(parts)))
+    return {"wall_s": seconds, "events": report["sim"]["events"], "gpus": gpus, "peak_rss_mib": rss / 1024}
+
+
+def exponent(res: dict, prefix: str = "scale-") -> float | None:
+    pts = [(v["gpus"], v["wall_s"]) for k, v in res.items() if k.startswith(prefix)]
     if len(pts) < 2:
         return None
     xs = [math.log(g) for g, _ in pts]
@@ -153,19 +178,30 @@ def exponent(res: dict) -> float | None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--against", metavar="CHECKOUT", help="another built checkout, measured in the same run")
-    p.add_argument("--flow", action="store_true", help="also the default scenario in flow mode (~35 s each)")
+    p.add_argument("--flow", action="store_true", help="also the default scenario in flow mode (~22 s each)")
+    p.add_argument("--flow-scale", metavar="N,N,...", default="",
+                   help="also the scale-N model in flow mode at these GPU counts (multiples of 64), e.g. 1024,4096,16384")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
     checkouts = [ROOT] + ([os.path.abspath(a.against)] if a.against else [])
+    try:
+        flow_gpus = [int(x) for x in a.flow_scale.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--flow-scale: got {a.flow_scale!r}, expected GPU counts like 1024,4096")
+    if any(g < 64 or g % 64 for g in flow_gpus):
+        p.error(f"--flow-scale: got {a.flow_scale!r}, expected multiples of 64 (TP 8 x PP 8 replicas)")
     results = []
     for c in checkouts:
         res = probe(c, a.repeat)
         if a.flow:
             res["flow-10k"] = flow(c)
+        for g in flow_gpus:
+            res[f"flow-scale-{g}"] = flow_scale(c, g)
         res["exponent"] = exponent(res)
+        res["flow_exponent"] = exponent(res, "flow-scale-")
         results.append(res)
-    keys = [k for k in results[0] if k != "exponent"]
+    keys = [k for k in results[0] if k not in ("exponent", "flow_exponent")]
     head = ["measure", "this: wall s", "events", "rate"] + (["other: wall s", "ratio other/this"] if a.against else [])
     rows = []
     for k in keys:
@@ -192,6 +228,9 @@ def main() -> int:
         e = res["exponent"]
         if e is not None:
             print(f"{'this' if i == 0 else 'other'}: analytical wall grows as GPUs^{e:.2f} from 1,024 to 102,400 GPUs")
+        e = res["flow_exponent"]
+        if e is not None:
+            print(f"{'this' if i == 0 else 'other'}: flow wall grows as GPUs^{e:.2f} over {a.flow_scale} GPUs")
     return 0
 
 
