@@ -7,10 +7,12 @@
 #include <variant>
 #include <vector>
 
+#include "models/replay/block_costs.h"
 #include "models/replay/step_program.h"
 #include "models/scenario/drill.h"
 #include "models/scenario/layouts.h"
 #include "models/scenario/loader.h"
+#include "models/scenario/model_configs.h"
 #include "models/scenario/nccl_tests_run.h"
 #include "models/scenario/planner.h"
 #include "models/scenario/rollout.h"
@@ -155,6 +157,32 @@ std::string evaluate_layouts_call(const std::string& document_json, const std::s
   return out.dump();
 }
 
+void bind_layer_kernels(py::module_& m) {
+  m.def(
+      "layer_kernels",
+      [](const std::string& document_json, const std::string& overrides_json) {
+        const scenario::Config c = checked_config(document_json, overrides_json);
+        const workload::JobSpec job = scenario::job_spec(c);
+        const network::ClusterSpec cluster = scenario::cluster_spec(c);
+        const hardware::ComputeModel compute(cluster.node.gpu, cluster.node.compute_calibration);
+        nlohmann::json out = nlohmann::json::array();
+        for (const replay::KernelTime& k : replay::layer_kernel_times(job, compute)) {
+          out.push_back({{"layer", k.layer},
+                         {"pass", k.pass},
+                         {"name", k.name},
+                         {"kind", k.kind},
+                         {"flops", k.flops},
+                         {"bytes", k.bytes},
+                         {"seconds", k.seconds}});
+        }
+        return out.dump();
+      },
+      py::arg("document_json"), py::arg("overrides_json") = "{}",
+      "Every kernel of one transformer layer, the output layer and the embedding (per micro-batch and TP "
+      "rank) as the step model times it: JSON text, a list of {layer, pass, name, kind, flops, bytes, "
+      "seconds}.");
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
@@ -195,6 +223,7 @@ void bind_run(py::module_& m) {
       "numpy array}}), the arrays owning the C++ buffers (no copy). trace_gpus: the GPUs the Chrome trace "
       "and "
       "the timeline show (empty: one per pipeline stage and the first TP group).");
+  bind_layer_kernels(m);
   m.def(
       "timeline_codes",
       [] {

@@ -221,22 +221,11 @@ sim::Duration CollectiveEngine::estimate(Op op, std::span<const int> group, sim:
 }
 
 TuningInput CollectiveEngine::tuning_input(Op op, const Layout& layout) const {
-  const hardware::NodeSpec& node = cluster_.node();
-  TuningInput in;
-  in.all_reduce = op == Op::all_reduce;
-  in.ranks = layout.size();
-  in.nodes = layout.node_slots();
-  in.ppn = 1;
+  int ppn = 1;
   for (int i = 0; i < layout.node_slots(); ++i)
-    in.ppn = std::max(in.ppn, static_cast<int>(layout.members(i).size()));
-  // One search channel per NIC the group's members reach (their own rails).
-  const double nics_per_gpu = static_cast<double>(node.nics_per_node) / node.gpus_per_node;
-  in.channels = std::clamp(static_cast<int>(std::lround(in.ppn * nics_per_gpu)), 1, 16);
-  in.sm_arch = node.gpu.sm_arch;
-  in.bw_inter = ladder_inter(
-      std::min(node.nic_rate.bytes_per_second(), node.pcie_rate.bytes_per_second()) / 1e9, in.sm_arch);
-  in.nvlink = nccl_nvlink_total(node.nvlink_rate.bytes_per_second());
-  return in;
+    ppn = std::max(ppn, static_cast<int>(layout.members(i).size()));
+  return node_tuning_input(cluster_.node(), op == Op::all_reduce, static_cast<int>(layout.size()),
+                           layout.node_slots(), ppn);
 }
 
 void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out, sim::Duration wire_latency) const {

@@ -107,6 +107,32 @@ double ring_intra_busbw(double nvlink, int sm_arch) {
   return best;
 }
 
+TuningInput node_tuning_input(const hardware::NodeSpec& node, bool all_reduce, int ranks, int nodes,
+                              int ppn) {
+  TuningInput in;
+  in.all_reduce = all_reduce;
+  in.ranks = ranks;
+  in.nodes = nodes;
+  in.ppn = std::max(1, ppn);
+  const double nics_per_gpu = static_cast<double>(node.nics_per_node) / node.gpus_per_node;
+  in.channels = std::clamp(static_cast<int>(std::lround(in.ppn * nics_per_gpu)), 1, 16);
+  in.sm_arch = node.gpu.sm_arch;
+  in.bw_inter = ladder_inter(
+      std::min(node.nic_rate.bytes_per_second(), node.pcie_rate.bytes_per_second()) / 1e9, in.sm_arch);
+  in.nvlink = nccl_nvlink_total(node.nvlink_rate.bytes_per_second());
+  return in;
+}
+
+int ring_intra_ctas(double nvlink, int sm_arch) {
+  const double best = ring_intra_busbw(nvlink, sm_arch);
+  int fewest = kMaxSearchChannels;
+  for (const double s : intra_ladder(sm_arch)) {
+    const int c = std::min(kMaxSearchChannels, static_cast<int>(std::floor(nvlink / s + 1e-9)));
+    if (c >= 1 && c * s >= best - 1e-9) fewest = std::min(fewest, c);
+  }
+  return 2 * fewest;
+}
+
 AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double bytes) {
   AlgoCost out;
   const int a = arch_row(in.sm_arch);

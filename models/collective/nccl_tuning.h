@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/hardware/node.h"
+
 namespace ct::collective {
 
 enum class Protocol { ll, ll128, simple };
@@ -59,6 +61,11 @@ struct AlgoCost {
   double algbw = 0.0;  // GB/s of user buffer (NCCL's algorithm bandwidth)
   double busbw = 0.0;  // nccl-tests' bus bandwidth at that algBw
 };
+
+// What NCCL's topology search finds for a group of `ranks` over `nodes` NVLink domains with at
+// most `ppn` ranks in one: one search channel per NIC those ranks reach (their own rails), the
+// NIC's rate (capped by its PCIe path) on the inter-node ladder, the GPU's NVLink total.
+TuningInput node_tuning_input(const hardware::NodeSpec& node, bool all_reduce, int ranks, int nodes, int ppn);
 
 // The cost of one (algorithm, protocol); enabled = false when NCCL would not run it here.
 AlgoCost nccl_cost(const TuningInput& in, NcclAlgo algo, Protocol proto, double bytes);
@@ -95,5 +102,8 @@ double nccl_nvlink_total(double nvlink_bytes_per_s);
 // The bus bandwidth (GB/s) of NCCL's ring inside one NVLink domain: the best channels x ladder
 // speed within the NVLink total (H100: 12 x 30 = 360).
 double ring_intra_busbw(double nvlink_total, int sm_arch);
+// The CTAs (SMs) that ring runs on: twice its search channels (NCCL duplicates them at run
+// time), the fewest channels that reach ring_intra_busbw (H100 and A100: 6, so 12 SMs).
+int ring_intra_ctas(double nvlink_total, int sm_arch);
 
 }  // namespace ct::collective

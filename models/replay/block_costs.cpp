@@ -1,6 +1,7 @@
 #include "models/replay/block_costs.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "models/collective/nccl_tuning.h"
@@ -16,8 +17,15 @@ using hardware::MemoryOp;
 using workload::Op;
 using workload::OpKind;
 
+// The unfused attention's softmax is Megatron's fused scale-mask-softmax
+// (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h, --masked-softmax-fusion, on by
+// default): one warp per row of at most 2,048-16,384 scores holds the row in registers, so it
+// reads and writes each score once, as a streaming kernel does; the calibrated softmax class is
+// PyTorch's torch.softmax, another kernel. Checked on Korthikanti et al. 2022 Table 4 (GPT-22B
+// layer times on A100, `korthikanti` in ./clustertwin accuracy).
 MemoryOp memory_class(std::string_view name) {
   if (name.find("norm") != std::string_view::npos) return MemoryOp::normalization;
+  if (name.starts_with("attn_core.softmax")) return MemoryOp::streaming;
   if (name.find("softmax") != std::string_view::npos) return MemoryOp::softmax;
   return MemoryOp::streaming;
 }
@@ -110,6 +118,52 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
   return {fwd, bwd};
 }
 
+// The TP ring's rate: NVLink inside the NVLink domain; a larger group rings through the NICs.
+double tp_rate(const hardware::NodeSpec& node, const CostParams& params, double nvlink, int t) {
+  return t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+}
+
+// Megatron's asynchronous TP collectives in backward (tp_async_backward, without userbuffers;
+// megatron/mpu/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward since
+// Megatron-LM 3f65246, Sep 2021, now core/tensor_parallel/layers.py): a column-parallel linear
+// (QKV, MLP in) launches its collective on NCCL's stream first, then the GEMM beside it:
+//   without sequence parallelism: the all-reduce of the input gradient (a) under the
+//     weight-gradient GEMM;
+//   with it: the all-gather of the saved (sequence-sharded) input (u) under the input-gradient
+//     GEMM, then the reduce-scatter of the input gradient (u) under the weight-gradient GEMM;
+//     the row-parallel linears' all-gathers of their output gradient (u each) stay exposed.
+// Each overlap exposes max(0, comm - gemm), and the GEMM loses the CTAs NCCL's ring runs on
+// (k SMs, nccl_tuning.h ring_intra_ctas) while both run: + min(comm, gemm) k / SMs. Returns the
+// backward's exposed TP time per layer; none where the job does not run them (userbuffers, TP 1,
+// other stacks).
+std::optional<double> async_tp_backward(const workload::JobSpec& job, const workload::LayerOps& layer,
+                                        const hardware::ComputeModel& compute, const hardware::NodeSpec& node,
+                                        const CostParams& params, double nvlink, double alpha,
+                                        double activation) {
+  const int t = job.parallelism.tensor_parallel;
+  if (params.tp_comm_overlap || t <= 1 || !job.tp_async_backward) return std::nullopt;
+  const double rate = tp_rate(node, params, nvlink, t);
+  const double u = ring_time(t, activation, 1.0, rate, alpha), a = ring_time(t, activation, 2.0, rate, alpha);
+  const double k = collective::ring_intra_ctas(
+      collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()), node.gpu.sm_arch);
+  const double sms = node.gpu.sm_count;
+  auto gemm_of = [&](std::string_view name, std::string_view shared) {
+    double s = 0.0;
+    for (const workload::Op& op : layer.backward) {
+      if (op.kind == workload::OpKind::gemm && (op.name == name || op.name == shared))
+        s += op_time(op, compute);
+    }
+    return s;
+  };
+  auto beside = [&](double comm, double g) { return std::max(0.0, comm - g) + std::min(comm, g) * k / sms; };
+  if (!job.parallelism.sequence_parallel) {
+    return beside(a, gemm_of("qkv.wgrad", "")) + beside(a, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
+  }
+  return 2.0 * u + beside(u, gemm_of("qkv.dgrad", "")) + beside(u, gemm_of("qkv.wgrad", "")) +
+         beside(u, gemm_of("fc1.dgrad", "shared_fc1.dgrad")) +
+         beside(u, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
+}
+
 // Expert-parallel dispatch + combine and the context-parallel K/V ring, per layer and pass:
 // inside the NVLink domain at `nvlink`, else over the NICs.
 std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
@@ -146,6 +200,36 @@ double offload_copy_s(const workload::JobSpec& job, const hardware::NodeSpec& no
 
 }  // namespace
 
+std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
+                                           const hardware::ComputeModel& compute) {
+  const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
+  std::vector<KernelTime> out;
+  auto add = [&](std::string_view layer, std::string_view pass, const std::vector<Op>& ops) {
+    for (const Op& op : ops) {
+      KernelTime k;
+      k.layer = layer;
+      k.pass = pass;
+      k.name = op.name;
+      k.kind = op.kind == OpKind::gemm ? "gemm" : op.kind == OpKind::attention ? "attention" : "elementwise";
+      k.flops = op.flops();
+      k.bytes = static_cast<double>(op.bytes);
+      k.seconds = op_time(op, compute, kernel);
+      out.push_back(std::move(k));
+    }
+  };
+  const workload::LayerOps layer = workload::transformer_layer_ops(job);
+  add("transformer", "forward", layer.forward);
+  add("transformer", "recompute", layer.recompute);
+  add("transformer", "backward", layer.backward);
+  const workload::LayerOps output = workload::output_layer_ops(job);
+  add("output", "forward", output.forward);
+  add("output", "backward", output.backward);
+  const workload::LayerOps embed = workload::embedding_ops(job);
+  add("embedding", "forward", embed.forward);
+  add("embedding", "backward", embed.backward);
+  return out;
+}
+
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
                                     const hardware::NodeSpec& node, const CostParams& params) {
   const auto& par = job.parallelism;
@@ -171,11 +255,9 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                             static_cast<double>(job.model.hidden) * 2.0;
   double tp_pass = 0.0;
   if (t > 1) {
-    // A TP group larger than the NVLink domain rings through the NICs.
-    const double tp_rate =
-        t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
-    tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, tp_rate, alpha_nvl)
-                                    : 2 * ring_time(t, activation, 2.0, tp_rate, alpha_nvl);
+    const double rate = tp_rate(node, params, nvlink, t);
+    tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, rate, alpha_nvl)
+                                    : 2 * ring_time(t, activation, 2.0, rate, alpha_nvl);
   }
   // Named copies, not structured bindings: the lambdas below capture them (clang 14 cannot
   // capture a structured binding).
@@ -197,6 +279,9 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
 
   const double fwd_comm = tp_pass + ep_pass + cp_pass;
   const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
+  const std::optional<double> async_bwd =
+      async_tp_backward(job, layer, compute, node, params, nvlink, alpha_nvl,
+                        activation);  // Megatron, no userbuffers
 
   const workload::LayerOps embed = workload::embedding_ops(job);
   const workload::LayerOps output = workload::output_layer_ops(job);
@@ -230,6 +315,10 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
         // Backward's own exchanges, plus the forward's again for each recomputed layer.
         const double rec_layers = recompute == workload::Recompute::full ? n_rec : 0.0;
         b.tp_comm_s = n * (ub_bwd + comm_exposed(ep_pass + cp_pass, bwd.gemm)) + rec_layers * ub_fwd;
+      } else if (async_bwd) {
+        // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
+        b.tp_comm_s = n * (*async_bwd + ep_pass + cp_pass) +
+                      (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm;
       } else {
         b.tp_comm_s = recompute == workload::Recompute::full
                           ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +

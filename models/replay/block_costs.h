@@ -11,6 +11,10 @@
 //   Full recompute repeats the forward collectives before backward.
 //   With tp_comm_overlap the collectives hide behind the layer's GEMMs:
 //     exposed = max(0, t_comm - t_gemm) per layer (per pass).
+//   Without it, Megatron's stacks (job.tp_async_backward) run the backward collectives of the
+//   column-parallel linears beside their GEMMs (block_costs.cpp, async_tp_backward): the input
+//   gradient's all-reduce under the weight-gradient GEMM, or with SP the input's all-gather
+//   under the input-gradient GEMM and the reduce-scatter under the weight-gradient GEMM.
 // Expert-parallel all-to-all (dispatch + combine, per MoE layer and pass) and context-
 // parallel ring exchange of K/V (per layer and pass) are costed the same way on the
 // bottleneck of their group (NVLink inside the NVLink domain, the NIC otherwise).
@@ -19,6 +23,7 @@
 //   bytes = shard x 32 (read fp32 param, grad, m, v; write param, m, v; write bf16 copy).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "models/hardware/compute_model.h"
@@ -49,6 +54,19 @@ struct CostParams {
   double nic_bytes_per_s = 50e9;  // per GPU, for EP/CP groups that leave the node
   bool tp_comm_overlap = false;
 };
+
+// One kernel of a block, as block_costs() times it: the pass (forward, backward, recompute), the
+// layer (transformer, output: final norm + logits + loss, embedding), the op's name and kind
+// (gemm, attention, elementwise), its FLOPs and HBM bytes (element-wise), and seconds on the
+// calibrated compute model with the job's attention kernel.
+struct KernelTime {
+  std::string layer, pass, name, kind;
+  double flops = 0.0, bytes = 0.0, seconds = 0.0;
+};
+// Every kernel of one transformer layer, the output layer and the embedding, per micro-batch
+// and TP rank (collectives excluded: they are not kernels of the compute model).
+std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
+                                           const hardware::ComputeModel& compute);
 
 // One entry per pipeline stage.
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,

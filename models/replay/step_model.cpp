@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "models/collective/nccl_tuning.h"
 #include "models/replay/block_costs.h"
 #include "models/replay/comm_adapter.h"
 #include "models/workload/flops.h"
@@ -29,22 +30,76 @@ StepProgram build_program(const StepInput& in) {
   return build_step_program(in.job, costs, in.program);
 }
 
-double straggler_delay(double compute_s, double gpus, int tensor_parallel, double microbatches,
-                       double microbatch_noise_cv, double worker_offset_cv) {
-  const double workers = std::floor(gpus / std::max(1, tensor_parallel));
-  if (workers < 2 || compute_s <= 0.0) return 0.0;
-  const double m = std::max(1.0, microbatches);
-  const double sigma =
-      std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv / m);
-  // Blom's approximation of the expected maximum of N standard normals; the inverse normal
-  // CDF by bisection on erfc (monotone, 60 halvings).
-  const double p = (workers - 0.375) / (workers + 0.25);
+namespace {
+
+// E[max of n standard normals] by Blom's approximation; the inverse normal CDF by bisection on
+// erfc (monotone, 60 halvings). 0 below two.
+double expected_max_normal(double n) {
+  if (n < 2.0) return 0.0;
+  const double p = (n - 0.375) / (n + 0.25);
   double lo = -10.0, hi = 10.0;
   for (int i = 0; i < 60; ++i) {
     const double mid = 0.5 * (lo + hi);
     (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
   }
-  return compute_s * sigma * 0.5 * (lo + hi);
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+double straggler_delay(double compute_s, double gpus, int tensor_parallel, double microbatches,
+                       double microbatch_noise_cv, double worker_offset_cv, double sync_workers) {
+  const double workers = std::floor(gpus / std::max(1, tensor_parallel));
+  if (workers < 2 || compute_s <= 0.0) return 0.0;
+  const double m = std::max(1.0, microbatches);
+  const double step_sigma =
+      std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv / m);
+  double z_sigma = step_sigma * expected_max_normal(workers);
+  if (sync_workers >= 2.0) {
+    const double per_microbatch =
+        std::sqrt(worker_offset_cv * worker_offset_cv + microbatch_noise_cv * microbatch_noise_cv);
+    z_sigma = std::max(z_sigma, per_microbatch * expected_max_normal(std::min(sync_workers, workers)));
+  }
+  return compute_s * z_sigma;
+}
+
+AmaxSync amax_sync(const StepInput& in) {
+  AmaxSync out;
+  if (in.job.precision != "fp8") return out;
+  const workload::ParallelSpec& p = in.job.parallelism;
+  const bool tp_only = in.fp8_amax_reduction == "tp-cp";
+  const int dp = tp_only ? 1 : p.data_parallel;
+  const int64_t ranks = int64_t{p.tensor_parallel} * p.context_parallel * dp;
+  if (ranks < 2) return out;
+  // The NVLink domains the group of stage 0 spans, and its most members in one.
+  const int domain = std::max(1, in.cluster.node.nvlink_domain_gpus());
+  std::unordered_map<int64_t, int> members;
+  Placement at;
+  for (at.dp = 0; at.dp < dp; ++at.dp) {
+    for (at.cp = 0; at.cp < p.context_parallel; ++at.cp) {
+      for (at.tp = 0; at.tp < p.tensor_parallel; ++at.tp) {
+        const int rank = global_rank(p, at, in.program.placement);
+        const int gpu =
+            in.program.gpu_of_rank.empty() ? rank : in.program.gpu_of_rank[static_cast<size_t>(rank)];
+        ++members[gpu / domain];
+      }
+    }
+  }
+  int ppn = 1;
+  for (const auto& [d, n] : members) ppn = std::max(ppn, n);
+  const collective::TuningInput tuning = collective::node_tuning_input(
+      in.cluster.node, true, static_cast<int>(ranks), static_cast<int>(members.size()), ppn);
+  // One fp32 amax per FP8 tensor of the chunk's linear layers: input and weight of the four
+  // GEMMs of a layer forward, their output gradients backward (TE's global amax buffers).
+  const double layers = static_cast<double>(workload::layers_per_chunk(in.job));
+  const double forward_us = collective::nccl_choose(tuning, 4.0 * 8.0 * layers).time_us;
+  const double backward_us = collective::nccl_choose(tuning, 4.0 * 4.0 * layers).time_us;
+  const double chunks =
+      static_cast<double>(p.virtual_pipeline) * static_cast<double>(workload::microbatches(in.job));
+  out.workers = static_cast<double>(ranks / p.tensor_parallel);
+  out.syncs = 2.0 * chunks;
+  out.latency_s = chunks * (forward_us + backward_us) * 1e-6;
+  return out;
 }
 
 namespace {
@@ -396,11 +451,14 @@ StepResult simulate_step(const StepInput& in) {
   b.other_s += std::max(0.0, out.step_time_s - b.total());
   double critical_compute = 0.0;
   for (const double c : out.rank_compute_s) critical_compute = std::max(critical_compute, c);
+  const AmaxSync sync = amax_sync(in);
   b.straggler_s =
       straggler_delay(critical_compute, static_cast<double>(workload::gpus_used(in.job.parallelism)),
                       in.job.parallelism.tensor_parallel, static_cast<double>(workload::microbatches(in.job)),
-                      in.microbatch_noise_cv, in.worker_offset_cv);
-  out.step_time_s += b.straggler_s;
+                      in.microbatch_noise_cv, in.worker_offset_cv, sync.workers);
+  // The amax all-reduces sit on each chunk's compute stream: added like the waits, exposed.
+  b.exposed_dp_comm_s += sync.latency_s;
+  out.step_time_s += b.straggler_s + sync.latency_s;
   out.collectives = run.collectives;
 
   const double peak = node.gpu.bf16_dense_flops;

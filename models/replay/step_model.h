@@ -48,6 +48,8 @@ struct StepInput {
   collective::CollectiveParams collectives;
   ProgramOptions program;
   bool tp_comm_overlap = false;
+  // FP8 delayed scaling's amax all-reduce group (amax_sync()): "tp-dp-cp" or "tp-cp".
+  std::string fp8_amax_reduction = "tp-dp-cp";
   std::vector<std::pair<int, double>> gpu_speed;  // (gpu, factor): gpu_throttle faults, variability
   double kernel_jitter_cv = 0.0;                  // ExecutorOptions::kernel_jitter_cv
   // Stragglers of a healthy fleet (straggler_delay()): per-micro-batch compute noise of each
@@ -140,12 +142,33 @@ std::vector<uint8_t> traced_gpus(const StepProgram& program, const std::vector<i
 // the folded or explicit step):
 //   delay = compute x sigma x z_N,  z_N = E[max of N standard normals] ~ Phi^-1((N - 0.375) /
 //   (N + 0.25)) (Blom), 0 for one worker.
+// With a synchronisation inside every micro-batch among `sync_workers` >= 2 workers (FP8
+// delayed scaling's amax all-reduce, amax_sync()), each micro-batch waits for the slowest of
+// them, so its noise is not averaged over the step:
+//   delay = compute x max(sigma x z_N, sqrt(sigma_p^2 + sigma_e^2) x z_sync_workers).
 // Sources for the defaults (cluster.variability): ByteDance's released production traces
 // (StragglerAnalysis, OSDI'25 artifact): persistent per-worker SD 0.27-0.37%, per-micro-batch
 // residual 1.1-1.9%; a Monte-Carlo with sigma_p 0.4% and sigma_e 2% reproduces the step jitter
 // of NVIDIA's MLPerf GPT-3 logs at 512-10,752 GPUs (docs/stragglers.md).
 double straggler_delay(double compute_s, double gpus, int tensor_parallel, double microbatches,
-                       double microbatch_noise_cv, double worker_offset_cv);
+                       double microbatch_noise_cv, double worker_offset_cv, double sync_workers = 0.0);
+
+// FP8 delayed scaling (precision fp8): Transformer Engine reduces the amaxes of every FP8
+// tensor of an fp8_autocast region when the region's forward exits, and those of its backward
+// when the backward of its first module ends (transformer_engine/pytorch/fp8.py,
+// FP8GlobalStateManager.reduce_and_update_fp8_tensors: torch.distributed.all_reduce(MAX,
+// async_op=False), which the compute stream waits on). Megatron-core opens one region per model
+// chunk (TransformerBlock) with the group get_amax_reduction_group(with_context_parallel=True,
+// tp_only_amax_red): TP x DP x CP ranks of the stage by default, TP x CP with
+// --tp-only-amax-red. So every forward and backward of every chunk ends in a small all-reduce
+// over that group: 2 v m per stage and step, each at NCCL's latency for the group (tree or
+// ring, LL, nccl_tuning.h), and each a point where the group's workers wait for the slowest.
+struct AmaxSync {
+  double workers = 0.0;    // TP groups in the amax group (the waits' N); 0: no synchronisation
+  double syncs = 0.0;      // all-reduces per stage and step: 2 x chunks x micro-batches
+  double latency_s = 0.0;  // their summed NCCL time per step
+};
+AmaxSync amax_sync(const StepInput& in);
 
 // The step program simulate_step replays: block costs from the calibrated compute model,
 // then build_step_program with input.program (for exporting it, e.g. as Chakra traces).

@@ -148,6 +148,8 @@ struct RuntimeSection {
   int offload_activation_layers = 0;
   std::string stack;
   std::string precision;
+  std::string fp8_amax_reduction;
+  std::string tp_async_backward;
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

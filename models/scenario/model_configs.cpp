@@ -216,6 +216,9 @@ workload::JobSpec job_spec(const Config& c) {
   const std::string& fp8_params = c.training_job.runtime.fp8_params;
   j.fp8_params = workload::is_fp8(j) && (fp8_params == "yes" || (fp8_params == "auto" && j.stack == "nemo"));
   j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
+  const std::string& async = c.training_job.runtime.tp_async_backward;
+  j.tp_async_backward =
+      async == "on" || (async == "auto" && (j.stack == "megatron-core" || j.stack == "nemo"));
   return j;
 }
 

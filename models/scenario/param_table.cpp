@@ -433,6 +433,22 @@ void runtime_params(std::vector<Param>& t) {
                 "before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell "
                 "1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).")
                   .one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));
+  t.push_back(
+      P(training_job.runtime.tp_async_backward, text, "\"auto\"",
+        "Megatron's asynchronous TP collectives in backward (on by default since Megatron-LM 3f65246, Sep "
+        "2021; --no-async-tensor-model-parallel-allreduce): each column-parallel linear (QKV, MLP in) "
+        "all-reduces its input gradient under its weight-gradient GEMM, or with sequence parallelism "
+        "all-gathers its input under the input-gradient GEMM and reduce-scatters under the weight-gradient "
+        "GEMM; the GEMM loses the SMs NCCL takes. auto: on for megatron-core and nemo, off for the others "
+        "(PyTorch DTensor TP, DeepSpeed). No effect with tp_comm_overlap (userbuffers) or TP 1.")
+          .one_of({"auto", "on", "off"}));
+  t.push_back(
+      P(training_job.runtime.fp8_amax_reduction, text, "\"tp-dp-cp\"",
+        "With precision fp8 (delayed scaling): the group whose amax all-reduce ends every forward and "
+        "backward of a model chunk (Transformer Engine fp8_autocast, synchronous): tp-dp-cp, "
+        "Megatron-core's default (every replica of the stage waits for the slowest, each micro-batch), or "
+        "tp-cp (--tp-only-amax-red). Other precisions have no amax history to reduce.")
+          .one_of({"tp-dp-cp", "tp-cp"}));
   t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false",
                 "Overlap TP collectives with the GEMMs that need them."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true",

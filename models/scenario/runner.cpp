@@ -234,6 +234,7 @@ replay::StepInput step_input(const Config& c) {
   in.program.placement = rt.placement;
   in.program.bucket_params = static_cast<double>(rt.bucket_size.n) / 4.0;
   in.tp_comm_overlap = rt.tp_comm_overlap;
+  in.fp8_amax_reduction = rt.fp8_amax_reduction;
   in.seed = static_cast<uint64_t>(c.seed);
   in.gpu_speed = gpu_speeds(c);
   in.kernel_jitter_cv = c.cluster.variability.kernel_jitter_cv;

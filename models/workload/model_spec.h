@@ -97,6 +97,10 @@ struct JobSpec {
   // Layers whose activations are offloaded to host memory (Megatron --cpu-offloading-num-layers):
   // the first ones of the model, PP 1 and no recompute (memory.h, block_costs.h).
   int offload_activation_layers = 0;
+  // Megatron's column-parallel linears overlap their backward TP collectives with the GEMMs
+  // beside them (--async-tensor-model-parallel-allreduce, block_costs.h); resolved from
+  // training_job.runtime.tp_async_backward (auto: megatron-core and nemo).
+  bool tp_async_backward = false;
 };
 
 // The linear layers run in FP8 (any of the FP8 recipes).

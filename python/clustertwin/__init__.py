@@ -12,7 +12,8 @@
 import importlib
 
 from .accuracy import accuracy
-from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, drill, estimate, export_chakra, limits, load,
+from .api import (InputLimitError, Result, Scenario, ScenarioError, calibrate, drill, estimate, export_chakra, layer_kernels,
+                  limits, load,
                   load_trace,
                   run, schema, set_limit)
 from .compare import compare_nccl_tests, nccl_tests
@@ -23,7 +24,7 @@ from .optimize import optimize
 from .planning import plan
 from .sweep import sweep
 
-__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "layer_kernels", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
            "load", "load_trace", "optimize", "plan", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]
 
 

@@ -12,6 +12,7 @@ from .api import drill as drill
 from .api import set_limit as set_limit
 from .api import calibrate as calibrate
 from .api import export_chakra as export_chakra
+from .api import layer_kernels as layer_kernels
 from .api import load as load
 from .api import load_trace as load_trace
 from .api import run as run
@@ -28,5 +29,5 @@ from .optimize import optimize as optimize
 from .planning import plan as plan
 from .sweep import sweep as sweep
 
-__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
+__all__ = ["ImportedScenario", "InputLimitError", "Result", "Scenario", "ScenarioError", "accuracy", "calibrate", "compare_nccl_tests", "drill", "estimate", "evaluate_layouts", "export_chakra", "frames", "layer_kernels", "from_hf_config", "from_megatron_args", "from_nemo_config", "limits", "nccl_tests",
            "load", "load_trace", "optimize", "plan", "plots", "run", "schema", "set_limit", "sweep", "write_openmetrics"]

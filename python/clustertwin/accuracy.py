@@ -83,9 +83,10 @@ def _sc21_table1(mode: str) -> Iterable[_Case]:
         gbs = row["global_batch"]
         dp = gpus // (tp * pp)
         model = {"layers": layers, "hidden": hidden, "heads": row["heads"], "seq_length": 2048, "vocab": 51200}
-        # 2021 Megatron: batched blocking p2p (Sec. 4.1), no DP overlap, unfused attention
+        # 2021 Megatron: batched blocking p2p (Sec. 4.1), no DP overlap, unfused attention, and
+        # backward TP all-reduces in line (the asynchronous ones came in Sep 2021, 3f65246)
         runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": False,
-                   "overlap_p2p": False}
+                   "overlap_p2p": False, "tp_async_backward": "off"}
         variants = []
         for mb in (1, 2, 4, 8):
             if gbs % (mb * dp):
@@ -131,17 +132,19 @@ def _korthikanti(mode: str) -> Iterable[_Case]:
     parallelism) against sequence parallelism + selective recompute ("present work"). Megatron
     of 2022: unfused attention, blocking batched p2p. The micro-batch and interleaving are not
     published: as for SC'21, the fastest layout that fits is kept (micro-batch 1-8, 1-8 chunks).
-    The batch comes from the model's (MFU, time) pair (_korthikanti_batch); the 2,240-GPU MFU
-    rows and the per-layer times of Table 4 are not computed."""
+    The batch comes from the model's (MFU, time) pair (_korthikanti_batch). Table 4's per-layer
+    times (22B: forward + backward of one layer over the step's batch, TP comm included) are the
+    transformer layer's kernels (ct.layer_kernels) times the micro-batches, plus the step's
+    exposed TP time per layer. The 2,240-GPU MFU rows are not computed (no batch)."""
     rows = [r for r in _load("nemo_megatron_perf.json")["rows"] if _group(r) == "korthikanti"]
     for row in rows:
         quantity, published = ("step s", row["step_time_s"]) if row.get("step_time_s") else _published(row)
         label = f"{row['model']} {row['num_gpus']}x{row['gpu']} {row.get('recompute')}"
         case = _Case(label, quantity, published, source=row["source"])
-        gbs = _korthikanti_batch(rows, row["model"])
-        if quantity == "layer ms":
-            case.reason = "per-layer times are not in the report"
-        elif quantity != "step s" or gbs is None:
+        step_row = next((r["model"] for r in rows if r.get("step_time_s") and r["hidden"] == row["hidden"]
+                         and r["layers"] == row["layers"]), row["model"])
+        gbs = _korthikanti_batch(rows, step_row)
+        if quantity not in ("step s", "layer ms") or gbs is None:
             case.reason = "the batch is not in the row"
         if case.reason:
             yield case
@@ -150,8 +153,14 @@ def _korthikanti(mode: str) -> Iterable[_Case]:
         dp = gpus // (tp * pp)
         model = {"layers": layers, "hidden": row["hidden"], "heads": row["heads"], "seq_length": row["seq_length"],
                  "vocab": _KORTHIKANTI_VOCAB}
-        present = "selective" in row["recompute"]
-        runtime = {"recompute_granularity": "selective" if present else "full", "attention": "unfused",
+        recompute = str(row["recompute"])
+        if quantity == "layer ms":  # Table 4: each recompute and sequence-parallel setting
+            granularity = next(g for g in ("selective", "full", "none") if recompute.startswith(g))
+            present = "sequence_parallel" in recompute
+        else:  # Table 5: 2021 (full recompute) against the present work (selective + SP)
+            present = "selective" in recompute
+            granularity = "selective" if present else "full"
+        runtime = {"recompute_granularity": granularity, "attention": "unfused",
                    "overlap_grad_reduce": False, "overlap_p2p": False}
         for mb in (1, 2, 4, 8):
             if gbs % (mb * dp):
@@ -163,8 +172,21 @@ def _korthikanti(mode: str) -> Iterable[_Case]:
                 par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "virtual_pipeline": v,
                        "zero_stage": 0, "sequence_parallel": present}
                 case.scenarios.append(_scenario(_selene(gpus), model, par, mb, gbs, runtime, mode))
-        case.predict, case.pick = (lambda report, sc: report["step_time_s"]), "min"
+        case.predict = _layer_ms if quantity == "layer ms" else (lambda report, sc: report["step_time_s"])
+        case.pick = "min"
         yield case
+
+
+def _layer_ms(report: dict, sc: dict) -> float:
+    """One transformer layer's forward + backward over the step's batch, ms: its kernels per
+    micro-batch times the micro-batches per replica, plus the step's exposed TP time per layer."""
+    from .api import layer_kernels
+
+    job = sc["training_job"]
+    kernels = layer_kernels(sc)
+    per_mb = kernels[kernels.layer == "transformer"].seconds.sum()
+    m = job["global_batch_size"] // (job["micro_batch_size"] * job["parallelism"]["data_parallel"])
+    return 1e3 * (m * per_mb + report["breakdown"]["exposed_tp_comm_s"] / job["model"]["layers"])
 
 
 def _sc21_table2(mode: str) -> Iterable[_Case]:
@@ -178,7 +200,7 @@ def _sc21_table2(mode: str) -> Iterable[_Case]:
                  "vocab": m["vocab"]}
         runtime = {"recompute_granularity": "full", "attention": "unfused",
                    "stack": "deepspeed-2021" if zero3 else "megatron-core", "overlap_grad_reduce": zero3,
-                   "overlap_p2p": False}
+                   "overlap_p2p": False, "tp_async_backward": "off"}  # the paper's code: spring 2021
         par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp),
                "zero_stage": 3 if zero3 else 0}
         gbs = row["global_batch_sequences"]

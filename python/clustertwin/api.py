@@ -293,6 +293,22 @@ def estimate(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[st
     return json.loads(_core.estimate(scenario.to_json(), json.dumps(dict(overrides or {}))))
 
 
+def layer_kernels(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None):
+    """Where a micro-batch's compute time goes: every kernel of one transformer layer, the output
+    layer (final norm, logits, loss) and the embedding, per micro-batch and TP rank, as the step
+    model times them on the calibrated compute model. A pandas DataFrame: layer, pass (forward,
+    recompute, backward), name, kind (gemm, attention, elementwise), flops, bytes (element-wise
+    HBM traffic), seconds, and tflops (achieved FLOP/s of a GEMM or attention kernel, /1e12).
+    Collectives are not kernels of the compute model: see ``run(...).breakdown``."""
+    import pandas as pd
+
+    scenario = _as_scenario(scenario)
+    rows = json.loads(_core.layer_kernels(scenario.to_json(), json.dumps(dict(overrides or {}))))
+    df = pd.DataFrame(rows, columns=["layer", "pass", "name", "kind", "flops", "bytes", "seconds"])
+    df["tflops"] = (df["flops"] / df["seconds"].where(df["seconds"] > 0) / 1e12).fillna(0.0)
+    return df
+
+
 def drill(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, kill: int, at: str | float,
           hang: bool = False, overrides: Mapping[str, Any] | None = None) -> dict:
     """The kill-a-node drill (models/scenario/drill.h): node ``kill`` crashes (or, with

@@ -175,6 +175,36 @@ def test_stragglers_grow_with_the_number_of_workers_and_follow_their_keys():
     assert noisy["breakdown"]["straggler_s"] > base["breakdown"]["straggler_s"]
 
 
+def test_fp8_delayed_scaling_syncs_the_amax_group_every_chunk():
+    # Transformer Engine all-reduces the amaxes when each chunk's forward and backward end, over
+    # Megatron's TP x DP x CP group (tp-dp-cp): each micro-batch waits for the slowest replica
+    # of its stage, and 2 v m all-reduces per step sit on the compute stream.
+    def run(**kw):
+        return ct.run(ct.Scenario(PIPELINED), overrides=kw).report
+    delayed = run(**{"training_job.runtime.precision": "fp8"})
+    tp_only = run(**{"training_job.runtime.precision": "fp8", "training_job.runtime.fp8_amax_reduction": "tp-cp"})
+    current = run(**{"training_job.runtime.precision": "fp8-cs"})
+    def share(r):
+        return r["breakdown"]["straggler_s"] / r["breakdown"]["compute_s"]
+    # DP 2 workers per micro-batch: sqrt(0.4%^2 + 2%^2) x E[max of 2 normals] (Blom: 0.589)
+    assert abs(share(delayed) - 0.0204 * 0.589) < 0.0005
+    # TP only: no replica waits for another inside the step; the step-level wait of 8 workers
+    # over 32 micro-batches is left (0.75%), as with current scaling, which reduces no amax history
+    assert abs(share(tp_only) - 0.0075) < 0.001 and abs(share(current) - 0.0075) < 0.001
+    assert delayed["step_time_s"] > tp_only["step_time_s"]
+    # the all-reduces: over 16 ranks on two nodes they cost more than over the 8 of one
+    dp_comm = run(**{"training_job.runtime.precision": "fp8", "training_job.runtime.overlap_grad_reduce": False})
+    tp_comm = run(**{"training_job.runtime.precision": "fp8", "training_job.runtime.overlap_grad_reduce": False,
+                     "training_job.runtime.fp8_amax_reduction": "tp-cp"})
+    bf16 = run(**{"training_job.runtime.overlap_grad_reduce": False})
+    extra = dp_comm["breakdown"]["exposed_dp_comm_s"] - tp_comm["breakdown"]["exposed_dp_comm_s"]
+    assert extra > 0 and tp_comm["breakdown"]["exposed_dp_comm_s"] > bf16["breakdown"]["exposed_dp_comm_s"]
+    # 2 x 32 micro-batches: each all-reduce between 5 and 100 us
+    assert 64 * 5e-6 < extra + (tp_comm["breakdown"]["exposed_dp_comm_s"] - bf16["breakdown"]["exposed_dp_comm_s"]) < 64 * 100e-6
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.fp8_amax_reduction"):
+        run(**{"training_job.runtime.fp8_amax_reduction": "dp"})
+
+
 def test_attention_kernel_sets_the_attention_time_per_stack():
     long = {"training_job.model.seq_length": 16384, "training_job.runtime.recompute_granularity": "full"}
     def step(**kw):
@@ -239,3 +269,56 @@ def test_collective_algorithm_nvls_tree_and_nvls_are_what_nccl_tests_runs():
         return float(row[7])
     assert abs(busbw(4, "nvls_tree") - 364) < 4 and abs(busbw(4, "ring") - 380) < 4
     assert abs(busbw(1, "nvls") - 476) < 4 and abs(busbw(1, "ring") - 360) < 4
+
+
+def test_layer_kernels_itemise_the_blocks_the_step_is_made_of():
+    k = ct.layer_kernels(ct.Scenario(GPT_1P4B))
+    assert set(k["pass"]) == {"forward", "backward"} and set(k["layer"]) == {"transformer", "output", "embedding"}
+    layer = k[k.layer == "transformer"]
+    fwd = layer[layer["pass"] == "forward"]
+    # forward GEMMs of one GPT layer at micro-batch 8 x 2048 tokens: 24 T h^2 FLOPs
+    tokens, h = 8 * 2048, 2048
+    assert abs(fwd[fwd.kind == "gemm"].flops.sum() - 24 * tokens * h * h) < 1e-6 * 24 * tokens * h * h
+    # no recompute: nothing to recompute; backward GEMMs are twice the forward's
+    assert layer[layer["pass"] == "recompute"].empty
+    bwd = layer[layer["pass"] == "backward"]
+    assert abs(bwd[bwd.kind == "gemm"].flops.sum() - 2 * fwd[fwd.kind == "gemm"].flops.sum()) < 1.0
+    assert (k.seconds > 0).all() and (k[k.kind == "elementwise"].bytes > 0).all()
+    # the layer's kernels are the step's compute: 24 layers x (forward + backward) + output + embedding
+    step = ct.run(ct.Scenario(GPT_1P4B)).report
+    assert abs(k.seconds.sum() + 23 * layer.seconds.sum() - step["breakdown"]["compute_s"]) < 0.01 * step["breakdown"]["compute_s"]
+    full = ct.layer_kernels(ct.Scenario(GPT_1P4B), overrides={"training_job.runtime.recompute_granularity": "full"})
+    assert not full[(full.layer == "transformer") & (full["pass"] == "recompute")].empty
+    with pytest.raises(ct.ScenarioError, match="training_job.micro_batch_size"):
+        ct.layer_kernels(ct.Scenario(GPT_1P4B), overrides={"training_job.micro_batch_size": 0})
+
+
+def test_megatron_overlaps_backward_tp_collectives_with_the_gemms_beside_them():
+    def run(**kw):
+        return ct.run(ct.Scenario(PIPELINED), overrides=kw).report
+    auto = run()  # megatron-core: on
+    on = run(**{"training_job.runtime.tp_async_backward": "on"})
+    off = run(**{"training_job.runtime.tp_async_backward": "off"})
+    assert auto["step_time_s"] == on["step_time_s"]
+    assert on["breakdown"]["exposed_tp_comm_s"] < 0.8 * off["breakdown"]["exposed_tp_comm_s"]
+    assert on["step_time_s"] < off["step_time_s"]
+    # without sequence parallelism only the two all-reduces of the input gradients are hidden
+    nosp = {"training_job.parallelism.sequence_parallel": False}
+    assert run(**nosp)["breakdown"]["exposed_tp_comm_s"] < run(**nosp, **{
+        "training_job.runtime.tp_async_backward": "off"})["breakdown"]["exposed_tp_comm_s"]
+    # PyTorch's DTensor TP (torchtitan) runs them in line; userbuffers replace the mechanism
+    titan = {"training_job.runtime.stack": "torchtitan", "training_job.parallelism.zero_stage": 3}
+    assert run(**titan)["step_time_s"] == run(**titan, **{"training_job.runtime.tp_async_backward": "off"})["step_time_s"]
+    ub = {"training_job.runtime.tp_comm_overlap": True}
+    assert run(**ub)["step_time_s"] == run(**ub, **{"training_job.runtime.tp_async_backward": "off"})["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.tp_async_backward"):
+        run(**{"training_job.runtime.tp_async_backward": "yes"})
+
+
+def test_megatron_fused_softmax_streams_its_scores():
+    # Unfused attention: Megatron's scale-mask-softmax keeps each row in registers, one read and
+    # one write per score, at the streaming rate of the dropout beside it (not torch.softmax's)
+    k = ct.layer_kernels(ct.Scenario(PIPELINED), overrides={"training_job.runtime.attention": "unfused"})
+    k = k[(k.layer == "transformer") & (k["pass"] == "forward")].set_index("name")
+    rate = k.bytes / k.seconds
+    assert abs(rate["attn_core.softmax"] / rate["attn_core.dropout"] - 1) < 0.02
