@@ -357,8 +357,13 @@ def _perf_scenario(row: dict, mode: str):
     gbs = row.get("global_batch") or mb * dp
     if torchtitan and pp > 1:  # the local batch split into pipeline_parallel_microbatches = pp
         gbs, mb = mb * dp, max(1, mb // pp)
+    vp = row.get("vp") or 1
+    if torchtitan and pp > 1 and "Interleaved" in str(row.get("framework", "")) and row.get("vp") is None:
+        # torchtitan 9dec370 pipelining_utils.generate_split_points: a multi-stage schedule
+        # (Interleaved 1F1B) without split points gets 2 stages per rank
+        vp = 2
     par = {"tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp, "data_parallel": dp,
-           "virtual_pipeline": row.get("vp") or 1, "zero_stage": 3 if fsdp else 1}
+           "virtual_pipeline": vp, "zero_stage": 3 if fsdp else 1}
     nvidia = _group(row) in ("nemo", "megatron-bridge")
     runtime = {"recompute_granularity": recompute,
                "stack": "torchtitan" if torchtitan else "nemo" if nvidia else "megatron-core",
