@@ -488,15 +488,18 @@ def _dgxc(mode: str) -> Iterable[_Case]:
 def _megascale(mode: str) -> Iterable[_Case]:
     """MegaScale Table 2, the Megatron-LM baseline: A100-80GB with 8 x 200G, TP 8 / PP 8 / VP 6,
     micro-batch 1 (not published; the smallest), selective recompute, and no overlap of the
-    data-parallel reduce-scatter / all-gather with compute: Megatron-LM 285068c8 (mid 2023)
-    predates --overlap-grad-reduce / --overlap-param-gather, which MegaScale Sec. 3.2 adds."""
+    data-parallel reduce-scatter / all-gather with compute: Megatron-LM 285068c8 (Jan 2023)
+    predates --overlap-grad-reduce / --overlap-param-gather, which MegaScale Sec. 3.2 adds. Its
+    attention is Megatron's own (scores in HBM, fused softmax): --use-flash-attn is opt-in at
+    285068c8 (megatron/arguments.py), and MegaScale Sec. 3.3 lists adopting FlashAttention-2 among
+    its own operator improvements over the baseline."""
     for row in _load("megascale-175b.json")["rows"]:
         model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "vocab": row["vocab"],
                  "seq_length": row["seq_length"]}
         par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "virtual_pipeline": row["vp"],
                "data_parallel": row["dp"], "zero_stage": 1}
         runtime = {"recompute_granularity": "selective", "overlap_grad_reduce": False, "overlap_param_gather": False,
-                   "overlap_p2p": False}
+                   "overlap_p2p": False, "attention": "unfused"}
         sc = _scenario(_cluster("A100-80GB", row["gpus"], "200Gbps"), model, par, 1, row["global_batch"], runtime, mode)
         yield _Case(f"Megatron-LM 175B on {row['gpus']} (batch {row['global_batch']})", "MFU %", row["mfu_pct"], [sc],
                     lambda report, sc: 100 * report["mfu"], source=row["source"])
