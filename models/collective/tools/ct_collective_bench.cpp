@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ class Done final : public ct::collective::CompletionHandler {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ct;
   const std::string mode = argc > 1 ? argv[1] : "flow";
   const int nodes = argc > 2 ? std::atoi(argv[2]) : 1280;
@@ -71,4 +74,16 @@ int main(int argc, char** argv) {
               ms(t1, t2), ms(t2, t3), ms(t0, t3));
   std::printf("  max link utilization %.3f\n", net->max_link_utilization());
   return done.done ? 0 : 1;
+}
+
+}  // namespace
+
+// Bad arguments are a clear error (exit 2), never an uncaught exception.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ct_collective_bench: %s\n", e.what());
+    return 2;
+  }
 }

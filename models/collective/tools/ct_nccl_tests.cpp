@@ -3,12 +3,15 @@
 // The CLI (`./clustertwin nccl-tests`) builds the cluster from a scenario instead.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "models/collective/nccl_tests.h"
 #include "models/hardware/gpu_catalog.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ct;
   collective::NcclTestsOptions o;
   o.op = collective::parse_op(argc > 1 ? argv[1] : "all_reduce");
@@ -30,4 +33,16 @@ int main(int argc, char** argv) {
   const int ranks = o.op == collective::Op::send_recv ? 2 : o.nodes * cluster.gpus_per_node();
   std::fputs(collective::format_nccl_tests(rows, o, ranks).c_str(), stdout);
   return 0;
+}
+
+}  // namespace
+
+// Bad arguments are a clear error (exit 2), never an uncaught exception.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ct_nccl_tests: %s\n", e.what());
+    return 2;
+  }
 }
