@@ -208,6 +208,8 @@ _MEGATRON_SWITCH = {
     "--overlap-p2p-communication": ("training_job.runtime.overlap_p2p", True),
     "--use-flash-attn": ("training_job.runtime.attention", "flash"),
     "--bf16": ("training_job.runtime.precision", "bf16"),
+    "--no-async-tensor-model-parallel-allreduce": ("training_job.runtime.tp_async_backward", "off"),
+    "--tp-only-amax-red": ("training_job.runtime.fp8_amax_reduction", "tp-cp"),
 }
 # Flags that do not change step time or memory in the twin (optimizer hyper-parameters, data,
 # logging, checkpoint paths): taken without a word in `unmapped`.

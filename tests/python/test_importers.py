@@ -118,6 +118,11 @@ def test_megatron_arguments_map_layout_and_say_what_was_not_mapped():
         "--use-distributed-optimizer", ""))
     assert bare["training_job"]["parallelism"]["sequence_parallel"] is False
     assert bare["training_job"]["parallelism"]["zero_stage"] == 0
+    # the switches of the backward TP overlap and the FP8 amax group change the step
+    sync = ct.from_megatron_args(MEGATRON_70B + " --no-async-tensor-model-parallel-allreduce --tp-only-amax-red")
+    assert sync["training_job"]["runtime"]["tp_async_backward"] == "off"
+    assert sync["training_job"]["runtime"]["fp8_amax_reduction"] == "tp-cp" and sync.unmapped == sc.unmapped
+    assert ct.run(sync).report["step_time_s"] > report["step_time_s"]
     with pytest.raises(ValueError, match="--num-layers missing"):
         ct.from_megatron_args("--hidden-size 8 --num-attention-heads 1 --seq-length 8")
     with pytest.raises(ValueError, match="--tensor-model-parallel-size: got 'x'"):
