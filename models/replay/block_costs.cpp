@@ -192,6 +192,14 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
 }
 
 // One layer's saved activations over the GPU-host link (activation offloading).
+// Adam over the shard, 32 bytes per parameter moved. With 16-bit master remainders the master
+// is read as bf16 weight + remainder (4 bytes, as the fp32 master) and written as both (4 bytes),
+// where the fp32 master was written and the bf16 weight written again (6): 2 bytes fewer
+// (JobSpec::master_remainders).
+double optimizer_bytes_per_parameter(const workload::JobSpec& job) {
+  return job.master_remainders ? 30.0 : 32.0;
+}
+
 double offload_copy_s(const workload::JobSpec& job, const hardware::NodeSpec& node) {
   const double host =
       node.gpu.host_link_bytes_per_s > 0 ? node.gpu.host_link_bytes_per_s : node.pcie_rate.bytes_per_second();
@@ -345,7 +353,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       sc.backward[static_cast<size_t>(c)] = b;
     }
     const int shard = par.zero_stage >= 1 ? par.data_parallel * par.context_parallel : 1;
-    const double optimizer_bytes = stage_params / shard * 32.0;
+    const double optimizer_bytes = stage_params / shard * optimizer_bytes_per_parameter(job);
     sc.optimizer_s = compute.elementwise_time(sim::Bytes{static_cast<int64_t>(optimizer_bytes)}).seconds();
   }
   return stages;

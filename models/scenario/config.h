@@ -145,6 +145,7 @@ struct RuntimeSection {
   bool torch_compile = false;
   std::string compile_loss;
   std::string fp8_params;
+  std::string master_weights;
   int offload_activation_layers = 0;
   std::string stack;
   std::string precision;

@@ -215,6 +215,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.precision = c.training_job.runtime.precision;
   const std::string& fp8_params = c.training_job.runtime.fp8_params;
   j.fp8_params = workload::is_fp8(j) && (fp8_params == "yes" || (fp8_params == "auto" && j.stack == "nemo"));
+  j.master_remainders = c.training_job.runtime.master_weights == "remainder";
   j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward =
@@ -297,6 +298,24 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
 }
 
 // training_job.runtime: keys that only hold together on some stacks and layouts.
+// master_weights remainder completes fp32 masters from bf16 weights: Transformer Engine /
+// Megatron / DeepSpeed stacks without FP8 primary weights.
+void master_weight_problems(const Config& c, std::vector<std::string>& problems) {
+  if (c.training_job.runtime.master_weights != "remainder") return;
+  const std::string& stack = c.training_job.runtime.stack;
+  const bool bf16_weights =
+      stack == "megatron-core" || stack == "nemo" || stack == "deepspeed" || stack == "deepspeed-2021";
+  const bool fp8_weights = c.training_job.runtime.precision != "bf16" &&
+                           (c.training_job.runtime.fp8_params == "yes" ||
+                            (c.training_job.runtime.fp8_params == "auto" && stack == "nemo"));
+  if (!bf16_weights || fp8_weights) {
+    problems.push_back("training_job.runtime.master_weights: got \"remainder\" on stack \"" + stack + "\"" +
+                       (fp8_weights ? " with FP8 primary weights (fp8_params)" : "") +
+                       "; expected bf16 model weights whose 16 bits complete the fp32 master (stacks "
+                       "megatron-core, nemo, deepspeed, deepspeed-2021, without fp8_params), or fp32");
+  }
+}
+
 void runtime_problems(const Config& c, std::vector<std::string>& problems) {
   const std::string& precision = c.training_job.runtime.precision;
   const std::string& stack = c.training_job.runtime.stack;
@@ -330,6 +349,7 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
                          ", expected 0 or " + why);
     }
   }
+  master_weight_problems(c, problems);
   if (c.training_job.runtime.fp8_params == "yes" &&
       (precision == "bf16" || (stack != "megatron-core" && stack != "nemo"))) {
     problems.push_back(
@@ -419,6 +439,17 @@ void check_config(Config& c) {
           throw ScenarioError(
               {"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
                " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
+        }
+      });
+    }
+    if (c.training_job.runtime.attention_kernel == "fa3") {
+      guard("training_job.runtime.attention_kernel", [&] {
+        const hardware::GpuSpec g = gpu_spec(c);
+        if (g.sm_arch < 90) {
+          throw ScenarioError({"training_job.runtime.attention_kernel: got \"fa3\", but cluster.gpu " +
+                               c.cluster.gpu +
+                               " is not Hopper or later (FlashAttention-3 needs sm_90); expected auto, "
+                               "cudnn, fa2 or triton"});
         }
       });
     }

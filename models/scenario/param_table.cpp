@@ -366,7 +366,7 @@ void job_params(std::vector<Param>& t) {
           .at_most(1e6));
 }
 
-// Training job: the runtime (kernels, precision, overlap), checkpoints, scheduling.
+// Training job: the runtime (kernels, precision, overlap).
 void runtime_params(std::vector<Param>& t) {
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"",
                 "NCCL watchdog: a rank left waiting this long in a collective or receive fails the job (hang "
@@ -415,10 +415,24 @@ void runtime_params(std::vector<Param>& t) {
         "no otherwise (Megatron-LM's default). yes needs an FP8 precision on the megatron-core or nemo "
         "stack.")
           .one_of({"auto", "yes", "no"}));
+  t.push_back(
+      P(training_job.runtime.master_weights, text, "\"fp32\"",
+        "How the optimizer keeps the fp32 master copy of the bf16 weights: fp32 (4 bytes per parameter, "
+        "Megatron-LM's distributed optimizer, DeepSpeed, NeMo 2, Megatron-Bridge), or remainder (only the "
+        "low 16 bits, 2 bytes, beside the bf16 weight whose bits complete it: Apex DistributedFusedAdam's "
+        "store_param_remainders, which NeMo 1.x's distributed_fused_adam turns on for bf16 models without "
+        "fp8_params, nemo/collections/nlp/models/language_modeling/megatron_base_model.py at v2.0.0; TE "
+        "FusedAdam's with Megatron's --use-precision-aware-optimizer). remainder: optimizer state 10 "
+        "instead of 12 bytes per parameter (sharded as before) and 2 fewer bytes per parameter in the "
+        "optimizer step; it needs bf16 weights (megatron-core, nemo, deepspeed stacks, no FP8 primary "
+        "weights).")
+          .one_of({"fp32", "remainder"}));
   t.push_back(P(training_job.runtime.attention_kernel, text, "\"auto\"",
-                "The flash-attention kernel, by its measured throughput relative to cuDNN's (the calibrated "
-                "one; FlashAttention-3 paper, H100): cudnn, fa3 (1.10 fwd / 1.08 bwd), fa2 (0.62 / 0.62; "
-                "PyTorch SDPA's FLASH backend), triton (2023 Triton kernel: 0.68 / 0.21 estimated). auto = "
+                "The flash-attention kernel, by its measured throughput relative to the calibrated one "
+                "(PyTorch 2.11 SDPA's cuDNN kernel on H200, at FlashAttention-3's published speed; "
+                "FlashAttention-3 paper Figs. 5-6, H100): cudnn, fa3 (1.0 / 1.0; Hopper and later), fa2 "
+                "(0.555 fwd / 0.574 bwd on Hopper and later, 1.0 on Ampere; PyTorch SDPA's FLASH backend, "
+                "flash-attn 2), triton (2023 Triton kernel: 0.614 / 0.195 estimated). auto = "
                 "the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton "
                 "for composer (models/workload/layer_ops.h).")
                   .one_of({"auto", "cudnn", "fa3", "fa2", "triton"}));
@@ -463,6 +477,10 @@ void runtime_params(std::vector<Param>& t) {
                 "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
   t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.")
                   .one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
+}
+
+// Training job: checkpoints and scheduling.
+void checkpoint_params(std::vector<Param>& t) {
   t.push_back(
       P(training_job.checkpoint.interval_steps, count, "0", "Steps between checkpoints (0 = use interval).")
           .at_most(1e9));
@@ -605,6 +623,7 @@ std::vector<Param> build_table() {
   network_params(t);
   job_params(t);
   runtime_params(t);
+  checkpoint_params(t);
   study_params(t);
   reliability_params(t);
   return t;

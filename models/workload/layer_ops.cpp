@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
@@ -372,9 +374,16 @@ AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
     }
   }
   const bool ampere = sm_arch < 90;
-  if (k == "fa3") return {"fa3", 1.10, 1.08};
-  if (k == "fa2") return {"fa2", ampere ? 1.0 : 0.62, ampere ? 1.0 : 0.62};
-  if (k == "triton") return {"triton", ampere ? 0.9 : 0.68, ampere ? 0.34 : 0.21};
+  if (k == "fa3") {
+    if (ampere) {
+      throw std::invalid_argument(
+          "training_job.runtime.attention_kernel: got \"fa3\" on a GPU of sm_" + std::to_string(sm_arch) +
+          ", expected Hopper or later (FlashAttention-3 needs sm_90); use fa2 or cudnn");
+    }
+    return {"fa3", 1.0, 1.0};
+  }
+  if (k == "fa2") return {"fa2", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574};
+  if (k == "triton") return {"triton", ampere ? 0.9 : 0.614, ampere ? 0.34 : 0.195};
   return {"cudnn", 1.0, 1.0};
 }
 

@@ -80,17 +80,26 @@ Op gemm(std::string_view name, int64_t m, int64_t n, int64_t k, int64_t count = 
 Op gemm_dgrad(const Op& fwd, std::string_view name);
 Op gemm_wgrad(const Op& fwd, std::string_view name);
 
-// Flash-attention kernels, relative to cuDNN's (the calibrated one), forward and backward:
-// FlashAttention-3 paper (Shah et al. 2024, Figs. 5-6, H100, head dim 128, 2k-16k tokens):
-// FA2 0.62 / 0.62, FA3 1.10 / 1.08, the Triton kernel 0.68 forward; the 2023 Triton kernel's
-// backward is not measured on H100: on A100 (FlashAttention-2 paper Fig. 4) Triton forward +
-// backward is 0.42x FA2's, which with its forward at 1.1x FA2 leaves a backward of 0.34x FA2,
-// i.e. 0.21x cuDNN on H100 (an estimate). On Ampere cuDNN is not faster than FA2 (TE docs;
-// PyTorch #192799: fwd 135 vs 136 TF/s): FA2 1.0, Triton 0.9 / 0.34. Stack defaults (auto):
-// megatron-core, nemo: cudnn (Transformer Engine's FusedAttention on Hopper); pytorch: cudnn
-// (torch 2.11's SDPA default on H100, the calibration's); torchtitan, deepspeed: fa2 (PyTorch
-// SDPA's FLASH backend in torch 2.5.1-2.10, flash-attn 2); composer: triton (LLM Foundry's
-// attn_impl default in 2023).
+// Flash-attention kernels, relative to the calibrated one. The calibration timed PyTorch
+// 2.11's SDPA on H200, which dispatches to cuDNN there (cuDNN >= 9.15; PyTorch
+// sdp_utils.cpp check_prefer_cudnn_attention) and runs at FlashAttention-3's published speed:
+// causal forward, head dim 128, 16 heads, 4k / 8k / 16k tokens, 579 / 612 / 630 TFLOP/s
+// measured (models/hardware/data/h200-kernels.json) against FA3's 579 / 602 / 616 on H100
+// (Shah et al. 2024, Fig. 5), and 561 against 561 backward at 16k (Fig. 6). So cudnn and fa3
+// are both 1.0; the 2024 cuDNN 9.1 of that paper was 0.87-0.92 of FA3 at 16k and is not a
+// separate choice. The other kernels, from the same figures (H100, head dim 128, 2k-16k):
+//   fa2    forward (causal)  298/521 319/579 333/602 335/616 -> 0.555; backward 291/501 310/542
+//          318/559 322/561 -> 0.574 (FA2 has no Hopper wgmma/TMA path);
+//   triton forward (causal)  323/521 353/579 369/602 378/616 -> 0.614; its 2023 backward is not
+//          measured on H100: on A100 (FlashAttention-2 paper Fig. 4) Triton forward + backward
+//          is 0.42x FA2's, which with its forward at 1.1x FA2 leaves a backward of 0.34x FA2's,
+//          0.34 x 0.574 = 0.195 here (an estimate).
+// On Ampere FA2 is the native kernel and cuDNN is not faster (TE docs; PyTorch #192799: forward
+// 135 vs 136 TF/s): fa2 1.0, triton 0.9 / 0.34; FA3 needs Hopper (an error before sm_90).
+// Stack defaults (auto): megatron-core, nemo: cudnn (Transformer Engine's FusedAttention on
+// Hopper); pytorch: cudnn (torch 2.11's SDPA default, the calibration's); torchtitan,
+// deepspeed: fa2 (PyTorch SDPA's FLASH backend in torch 2.5.1-2.10, pytorch#138522 made cuDNN
+// opt-in; flash-attn 2); composer: triton (LLM Foundry's attn_impl default in 2023).
 struct AttentionKernelSpeed {
   std::string_view name;
   double forward = 1.0, backward = 1.0;

@@ -161,6 +161,8 @@ StackMemory stack_memory(const JobSpec& job) {
   // FP8 primary weights: each linear weight is held as an FP8 tensor (1 byte) with its cached
   // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache.
   if (job.fp8_params) s.fp8_weight_cache_bytes = 0;
+  // fp32 master weights kept as 16-bit remainders of the bf16 weights (store_param_remainders).
+  if (job.master_remainders) s.optimizer_bytes -= 2.0;
   return s;
 }
 

@@ -94,6 +94,10 @@ struct JobSpec {
   // FP8 primary weights (Megatron --fp8-param-gather): linear weights held and all-gathered in
   // FP8 instead of bf16 + a cached FP8 copy (memory.h; resolved from fp8_params).
   bool fp8_params = false;
+  // The optimizer keeps only the low 16 bits of each fp32 master weight beside the bf16 weight
+  // (Apex DistributedFusedAdam / TE FusedAdam store_param_remainders): 2 bytes instead of 4
+  // (memory.h; resolved from training_job.runtime.master_weights).
+  bool master_remainders = false;
   // Layers whose activations are offloaded to host memory (Megatron --cpu-offloading-num-layers):
   // the first ones of the model, PP 1 and no recompute (memory.h, block_costs.h).
   int offload_activation_layers = 0;

@@ -465,8 +465,13 @@ def _torchtitan_h200(mode: str) -> Iterable[_Case]:
 
 def _dgxc(mode: str) -> Iterable[_Case]:
     """NVIDIA DGX Cloud weak-scaling tables (NeMo 24.09 on DGX H100, 8 x 400G): the step time of
-    each row's own layout, stack nemo with TP overlap as NVIDIA's recipes run it, no recompute
-    (none is stated), FP8 as delayed scaling (NeMo 24.09's default recipe)."""
+    each row's own layout, stack nemo with TP overlap as NVIDIA's recipes run it, FP8 as delayed
+    scaling (NeMo 24.09's default recipe). From the benchmark's own files at v24.11.1: no
+    recompute except Nemotron4 340B (nemotron4-340b-synth.yaml: activations_checkpoint_granularity
+    selective); NeMo 1.x's distributed_fused_adam, whose bf16 runs keep 16-bit master weight
+    remainders unless fp8_params is set; GPT-3 175B and Nemotron4 340B run with NVTE_FUSED_ATTN=0 (nemo_megatron/launch.sh,
+    nemotron/configure.sh), so Transformer Engine takes the flash-attn 2 package, the others
+    cuDNN's fused attention (NVTE_FUSED_ATTN=1)."""
     for row in _load("dgxc-v24.11.json")["rows"]:
         model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "kv_heads": row["kv_heads"],
                  "ffn_hidden": row["ffn_hidden"], "activation": row["activation"], "vocab": row["vocab"],
@@ -475,8 +480,16 @@ def _dgxc(mode: str) -> Iterable[_Case]:
             model["dropout"] = "no"
         par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "context_parallel": row["cp"],
                "data_parallel": row["dp"], "virtual_pipeline": row["vp"], "zero_stage": 1}
-        runtime = {"stack": "nemo", "recompute_granularity": "none",
-                   "precision": "fp8" if row["precision"] == "FP8" else "bf16"}
+        big = row["model"].startswith(("GPT-3 175B", "Nemotron4 340B"))
+        runtime = {"stack": "nemo",
+                   "recompute_granularity": "selective" if row["model"].startswith("Nemotron4 340B") else "none",
+                   "precision": "fp8" if row["precision"] == "FP8" else "bf16",
+                   "attention_kernel": "fa2" if big else "cudnn"}
+        if row["precision"] == "BF16" and not row["model"].startswith("GPT-3 175B"):
+            # NeMo 1.x distributed_fused_adam keeps 16-bit master remainders for bf16 weights
+            # without fp8_params (megatron_base_model.py, NeMo v2.0.0); the GPT-3 yaml sets
+            # fp8_params: true even for bf16, which makes it store fp32 masters.
+            runtime["master_weights"] = "remainder"
         if row["tp"] > 1:
             runtime["tp_comm_overlap"] = True
         sc = _scenario(_cluster("H100-SXM", row["gpus"], "400Gbps"), model, par, row["micro_batch"],

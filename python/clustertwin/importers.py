@@ -406,7 +406,7 @@ _NEMO_NO_EFFECT = (
     "apply_query_key_layer_scaling", "normalize_attention_scores", "persist_layer_norm", "pre_process",
     "post_process", "bias", "add_bias_linear", "add_qkv_bias", "headscale", "transformer_block_type", "openai_gelu",
     "masked_softmax_fusion", "bias_activation_fusion", "bias_dropout", "gradient_accumulation_fusion",
-    "cross_entropy", "grad_div_ar_fusion", "megatron_amp_O2", "accelerator", "enable_checkpointing",
+    "cross_entropy", "grad_div_ar_fusion", "accelerator", "enable_checkpointing",
     "use_distributed_sampler", "accumulate_grad_batches", "resume_", "onnx_safe", "apex_", "gradient_as_bucket_view",
     "sync_batch_comm", "deterministic_mode", "gc_interval", "manual_gc", "fp8_margin", "fp8_interval",
     "fp8_amax_", "rampup_batch_size", "num_workers", "split", "data_impl", "skip_warmup", "dataloader_type",
@@ -503,6 +503,9 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
                if sections.get(s, {}).get("use_distributed_optimizer") is not None)
     if "distributed" in str(sections.get("model.optim", {}).get("name", "")):  # distributed_fused_adam,
         dist = True                                                          # mcore_distributed_optim
+    _nemo_master_weights(sections, given, notes)
+    if model.get("megatron_amp_O2") is not None:  # bf16 weights (the nemo stack's), master remainders above
+        used.add("model.megatron_amp_O2")
     fsdp = bool(model.get("fsdp")) and model.get("fsdp") not in ("false", "False")
     given["training_job.parallelism.zero_stage"] = 3 if fsdp else 1 if dist else 0
     if fsdp:
@@ -686,6 +689,24 @@ def _nemo_precision(sections: dict, mp_name: Any, given: dict, notes: list[str],
         unmapped.append(f"fp8_recipe {recipe!r}: modelled as per-tensor current scaling (fp8-cs)")
     notes.append(f"FP8 ({fp8}, recipe {recipe or 'delayed'}) -> training_job.runtime.precision "
                  f"{given['training_job.runtime.precision']}")
+
+
+def _nemo_master_weights(sections: dict, given: dict, notes: list[str]) -> None:
+    """NeMo 1.x's distributed_fused_adam keeps only 16-bit remainders of the fp32 master weights
+    when the model's weights are bf16 (megatron_amp_O2 with bf16 precision), its state dtype is
+    fp32 and there are no FP8 primary weights (fp8_params) and no explicit store_params:
+    nemo/collections/nlp/models/language_modeling/megatron_base_model.py at v2.0.0."""
+    model, optim = sections["model"], sections.get("model.optim", {})
+    if optim.get("name") != "distributed_fused_adam" or "store_params" in optim:
+        return
+    precision = str(sections.get("trainer", {}).get("precision", ""))
+    o2 = model.get("megatron_amp_O2") is not None and _yaml_bool(model["megatron_amp_O2"], "model.megatron_amp_O2")
+    fp8_params = model.get("fp8_params") is not None and _yaml_bool(model["fp8_params"], "model.fp8_params")
+    fp32_state = str(optim.get("dtype", "float32")).replace("torch.", "") in ("float32", "fp32", "32")
+    if o2 and precision.startswith("bf16") and fp32_state and not fp8_params:
+        given["training_job.runtime.master_weights"] = "remainder"
+        notes.append("master_weights remainder: distributed_fused_adam with bf16 O2 weights stores 16-bit "
+                     "remainders of the fp32 masters (store_param_remainders)")
 
 
 def _nemo_unmapped(sections: dict, used: set[str], unmapped: list[str]) -> None:

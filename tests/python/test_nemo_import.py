@@ -217,3 +217,14 @@ def test_yaml_numbers_as_yaml_1_2_reads_them(tmp_path):
                                                           "f": -0.025, "g": "7", "h": ".inf", "i": "0x1F"}
     with pytest.raises(ValueError, match="1e400 is beyond the range"):
         _core.read_document(str(write(tmp_path, "big.yaml", "a: 1e400\n")))
+
+
+def test_nemo1_distributed_adam_keeps_master_remainders_for_bf16_o2(tmp_path):
+    o2 = LAUNCHER.replace("  mcore_gpt: true\n", "  mcore_gpt: true\n  megatron_amp_O2: true\n")
+    sc = ct.from_nemo_config(write(tmp_path, "o2.yaml", o2))
+    assert sc["training_job"]["runtime"]["master_weights"] == "remainder"
+    assert any(n.startswith("master_weights remainder") for n in sc.notes)
+    # FP8 primary weights make NeMo store fp32 masters; without O2 the weights are fp32
+    fp8p = ct.from_nemo_config(write(tmp_path, "fp8p.yaml", o2.replace("  fp8: false\n", "  fp8: false\n  fp8_params: true\n")))
+    assert "master_weights" not in fp8p["training_job"]["runtime"]
+    assert "master_weights" not in ct.from_nemo_config(write(tmp_path, "o1.yaml", LAUNCHER))["training_job"]["runtime"]
