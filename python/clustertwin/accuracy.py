@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -276,7 +277,25 @@ def _perf_rows(mode: str, group: str) -> Iterable[_Case]:
         case.reason = _perf_reason(row, quantity)
         if case.reason is None:
             case.scenarios, case.predict = _perf_scenario(row, mode)
+            if quantity == "TFLOP/s per GPU":
+                flops, gpus = _nemo_long_sequence_flops(row), row["num_gpus"]
+                case.predict = lambda report, sc, f=flops, n=gpus: f / report["step_time_s"] / n / 1e12
         yield case
+
+
+# NeMo's model FLOPs per step at the long-sequence table's commit (NVIDIA/NeMo 19fadb67, May 2025,
+# nemo/utils/flops_formulas.py llama2 / llama3): gbs s L h^2 (12 + 12 g/a + 18 f/h + 12 s/h +
+# 6 V/(L h)), the attention term not yet halved for the causal mask (NeMo added that discount in
+# August 2025, #14424), vocabulary 32,000 (Llama 2) or 128,256 (Llama 3).
+def _nemo_long_sequence_flops(row: dict) -> float:
+    s, L, h, f = row["seq_length"], row["layers"], row["hidden"], row["ffn_hidden"]
+    g, a, v = row["kv_heads"], row["heads"], _vocab(row)
+    return row["global_batch"] * s * L * h * h * (12 + 12 * g / a + 18 * f / h + 12 * s / h + 6 * v / (L * h))
+
+
+def _published_dp(row: dict) -> int | None:
+    m = re.search(r"published DP column = (\d+)", str(row.get("notes") or ""))
+    return int(m.group(1)) if m else None
 
 
 def _published(row: dict) -> tuple[str, float]:
@@ -313,7 +332,13 @@ def _vocab(row: dict) -> int | None:
 
 def _perf_reason(row: dict, quantity: str) -> str | None:
     if quantity == "TFLOP/s per GPU":
-        return "only the source's model TFLOP/s is published; its FLOP convention is not reproduced"
+        if "performance_long_sequence" not in row["source"]:
+            return "only the source's model TFLOP/s is published; its FLOP convention is not reproduced"
+        dp = _published_dp(row)
+        layout = (row.get("tp") or 1) * (row.get("pp") or 1) * (row.get("cp") or 1) * (dp or 0)
+        if layout != row["num_gpus"]:
+            return (f"the published TP x PP x CP x DP ({layout}) is not the row's {row['num_gpus']} GPUs; "
+                    "the layout is ambiguous")
     if row["gpu"] not in _GPUS:
         return f"GPU {row['gpu']} is not in the catalog"
     if row.get("layers") is None or row.get("hidden") is None:
@@ -364,7 +389,7 @@ def _perf_scenario(row: dict, mode: str):
         vp = 2
     par = {"tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp, "data_parallel": dp,
            "virtual_pipeline": vp, "zero_stage": 3 if fsdp else 1}
-    nvidia = _group(row) in ("nemo", "megatron-bridge")
+    nvidia = _group(row) in ("nemo", "nemo-long-sequence", "megatron-bridge")
     runtime = {"recompute_granularity": recompute,
                "stack": "torchtitan" if torchtitan else "nemo" if nvidia else "megatron-core",
                "precision": _precision(row)}
@@ -390,6 +415,8 @@ def _perf_scenario(row: dict, mode: str):
 
 def _group(row: dict) -> str:
     s = row["source"]
+    if s.startswith("NVIDIA/NeMo docs/source/performance/performance_long_sequence"):
+        return "nemo-long-sequence"
     for prefix, name in (("NVIDIA/NeMo docs", "nemo"), ("NVIDIA-NeMo/Megatron-Bridge", "megatron-bridge"),
                          ("pytorch/torchtitan", "torchtitan"), ("Korthikanti", "korthikanti"),
                          ("mosaicml/llm-foundry", "llm-foundry")):
@@ -406,16 +433,50 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": 2048,
                      "vocab": 51200}  # GPT-2 BPE padded as Megatron pads it (derived)
             par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
-            # DeepSpeed 2021 pipeline engine: blocking p2p between micro-batches
-            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False}
+            # DeepSpeed 2021 pipeline engine: blocking p2p between micro-batches, and the data-parallel
+            # gradient reduction after the pipeline flush (TrainSchedule ends with ReduceTiedGrads,
+            # ReduceGrads, OptimizerStep: deepspeed/runtime/pipe/schedule.py), not during backward
+            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False,
+                       "overlap_grad_reduce": False}
             sc = _scenario(_selene(gpus), model, par, 1, row["global_batch_seqs"], runtime, mode)
             yield _Case(f"MT-NLG 530B on {gpus} (mb 1)", "step s", row["step_time_s"], [sc],
                        lambda report, sc: report["step_time_s"], source=row["source"])
+        elif row["model"].startswith("BLOOM"):
+            yield _bloom(row, mode)
         else:
             q, v = _published(row)
-            why = ("the cluster's network is not in the row" if row["model"].startswith("BLOOM")
-                   else "no per-GPU throughput with its layout in the row")
-            yield _Case(row["model"], q, v, reason=why, source=row["source"])
+            yield _Case(row["model"], q, v, reason="no per-GPU throughput with its layout in the row",
+                        source=row["source"])
+
+
+# BLOOM-176B on Jean Zay (bigscience train/tr11-176B-ml README, Hardware: "8 GPUs per node Using
+# NVLink 4 inter-gpu connects, 4 OmniPath links", "Inter-node connect: Omni-Path Architecture
+# (OPA)", a dedicated NCCL subnet; A100 SXM4 NVLink 3 at 300 GB/s a direction): 4 x 100 Gb/s
+# OPA NICs per node on a non-blocking fat tree of 48-port OPA switches (two tiers cover the 48
+# nodes). tr11-176B-ml.slurm: --pad-vocab-size-to 250880, --attention-dropout 0 --hidden-dropout
+# 0, --checkpoint-activations, ALiBi through Megatron-DeepSpeed's fused softmax (no flash
+# attention in 2022), tied embeddings, DeepSpeed's pipeline engine and BF16_Optimizer (ZeRO-1).
+# The published 150 TFLOP/s counts the recompute forward (Megatron-DeepSpeed's 4 x 24 formula).
+# Gradients are reduced after the pipeline flush, as for MT-NLG (DeepSpeed's pipeline schedule).
+_JEAN_ZAY_OPA = {"topology": "fat_tree", "tiers": 2, "switch_radix": 48}
+
+
+def _bloom(row: dict, mode: str) -> _Case:
+    gpus, tp, pp, vocab = row["gpus"], row["tp"], row["pp"], 250880
+    cluster = _cluster("A100-80GB", gpus, "100Gbps", _JEAN_ZAY_OPA)
+    cluster["nics_per_node"] = 4
+    cluster["nvlink"] = "300GB/s"
+    model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": row["seq_length"],
+             "vocab": vocab, "tied_embeddings": True, "dropout": "no"}
+    par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
+    runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False,
+               "overlap_grad_reduce": False}
+    gbs = row["global_batch_seqs"]
+    sc = _scenario(cluster, model, par, row["micro_batch"], gbs, runtime, mode)
+    return _Case(f"{row['model']} on {gpus} (TP {tp}, PP {pp}, mb {row['micro_batch']})", "TFLOP/s per GPU",
+                 row["tflops_per_gpu"], [sc],
+                 _megatron_tflops(row["layers"], row["hidden"], vocab, row["seq_length"], gbs, gpus, True),
+                 source=row["source"])
 
 
 def _foundry(mode: str) -> Iterable[_Case]:
@@ -603,6 +664,8 @@ SETS = [
     _SetSpec("torchtitan-perf", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "torchtitan"), "torchtitan tokens/s"),
     _SetSpec("torchtitan-h200", "torchtitan-h200.json", _torchtitan_h200, "torchtitan Llama 3.1 8B on 32-64 H200 (Trainy)"),
     _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),
+    _SetSpec("nemo-long-sequence", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo-long-sequence"),
+             "NeMo 25.04 long-sequence tables: Llama 2 7B FP8 on 4-1,024 H100, 4K-1M tokens with CP (model TFLOP/s)"),
     _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
@@ -657,7 +720,7 @@ def accuracy(sets: Iterable[str] | None = None, mode: str = "analytical"):
     rows: set, row, quantity, published, predicted, error (relative), fits (the layout fits in
     the GPU's memory; every row really ran), note (why a row was not computed). summary: set,
     rows, computed, not_fitting (rows declared not to fit), mape, worst_row, worst_error,
-    baseline_mape (the set's mean for every row), spearman, beats_baseline, fitted, about.
+    baseline_mape (each row predicted as the mean of the set's rows of its quantity), spearman, beats_baseline, fitted, about.
     """
     import pandas as pd
     if mode not in ("analytical", "flow"):
@@ -676,7 +739,7 @@ def accuracy(sets: Iterable[str] | None = None, mode: str = "analytical"):
             rows.append({"set": spec.name, "row": case.label, "quantity": case.quantity, "published": case.published,
                          "predicted": value, "error": err, "fits": fits, "note": note})
             if err is not None:
-                done.append((case.published, value, err, case.label))
+                done.append((case.published, value, err, case.label, case.quantity))
         # Every row is a run that really happened: one declared not to fit is a memory-model miss.
         set_rows = rows[-len(cases):] if cases else []
         entry = {"set": spec.name, "rows": len(cases), "computed": len(done),
@@ -684,10 +747,15 @@ def accuracy(sets: Iterable[str] | None = None, mode: str = "analytical"):
                  "fitted": spec.fitted, "about": spec.note}
         if done:
             published = [d[0] for d in done]
-            mean = sum(published) / len(published)
+            # The baseline predicts, for each row, the mean of the published values of the same
+            # quantity (a set may mix step seconds and TFLOP/s).
+            by_quantity: dict[str, list[float]] = {}
+            for d in done:
+                by_quantity.setdefault(d[4], []).append(d[0])
+            mean = {q: sum(v) / len(v) for q, v in by_quantity.items()}
             worst = max(done, key=lambda d: abs(d[2]))
             entry.update(mape=sum(abs(d[2]) for d in done) / len(done), worst_row=worst[3], worst_error=worst[2],
-                         baseline_mape=sum(abs(mean - p) / p for p in published) / len(published),
+                         baseline_mape=sum(abs(mean[d[4]] - d[0]) / d[0] for d in done) / len(done),
                          spearman=_spearman(published, [d[1] for d in done]))
             entry["beats_baseline"] = entry["mape"] < entry["baseline_mape"]
         summary.append(entry)
