@@ -138,11 +138,15 @@ ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int
       4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * kv * static_cast<double>(head_dim);
   const double f_fwd = causal ? full / 2.0 : full;
   const double s_eff = causal ? s : 2.0 * s;
-  const double eff_fwd = a.fwd_eff_max * s_eff / (s_eff + a.fwd_seq_half);
+  // attention_*_scale: this GPU's measured flash-attention efficiency relative to the fitted
+  // silicon's (gpu_catalog.cpp); 1 for Hopper.
+  const double eff_fwd =
+      std::min(1.0, a.fwd_eff_max * gpu_.attention_fwd_scale) * s_eff / (s_eff + a.fwd_seq_half);
   const double peak = gpu_.bf16_dense_flops * clock_factor(gpu_);
   double t = soft_max(a.overlap_p, a.launch_s, f_fwd / (peak * eff_fwd));
   if (pass == AttentionPass::forward_backward) {
-    const double eff_bwd = a.bwd_eff_max * s_eff / (s_eff + a.bwd_seq_half);
+    const double eff_bwd =
+        std::min(1.0, a.bwd_eff_max * gpu_.attention_bwd_scale) * s_eff / (s_eff + a.bwd_seq_half);
     t += soft_max(a.overlap_p, a.launch_s, 2.5 * f_fwd / (peak * eff_bwd));
   }
   return ct::sim::Duration::from_seconds(t);

@@ -46,6 +46,14 @@ struct GpuSpec {
   // node's PCIe path (cluster.pcie: HGX parts hang off PCIe Gen5 x16). GB200/GB300 reach their
   // Grace CPU over NVLink-C2C instead (gpu_catalog.cpp).
   double host_link_bytes_per_s = 0.0;
+  // Flash-attention efficiency (forward, backward) of this GPU relative to the Hopper silicon
+  // the compute model is fitted on: the same cuDNN SDPA benchmark's fraction of peak on this
+  // GPU over H200's (gpu_catalog.cpp). Scale the fitted e_fwd / e_bwd; 1 for Hopper.
+  double attention_fwd_scale = 1.0;
+  double attention_bwd_scale = 1.0;
+  // Where the attention scales come from ("" = Hopper, measured; else the source, or that
+  // nothing was measured and H200's efficiencies are assumed).
+  std::string attention_basis{};
 };
 
 // Sustained tensor-core clock under the power limit, relative to the clock the datasheet

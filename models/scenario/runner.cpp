@@ -106,13 +106,19 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
   json out = json::array();
   const hardware::GpuSpec g = gpu_spec(c);
   if (c.cluster.gpu_file.empty() && c.cluster.gpu != "H200-SXM") {
-    out.push_back("compute: the kernel model is fitted to H200 measurements; " + c.cluster.gpu +
-                  " is scaled from it by datasheet peaks and HBM bandwidth" +
-                  (g.gemm_eff_basis.empty()
-                       ? std::string(" (same die)")
-                       : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) + " (" +
-                             g.gemm_eff_basis + ")") +
-                  "; attention and element-wise efficiencies are H200's (models/hardware/README.md)");
+    out.push_back(
+        "compute: the kernel model is fitted to H200 measurements; " + c.cluster.gpu +
+        " is scaled from it by datasheet peaks and HBM bandwidth" +
+        (g.gemm_eff_basis.empty() ? std::string(" (same die)")
+                                  : ", GEMM efficiency x " + std::to_string(g.gemm_eff_scale).substr(0, 5) +
+                                        " (" + g.gemm_eff_basis + ")") +
+        (g.attention_basis.empty() ? std::string("; attention and element-wise efficiencies are H200's")
+         : g.attention_fwd_scale == 1.0 && g.attention_bwd_scale == 1.0
+             ? "; attention (" + g.attention_basis + ") and element-wise efficiencies are H200's"
+             : "; attention forward x " + std::to_string(g.attention_fwd_scale).substr(0, 5) +
+                   ", backward x " + std::to_string(g.attention_bwd_scale).substr(0, 5) + " (" +
+                   g.attention_basis + "); element-wise efficiencies are H200's") +
+        " (models/hardware/README.md)");
   }
   if (hardware::clock_factor(g) < 1.0) {
     char buf[600];

@@ -116,6 +116,33 @@ TEST(ComputeModel, OtherGpusScaleWithTheirSpecs) {
   EXPECT_EQ(b200.gemm_time(64, 64, 64), h200.gemm_time(64, 64, 64));
 }
 
+// Per-generation flash attention: the cuDNN SDPA benchmark's fraction of peak on Blackwell over
+// H200's scales the fitted efficiencies, forward and backward apart (gpu_catalog.cpp).
+TEST(ComputeModel, AttentionFollowsTheMeasuredBlackwellRatios) {
+  for (const char* name : {"GB200", "GB300", "B200"}) {
+    GpuSpec unscaled = gpu(name);
+    unscaled.attention_fwd_scale = unscaled.attention_bwd_scale = 1.0;
+    const ComputeModel scaled(gpu(name), Calibration::h200());
+    const ComputeModel plain(unscaled, Calibration::h200());
+    const double fwd = scaled.attention_time(2, 64, 32768, 128, true, AttentionPass::forward).seconds();
+    const double fwd_plain = plain.attention_time(2, 64, 32768, 128, true, AttentionPass::forward).seconds();
+    const double both =
+        scaled.attention_time(2, 64, 32768, 128, true, AttentionPass::forward_backward).seconds();
+    const double both_plain =
+        plain.attention_time(2, 64, 32768, 128, true, AttentionPass::forward_backward).seconds();
+    EXPECT_NEAR(fwd_plain / fwd, gpu(name).attention_fwd_scale, 1e-3) << name;
+    EXPECT_NEAR((both_plain - fwd_plain) / (both - fwd), gpu(name).attention_bwd_scale, 1e-3) << name;
+  }
+  EXPECT_LT(gpu("GB200").attention_bwd_scale, 1.0);
+  EXPECT_GT(gpu("GB300").attention_fwd_scale, 1.0);
+  EXPECT_DOUBLE_EQ(gpu("H100-SXM").attention_fwd_scale, 1.0);
+  EXPECT_TRUE(gpu("H100-SXM").attention_basis.empty());
+  EXPECT_FALSE(gpu("A100-80GB").attention_basis.empty());  // not measured: said in the report
+  GpuSpec bad = gpu("H100-SXM");
+  bad.attention_bwd_scale = 0.0;
+  EXPECT_THROW(validate(bad), std::invalid_argument);
+}
+
 TEST(ComputeModel, RejectsBadArguments) {
   const ComputeModel m = h200_model();
   EXPECT_THROW((void)m.gemm_time(0, 1, 1), std::invalid_argument);
