@@ -108,3 +108,28 @@ def test_both_modes_side_by_side():
     out = subprocess.run(CLI + ["accuracy", "--set", "h200-step", "--mode", "both"], capture_output=True, text=True,
                          check=True).stdout
     assert "largest gap" in out and "beyond 3%" in out
+
+
+def test_blackwell_attention_scales_come_from_the_copied_cudnn_benchmark():
+    # gpu_catalog.cpp: each GPU's cuDNN SDPA TFLOP/s over its dense peak, over H200's, averaged
+    # over the sequence lengths both measured; the report states the scales it used.
+    import json
+    import os
+    import re
+    rows = json.load(open(os.path.join(os.path.dirname(__file__), "..", "validation", "cudnn-sdpa-training.json")))["rows"]
+    frac = {(r["gpu"], r["seq"]): (r["fwd_tflops"] / r["dense_bf16_peak_tflops"], r["bwd_tflops"] / r["dense_bf16_peak_tflops"])
+            for r in rows}
+    for gpu in ("GB200", "GB300"):
+        seqs = sorted(s for g, s in frac if g == gpu and ("H200-SXM", s) in frac)
+        assert len(seqs) == 5
+        fwd = sum(frac[gpu, s][0] / frac["H200-SXM", s][0] for s in seqs) / len(seqs)
+        bwd = sum(frac[gpu, s][1] / frac["H200-SXM", s][1] for s in seqs) / len(seqs)
+        sc = {"cluster": {"gpu": gpu, "nodes": 1, "gpus_per_node": 4, "nics_per_node": 4},
+              "network": {"mode": "analytical"},
+              "training_job": {"model": {"layers": 4, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                                         "activation": "swiglu", "vocab": 128256, "seq_length": 8192},
+                               "parallelism": {"tensor_parallel": 1, "pipeline_parallel": 1}, "micro_batch_size": 1,
+                               "global_batch_size": 4, "steps": 1}}
+        line = next(a for a in ct.run(sc).report["assumptions"] if "attention forward x" in a)
+        used = [float(x) for x in re.findall(r"(?:forward|backward) x ([0-9.]+)", line)]
+        assert used == pytest.approx([fwd, bwd], abs=1e-3), (gpu, line)
