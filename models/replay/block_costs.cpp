@@ -191,7 +191,6 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
   return {ep_pass, cp_pass};
 }
 
-// One layer's saved activations over the GPU-host link (activation offloading).
 // Adam over the shard, 32 bytes per parameter moved. With 16-bit master remainders the master
 // is read as bf16 weight + remainder (4 bytes, as the fp32 master) and written as both (4 bytes),
 // where the fp32 master was written and the bf16 weight written again (6): 2 bytes fewer
@@ -200,6 +199,7 @@ double optimizer_bytes_per_parameter(const workload::JobSpec& job) {
   return job.master_remainders ? 30.0 : 32.0;
 }
 
+// One layer's saved activations over the GPU-host link (activation offloading).
 double offload_copy_s(const workload::JobSpec& job, const hardware::NodeSpec& node) {
   const double host =
       node.gpu.host_link_bytes_per_s > 0 ? node.gpu.host_link_bytes_per_s : node.pcie_rate.bytes_per_second();

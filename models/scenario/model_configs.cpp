@@ -13,7 +13,9 @@
 #include "models/topology/topology.h"
 #include "models/trace/gpu_file.h"
 #include "models/trace/trace_import.h"
+#include "models/workload/layer_ops.h"
 #include "models/workload/layout.h"
+#include "models/workload/memory.h"
 #include "models/workload/schedule.h"
 
 namespace ct::scenario {
@@ -298,16 +300,14 @@ void fault_problems(const Config& c, size_t i, std::vector<std::string>& problem
 }
 
 // training_job.runtime: keys that only hold together on some stacks and layouts.
-// master_weights remainder completes fp32 masters from bf16 weights: Transformer Engine /
-// Megatron / DeepSpeed stacks without FP8 primary weights.
+// master_weights remainder completes fp32 masters from bf16 weights: the stacks whose working
+// weights are 2 bytes (memory.cpp stack_memory), without FP8 primary weights (job_spec's fp8_params).
 void master_weight_problems(const Config& c, std::vector<std::string>& problems) {
   if (c.training_job.runtime.master_weights != "remainder") return;
   const std::string& stack = c.training_job.runtime.stack;
-  const bool bf16_weights =
-      stack == "megatron-core" || stack == "nemo" || stack == "deepspeed" || stack == "deepspeed-2021";
-  const bool fp8_weights = c.training_job.runtime.precision != "bf16" &&
-                           (c.training_job.runtime.fp8_params == "yes" ||
-                            (c.training_job.runtime.fp8_params == "auto" && stack == "nemo"));
+  const workload::JobSpec job = job_spec(c);
+  const bool bf16_weights = workload::stack_memory(workload::parse_stack(stack)).weight_bytes == 2;
+  const bool fp8_weights = job.fp8_params;
   if (!bf16_weights || fp8_weights) {
     problems.push_back("training_job.runtime.master_weights: got \"remainder\" on stack \"" + stack + "\"" +
                        (fp8_weights ? " with FP8 primary weights (fp8_params)" : "") +
@@ -442,16 +442,9 @@ void check_config(Config& c) {
         }
       });
     }
-    if (c.training_job.runtime.attention_kernel == "fa3") {
-      guard("training_job.runtime.attention_kernel", [&] {
-        const hardware::GpuSpec g = gpu_spec(c);
-        if (g.sm_arch < 90) {
-          throw ScenarioError({"training_job.runtime.attention_kernel: got \"fa3\", but cluster.gpu " +
-                               c.cluster.gpu +
-                               " is not Hopper or later (FlashAttention-3 needs sm_90); expected auto, "
-                               "cudnn, fa2 or triton"});
-        }
-      });
+    if (c.training_job.runtime.attention_kernel == "fa3") {  // needs Hopper: layer_ops.cpp says so
+      guard("training_job.runtime.attention_kernel",
+            [&] { (void)workload::attention_kernel_speed(job_spec(c), gpu_spec(c).sm_arch); });
     }
     if (problems.empty() && par.virtual_pipeline > 1) {
       guard("training_job", [&] {

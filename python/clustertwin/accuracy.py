@@ -425,6 +425,14 @@ def _group(row: dict) -> str:
     return "other"
 
 
+# Megatron-DeepSpeed on DeepSpeed's pipeline engine (MT-NLG 2021, BLOOM 2022): full recompute,
+# Megatron's own (unfused) attention, blocking p2p between micro-batches, and the data-parallel
+# gradient reduction after the pipeline flush (TrainSchedule ends with ReduceTiedGrads,
+# ReduceGrads, OptimizerStep: deepspeed/runtime/pipe/schedule.py), not during backward.
+_DEEPSPEED_PIPELINE = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed",
+                       "overlap_p2p": False, "overlap_grad_reduce": False}
+
+
 def _large_runs(mode: str) -> Iterable[_Case]:
     """Published large runs: per-GPU throughput where the layout is published."""
     for row in _load("large_runs.json")["rows"]:
@@ -433,11 +441,7 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": 2048,
                      "vocab": 51200}  # GPT-2 BPE padded as Megatron pads it (derived)
             par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
-            # DeepSpeed 2021 pipeline engine: blocking p2p between micro-batches, and the data-parallel
-            # gradient reduction after the pipeline flush (TrainSchedule ends with ReduceTiedGrads,
-            # ReduceGrads, OptimizerStep: deepspeed/runtime/pipe/schedule.py), not during backward
-            runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False,
-                       "overlap_grad_reduce": False}
+            runtime = dict(_DEEPSPEED_PIPELINE)
             sc = _scenario(_selene(gpus), model, par, 1, row["global_batch_seqs"], runtime, mode)
             yield _Case(f"MT-NLG 530B on {gpus} (mb 1)", "step s", row["step_time_s"], [sc],
                        lambda report, sc: report["step_time_s"], source=row["source"])
@@ -457,7 +461,6 @@ def _large_runs(mode: str) -> Iterable[_Case]:
 # 0, --checkpoint-activations, ALiBi through Megatron-DeepSpeed's fused softmax (no flash
 # attention in 2022), tied embeddings, DeepSpeed's pipeline engine and BF16_Optimizer (ZeRO-1).
 # The published 150 TFLOP/s counts the recompute forward (Megatron-DeepSpeed's 4 x 24 formula).
-# Gradients are reduced after the pipeline flush, as for MT-NLG (DeepSpeed's pipeline schedule).
 _JEAN_ZAY_OPA = {"topology": "fat_tree", "tiers": 2, "switch_radix": 48}
 
 
@@ -469,8 +472,7 @@ def _bloom(row: dict, mode: str) -> _Case:
     model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": row["seq_length"],
              "vocab": vocab, "tied_embeddings": True, "dropout": "no"}
     par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
-    runtime = {"recompute_granularity": "full", "attention": "unfused", "stack": "deepspeed", "overlap_p2p": False,
-               "overlap_grad_reduce": False}
+    runtime = dict(_DEEPSPEED_PIPELINE)
     gbs = row["global_batch_seqs"]
     sc = _scenario(cluster, model, par, row["micro_batch"], gbs, runtime, mode)
     return _Case(f"{row['model']} on {gpus} (TP {tp}, PP {pp}, mb {row['micro_batch']})", "TFLOP/s per GPU",
@@ -541,11 +543,11 @@ def _dgxc(mode: str) -> Iterable[_Case]:
             model["dropout"] = "no"
         par = {"tensor_parallel": row["tp"], "pipeline_parallel": row["pp"], "context_parallel": row["cp"],
                "data_parallel": row["dp"], "virtual_pipeline": row["vp"], "zero_stage": 1}
-        big = row["model"].startswith(("GPT-3 175B", "Nemotron4 340B"))
+        flash_attn_package = row["model"].startswith(("GPT-3 175B", "Nemotron4 340B"))  # NVTE_FUSED_ATTN=0
         runtime = {"stack": "nemo",
                    "recompute_granularity": "selective" if row["model"].startswith("Nemotron4 340B") else "none",
                    "precision": "fp8" if row["precision"] == "FP8" else "bf16",
-                   "attention_kernel": "fa2" if big else "cudnn"}
+                   "attention_kernel": "fa2" if flash_attn_package else "cudnn"}
         if row["precision"] == "BF16" and not row["model"].startswith("GPT-3 175B"):
             # NeMo 1.x distributed_fused_adam keeps 16-bit master remainders for bf16 weights
             # without fp8_params (megatron_base_model.py, NeMo v2.0.0); the GPT-3 yaml sets
