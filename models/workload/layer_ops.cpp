@@ -222,17 +222,23 @@ void to_autocast(std::vector<Step>& steps, int64_t X) {
 // Eager PyTorch Llama blocks (stacks torchtitan, pytorch and composer without torch.compile;
 // torchtitan's model code, Dec 2024): RMSNorm is composite in fp32 (x.float(), pow, mean,
 // x * rsqrt, type_as, * weight: 2+4, 4+4, 4, 4+4, 4+2, 2+2 = 36 bytes per element instead of a
-// fused kernel's 4); rotary embeddings go through complex fp32 (float, complex multiply,
-// type_as: 2+4, 4+4, 4+2 = 20 bytes per element of Q and K, which fused kernels fold into the
-// attention or QKV epilogue); SwiGLU is silu then mul (2+2, 2+2+2 = 10 bytes per element of
-// the MLP width instead of 6). Backward moves twice the forward bytes, as every element-wise
-// op here. GPT blocks (LayerNorm, GELU) are single kernels in eager PyTorch: unchanged.
-// torch.compile fuses these back (training_job.runtime.torch_compile).
-void to_eager_llama(std::vector<Step>& steps, int64_t qk_elements) {
+// fused kernel's 4) on torchtitan (its own RMSNorm module then) and composer (Hugging Face's
+// LlamaRMSNorm is the same composite). The pytorch stack is PyTorch 2.11, the calibration's:
+// since 2.8 nn.RMSNorm / F.rms_norm on CUDA dispatch to one fused kernel
+// (aten::_fused_rms_norm, pytorch/pytorch#153666), so its norms keep the fused bytes (read x,
+// write y; under autocast both fp32). Measured on the H200: a Llama-3.2-3B-shaped model at 8K
+// tokens steps in 0.449 s (tests/validation/h200-pytorch-steps.json); with the composite
+// norm's 72 bytes per element the twin said 0.547 s. Rotary embeddings go through complex
+// fp32 (float, complex multiply, type_as: 2+4, 4+4, 4+2 = 20 bytes per element of Q and K,
+// which fused kernels fold into the attention or QKV epilogue); SwiGLU is silu then mul (2+2,
+// 2+2+2 = 10 bytes per element of the MLP width instead of 6). Backward moves twice the forward
+// bytes, as every element-wise op here. GPT blocks (LayerNorm, GELU) are single kernels in
+// eager PyTorch: unchanged. torch.compile fuses these back (training_job.runtime.torch_compile).
+void to_eager_llama(std::vector<Step>& steps, int64_t qk_elements, bool composite_norm) {
   std::vector<Step> out;
   for (Step s : steps) {
     const std::string_view n = s.op.name;
-    if (s.op.kind == OpKind::elementwise && (n == "input_norm" || n == "mlp_norm")) {
+    if (composite_norm && s.op.kind == OpKind::elementwise && (n == "input_norm" || n == "mlp_norm")) {
       s.op.bytes = s.op.bytes / 4 * 36;
       s.bwd_bytes = 2 * s.op.bytes;
     } else if (s.op.kind == OpKind::elementwise &&
@@ -331,7 +337,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
-  if (eager_llama(job)) to_eager_llama(st, T * (h + kv_dim(m)) / t);
+  if (eager_llama(job)) to_eager_llama(st, T * (h + kv_dim(m)) / t, parse_stack(job.stack) != Stack::pytorch);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 

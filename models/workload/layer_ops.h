@@ -107,7 +107,8 @@ struct AttentionKernelSpeed {
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch);
 
 // Whether the layer's element-wise ops run as eager PyTorch's composite kernels (Llama blocks
-// on the torchtitan, pytorch or composer stacks without torch.compile; layer_ops.cpp).
+// on the torchtitan, pytorch or composer stacks without torch.compile; layer_ops.cpp). On the
+// pytorch stack (PyTorch 2.11) RMSNorm is one fused kernel; rotary and SwiGLU stay composite.
 bool eager_llama(const JobSpec& job);
 
 // One transformer layer, one micro-batch, one TP rank (assumes a validated job).

@@ -338,16 +338,25 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   b.parameters = sp_params.dense + sp_params.expert;
 
   const ModelStateBytes states = model_state_bytes(job, sp_params);
-  // Autocast's bf16 weight copies live one forward; under ZeRO-3 / FSDP only the gathered
-  // unit has them (counted with the unit in `temporary`).
-  const int64_t autocast = par.zero_stage >= 3 ? 0 : to_bytes(d(b.parameters) * st.autocast_weight_copy);
+  const int64_t layers = layers_in_stage(job, stage);
+  // Autocast's bf16 weight copies live one forward, saved by each linear for its backward;
+  // under ZeRO-3 / FSDP only the gathered unit has them (counted with the unit in
+  // `temporary`). A block under full recompute (torch.utils.checkpoint) saves only its input:
+  // its copies die with the forward and are cast again when the backward recomputes it, so
+  // at the peak only one such block's copies are live.
+  double autocast_parameters = d(b.parameters);
+  if (rc == Recompute::full && layers > 0) {
+    const double recomputed = d(recomputed_layers_in_stage(job, stage));
+    autocast_parameters -=
+        std::max(0.0, recomputed - 1.0) * matmul_parameters_in_stage(job, stage) / d(layers);
+  }
+  const int64_t autocast = par.zero_stage >= 3 ? 0 : to_bytes(autocast_parameters * st.autocast_weight_copy);
   const int64_t fp8_weights = fp8_weight_cache(job, st, stage);
   b.weights = states.weights + autocast + fp8_weights;
   const int64_t grads = states.gradients;
   b.optimizer = states.optimizer;
 
   b.in_flight_microbatches = in_flight_microbatches(job, stage);
-  const int64_t layers = layers_in_stage(job, stage);
   // Offloaded layers (PP 1, no recompute) leave GPU memory but for one layer in transit: the
   // one whose copy to the host is still running, or being prefetched back for backward.
   const int64_t offloaded = std::clamp<int64_t>(job.offload_activation_layers, 0, layers);

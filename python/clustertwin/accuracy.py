@@ -245,13 +245,44 @@ def _h200_step(mode: str) -> Iterable[_Case]:
     """One measured training step on one H200 (PyTorch, autocast bf16), without the profiler."""
     meta = _load("h200-gpt1.4b-step.json")
     m = meta["model"]
+    # 1,418,842,112 parameters = untied LM head + learned positions (a tied head gives 1.316e9)
     model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
-             "vocab": m["vocab"]}
+             "vocab": m["vocab"], "tied_embeddings": False}
     par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
     runtime = {"recompute_granularity": "none", "stack": "pytorch"}
     sc = _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"], runtime, mode)
     yield _Case("GPT 1.42B mb 8 on 1 H200", "step s", meta["unprofiled_step_s"], [sc],
                lambda report, sc: report["step_time_s"], source="tests/validation/h200-gpt1.4b-step.json")
+
+
+def _h200_pytorch_steps(mode: str) -> Iterable[_Case]:
+    """Training steps measured on one H200 by tools/device/h200_sustained.py (plain PyTorch,
+    autocast bf16, fused AdamW): step time, peak allocated and peak reserved memory, PyTorch's
+    default caching allocator. Row by row the model is the program's: untied head, no dropout."""
+    data = _load("h200-pytorch-steps.json")
+    src = "tests/validation/h200-pytorch-steps.json"
+    for row in data["rows"]:
+        if row["alloc_conf"] != "default":
+            continue
+        m = row["model"]
+        model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
+                 "vocab": m["vocab"], "tied_embeddings": False, "dropout": "no",
+                 "activation": "swiglu" if m.get("swiglu") else "gelu"}
+        if m.get("ffn"):
+            model["ffn_hidden"] = m["ffn"]
+        runtime = {"recompute_granularity": "full" if m.get("recompute") else "none", "stack": "pytorch"}
+        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
+        sc = _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"],
+                       runtime, mode)
+        step = row["step_s_steps_2_to_5_median"]
+        if data["sustained"]["name"] == row["name"]:
+            step = data["sustained"]["sustained_step_s"]
+        yield _Case(f"{row['name']} step", "step s", step, [sc], lambda report, sc: report["step_time_s"],
+                    source=src)
+        yield _Case(f"{row['name']} allocated", "allocated GiB", row["max_allocated_bytes"] / GIB, [sc],
+                    lambda report, sc: report["memory"]["allocated_bytes"] / GIB, source=src)
+        yield _Case(f"{row['name']} reserved", "reserved GiB", row["max_reserved_bytes"] / GIB, [sc],
+                    lambda report, sc: report["memory"]["reserved_bytes"] / GIB, source=src)
 
 
 # GPU of a row -> (catalog GPU, NIC per GPU, GPUs per node). GB200/GB300: NVL72 compute trays
@@ -663,6 +694,8 @@ SETS = [
     _SetSpec("sc21-table2-zero3", "sc21-table2-zero3.json", _sc21_table2, "SC'21 Table 2, ZeRO-3 vs PTD-P at fixed batch"),
     _SetSpec("torchtitan-memory", "activation_memory.json", _torchtitan_memory, "torchtitan peak memory, Llama 3.1 on H100"),
     _SetSpec("h200-step", "h200-gpt1.4b-step.json", _h200_step, "one measured H200 step (PyTorch)"),
+    _SetSpec("h200-pytorch-steps", "h200-pytorch-steps.json", _h200_pytorch_steps,
+             "three measured H200 training steps (PyTorch): step time, allocated and reserved peaks"),
     _SetSpec("torchtitan-perf", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "torchtitan"), "torchtitan tokens/s"),
     _SetSpec("torchtitan-h200", "torchtitan-h200.json", _torchtitan_h200, "torchtitan Llama 3.1 8B on 32-64 H200 (Trainy)"),
     _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),

@@ -341,3 +341,34 @@ def test_master_weight_remainders_cut_the_optimizer_state_and_need_bf16_weights(
                 {"training_job.runtime.stack": "nemo", "training_job.runtime.precision": "fp8"}):
         with pytest.raises(ct.ScenarioError, match="training_job.runtime.master_weights"):
             ct.run(ct.Scenario(PIPELINED), overrides={**bad, "training_job.runtime.master_weights": "remainder"})
+
+
+def test_full_recompute_drops_autocast_weight_copies_but_one_blocks():
+    # torch.utils.checkpoint keeps only a block's input: the bf16 casts of its fp32 weights die
+    # with the forward and are cast again in the recompute, one block at a time.
+    llama = {"training_job.model.activation": "swiglu", "training_job.runtime.stack": "pytorch"}
+    m = GPT_1P4B["training_job"]["model"]
+    h, layers = m["hidden"], m["layers"]
+    f = ((8 * h // 3 + 255) // 256) * 256  # Llama's SwiGLU width for h (model_spec.h)
+    per_layer = 4 * h * h + 3 * h * f  # Q, K, V, O and gate, up, down; no biases
+    kept = ct.run(ct.Scenario(GPT_1P4B), overrides=llama).report["memory"]
+    full = ct.run(ct.Scenario(GPT_1P4B), overrides={**llama, "training_job.runtime.recompute_granularity": "full"})
+    assert kept["weights_bytes"] - full.report["memory"]["weights_bytes"] == 2 * (layers - 1) * per_layer
+    # stacks without autocast copies (bf16 weights) are not changed by it
+    mc = {"training_job.runtime.stack": "megatron-core"}
+    a = ct.run(ct.Scenario(GPT_1P4B), overrides=mc).report["memory"]["weights_bytes"]
+    b = ct.run(ct.Scenario(GPT_1P4B), overrides={**mc, "training_job.runtime.recompute_granularity": "full"})
+    assert a == b.report["memory"]["weights_bytes"]
+
+
+def test_pytorch_stack_runs_rmsnorm_as_one_fused_kernel():
+    # PyTorch >= 2.8 dispatches nn.RMSNorm to aten::_fused_rms_norm; torchtitan's 2024 module
+    # (and Hugging Face's) is composite: its norms move 9x the bytes.
+    llama = {"training_job.model.activation": "swiglu"}
+    rows = {}
+    for stack in ("pytorch", "torchtitan"):
+        k = ct.layer_kernels(ct.Scenario(GPT_1P4B), overrides={**llama, "training_job.runtime.stack": stack})
+        rows[stack] = k[(k["name"] == "input_norm") & (k["pass"] == "forward")]["bytes"].iloc[0]
+    tokens, h = 8 * 2048, 2048
+    assert rows["pytorch"] == 8 * tokens * h  # fp32 in, fp32 out under autocast
+    assert rows["torchtitan"] == 36 * tokens * h  # composite fp32 over bf16 activations

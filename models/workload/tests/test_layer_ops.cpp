@@ -270,6 +270,12 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
     return e;
   }()));
   j.torch_compile = false;
+  // PyTorch >= 2.8 (the pytorch stack): nn.RMSNorm is one fused kernel; rotary stays composite.
+  j.stack = "pytorch";
+  const LayerOps plain = transformer_layer_ops(j);
+  EXPECT_TRUE(eager_llama(j));
+  EXPECT_EQ(find(plain, "input_norm"), 2 * find(compiled, "input_norm"));  // fp32 under autocast
+  EXPECT_EQ(find(plain, "rope"), find(eager, "rope"));
   j.stack = "megatron-core";
   EXPECT_FALSE(eager_llama(j));
 }
