@@ -76,6 +76,8 @@ struct Plan {
   // NCCL's protocol at this size (nccl_tuning.h). LL and LL128 replace the chain's step
   // latencies by NCCL's latency of that protocol and cap its rate at the protocol's bandwidth.
   Protocol protocol = Protocol::simple;
+  // Names the legs to the network (Network::send_chain): unique per cached plan, 0 otherwise.
+  uint64_t chain_id = 0;
 };
 
 class CollectiveEngine final : private network::DeliveryHandler, private sim::EventHandler {

@@ -9,6 +9,7 @@
 // tree's legs across domains with NCCL's NVLS latency. Every chain's rate is capped at the
 // algorithm's NCCL bandwidth (cap()).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -279,10 +280,20 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
   if (plan.point_to_point) {
     net_.send(plan.legs[0].src_gpu, plan.legs[0].dst_gpu, bytes, handler, net_tag);
   } else {
-    net_.send_pipelined(plan.legs, plan.bytes_per_leg, plan.fixed_latency, plan.leg_rate_cap_bps, handler,
-                        net_tag);
+    net_.send_chain(plan.chain_id, plan.legs, plan.bytes_per_leg, plan.fixed_latency, plan.leg_rate_cap_bps,
+                    handler, net_tag);
   }
 }
+
+namespace {
+// Plan::chain_id: unique in the process (every engine, every thread), so a network shared by
+// two engines still never sees one id for two different chains. Ids only name map entries:
+// results do not depend on their values.
+uint64_t next_chain_id() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
 
 const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim::Bytes bytes) {
   const uint64_t epoch = cluster_.topology().routing_epoch();
@@ -301,6 +312,7 @@ const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim
   }
   CachedPlan c{op, bytes.n, std::vector<int>(group.begin(), group.end()), Plan{}};
   build(op, group, bytes, choose(op, group, bytes), c.plan);
+  c.plan.chain_id = next_chain_id();
   ++cached_plans_;
   bucket.push_back(std::move(c));
   return bucket.back().plan;

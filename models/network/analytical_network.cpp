@@ -53,28 +53,18 @@ void AnalyticalNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, Deliver
   finish(bits, wire == sim::Duration::max() ? wire : latency + wire, handler, tag);
 }
 
-const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
+void AnalyticalNetwork::forget_chains_if_stale() {
   const uint64_t epoch = cluster_.topology().routing_epoch();
-  if (epoch != chains_epoch_ || chains_.size() > 4096) {  // routes changed, or bounded memory
+  if (epoch != chains_epoch_) {  // routes changed
     chains_.clear();
+    named_chains_.clear();
     chains_epoch_ = epoch;
   }
-  uint64_t key = 0x9e3779b97f4a7c15ULL ^ legs.size();
-  for (const Leg& l : legs) {
-    key = (key ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 |
-                  static_cast<uint32_t>(l.dst_gpu))) *
-          0x100000001b3ULL;
-  }
-  const auto same = [](const Leg& a, const Leg& b) {
-    return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu;
-  };
-  // Open addressing on the hash: a different chain under the same key moves to the next one.
-  for (;; ++key) {
-    const auto it = chains_.find(key);
-    if (it == chains_.end()) break;
-    if (std::equal(legs.begin(), legs.end(), it->second.legs.begin(), it->second.legs.end(), same))
-      return it->second;
-  }
+  if (chains_.size() > 4096) chains_.clear();  // bounded memory
+  if (named_chains_.size() > 4096) named_chains_.clear();
+}
+
+AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> legs) {
   Chain c;
   c.legs.assign(legs.begin(), legs.end());
   c.fixed = true;
@@ -95,13 +85,53 @@ const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> le
   }
   if (c.fixed) c.unique_uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
   chain_scratch_.clear();
-  return chains_.emplace(key, std::move(c)).first->second;
+  return c;
+}
+
+const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
+  forget_chains_if_stale();
+  uint64_t key = 0x9e3779b97f4a7c15ULL ^ legs.size();
+  for (const Leg& l : legs) {
+    key = (key ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 |
+                  static_cast<uint32_t>(l.dst_gpu))) *
+          0x100000001b3ULL;
+  }
+  const auto same = [](const Leg& a, const Leg& b) {
+    return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu;
+  };
+  // Open addressing on the hash: a different chain under the same key moves to the next one.
+  for (;; ++key) {
+    const auto it = chains_.find(key);
+    if (it == chains_.end()) break;
+    if (std::equal(legs.begin(), legs.end(), it->second.legs.begin(), it->second.legs.end(), same))
+      return it->second;
+  }
+  return chains_.emplace(key, build_chain(legs)).first->second;
+}
+
+const AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {
+  forget_chains_if_stale();
+  const auto it = named_chains_.find(id);
+  if (it != named_chains_.end()) return it->second;
+  return named_chains_.emplace(id, build_chain(legs)).first->second;
 }
 
 void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                        sim::Duration fixed_latency, double leg_rate_cap_bps,
                                        DeliveryHandler& handler, uint64_t tag) {
-  const Chain& c = chain(legs);
+  send_over(chain(legs), legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
+}
+
+void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                                   sim::Duration fixed_latency, double leg_rate_cap_bps,
+                                   DeliveryHandler& handler, uint64_t tag) {
+  const Chain& c = chain_id != 0 ? named_chain(chain_id, legs) : chain(legs);
+  send_over(c, legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
+}
+
+void AnalyticalNetwork::send_over(const Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                                  sim::Duration fixed_latency, double leg_rate_cap_bps,
+                                  DeliveryHandler& handler, uint64_t tag) {
   if (c.fixed) {
     // The same sums as adding every leg in turn: each leg adds 1 to the resources it crosses.
     uses_.assign(c.unique_uses);

@@ -31,6 +31,9 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                       double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
+  void send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                  sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                  uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
@@ -59,6 +62,13 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
     std::vector<uint32_t> ecmp_legs;
   };
   const Chain& chain(std::span<const Leg> legs);
+  // The chain a caller named (send_chain): found by its id, without hashing the legs.
+  const Chain& named_chain(uint64_t id, std::span<const Leg> legs);
+  Chain build_chain(std::span<const Leg> legs);
+  void forget_chains_if_stale();
+  void send_over(const Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                 sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                 uint64_t tag);
 
   sim::Simulation& sim_;
   const Cluster& cluster_;
@@ -69,6 +79,7 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
   sim::SlotPool<Pending> pending_;
   std::unordered_map<uint64_t, Chain> chains_;
+  std::unordered_map<uint64_t, Chain> named_chains_;
   uint64_t chains_epoch_ = 0;
   PathUses chain_scratch_;
 };

@@ -97,6 +97,15 @@ class Network {
   virtual void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                               sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
                               uint64_t tag) = 0;
+  // The same chain, named by the caller with an id it gives no other legs (0: unnamed), so
+  // that a network may remember what it derived from these legs under that id instead of
+  // recognising the legs again at every call. The result is send_pipelined's.
+  virtual void send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                          sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                          uint64_t tag) {
+    (void)chain_id;
+    send_pipelined(legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
+  }
 
   [[nodiscard]] virtual sim::Duration path_latency(int src_gpu, int dst_gpu) const = 0;
   // Uncontended bottleneck capacity of the path (raw link rate; goodput is this times
