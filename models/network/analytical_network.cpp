@@ -29,7 +29,8 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
       stats_(cluster, resource_capacities(cluster)),
       uses_(cluster),
       bandwidth_uses_(cluster),
-      chain_scratch_(cluster) {
+      chain_scratch_(cluster),
+      ecmp_uses_(cluster) {
   validate(params_);
 }
 
@@ -83,12 +84,16 @@ AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> leg
       c.ecmp_legs.push_back(static_cast<uint32_t>(i));
     }
   }
-  if (c.fixed) c.unique_uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
+  if (c.fixed) {
+    c.unique_uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
+    std::sort(c.unique_uses.begin(), c.unique_uses.end(),
+              [](const PathUses::Use& a, const PathUses::Use& b) { return a.resource < b.resource; });
+  }
   chain_scratch_.clear();
   return c;
 }
 
-const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
+AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
   forget_chains_if_stale();
   uint64_t key = 0x9e3779b97f4a7c15ULL ^ legs.size();
   for (const Leg& l : legs) {
@@ -109,7 +114,7 @@ const AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> le
   return chains_.emplace(key, build_chain(legs)).first->second;
 }
 
-const AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {
+AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {
   forget_chains_if_stale();
   const auto it = named_chains_.find(id);
   if (it != named_chains_.end()) return it->second;
@@ -125,23 +130,57 @@ void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes byt
 void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                    sim::Duration fixed_latency, double leg_rate_cap_bps,
                                    DeliveryHandler& handler, uint64_t tag) {
-  const Chain& c = chain_id != 0 ? named_chain(chain_id, legs) : chain(legs);
+  Chain& c = chain_id != 0 ? named_chain(chain_id, legs) : chain(legs);
   send_over(c, legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
 }
 
-void AnalyticalNetwork::send_over(const Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+// The chain's common rate without its list of uses (no link statistics to feed): a resource's
+// share is C / a_unique where only unique legs cross it and C / (a_unique + a_ecmp) where the
+// call's ECMP legs do; adding legs only lowers a share, so the least of all is min(the least
+// unique share, the ECMP-crossed shares). The coefficients are whole leg counts (a fixed chain
+// has no multi-port NIC), so the sums, and the rate, are those of adding every leg in turn.
+double AnalyticalNetwork::bottleneck(Chain& c, std::span<const Leg> legs, uint64_t tag) {
+  const std::vector<double>& capacity = stats_.capacities();
+  if (c.fixed_min_version != capacity_version_) {
+    double m = std::numeric_limits<double>::infinity();
+    for (const PathUses::Use& u : c.unique_uses)
+      m = std::min(m, capacity[static_cast<size_t>(u.resource)] / u.coefficient);
+    c.fixed_min = m;
+    c.fixed_min_version = capacity_version_;
+  }
+  double best = c.fixed_min;
+  if (c.ecmp_legs.empty()) return best;
+  ecmp_uses_.clear();
+  for (const uint32_t i : c.ecmp_legs) ecmp_uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
+  const auto by_resource = [](const PathUses::Use& u, int32_t r) { return u.resource < r; };
+  for (const PathUses::Use& e : ecmp_uses_.uses()) {
+    double a = 0.0;
+    const auto it = std::lower_bound(c.unique_uses.begin(), c.unique_uses.end(), e.resource, by_resource);
+    if (it != c.unique_uses.end() && it->resource == e.resource) a = it->coefficient;
+    best = std::min(best, capacity[static_cast<size_t>(e.resource)] / (a + e.coefficient));
+  }
+  return best;
+}
+
+void AnalyticalNetwork::send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                   sim::Duration fixed_latency, double leg_rate_cap_bps,
                                   DeliveryHandler& handler, uint64_t tag) {
-  if (c.fixed) {
-    // The same sums as adding every leg in turn: each leg adds 1 to the resources it crosses.
-    uses_.assign(c.unique_uses);
-    for (const uint32_t i : c.ecmp_legs) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
+  double links = 0.0;
+  if (c.fixed && !params_.link_statistics) {
+    links = bottleneck(c, legs, tag);
   } else {
-    uses_.clear();
-    for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+    if (c.fixed) {
+      // The same sums as adding every leg in turn: each leg adds 1 to the resources it crosses.
+      uses_.assign(c.unique_uses);
+      for (const uint32_t i : c.ecmp_legs) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
+    } else {
+      uses_.clear();
+      for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
+    }
+    links = uses_.bottleneck_bps(stats_.capacities());
   }
   const double bits = 8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency;
-  const double rate = std::min(uses_.bottleneck_bps(stats_.capacities()), leg_rate_cap_bps);
+  const double rate = std::min(links, leg_rate_cap_bps);
   const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
   finish(bits, wire == sim::Duration::max() ? wire : fixed_latency + wire, handler, tag);
 }
@@ -161,6 +200,7 @@ sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const
 
 void AnalyticalNetwork::set_resource_capacity(int32_t resource, sim::Bandwidth capacity) {
   stats_.set_capacity(resource, capacity.bps());
+  ++capacity_version_;
 }
 
 LinkStats AnalyticalNetwork::link_stats(int32_t resource) const { return stats_.stats(resource, sim_.now()); }

@@ -58,17 +58,22 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   struct Chain {
     std::vector<Leg> legs;
     bool fixed = false;
-    std::vector<PathUses::Use> unique_uses;
+    std::vector<PathUses::Use> unique_uses;  // by resource
     std::vector<uint32_t> ecmp_legs;
+    // Without link statistics only the bottleneck is needed: the least C / a over the unique
+    // uses, at the capacities of `fixed_min_version`, bounds it, and the ECMP legs can only
+    // lower it on the resources they cross (bottleneck()).
+    double fixed_min = 0.0;
+    uint64_t fixed_min_version = ~uint64_t{0};
   };
-  const Chain& chain(std::span<const Leg> legs);
+  Chain& chain(std::span<const Leg> legs);
   // The chain a caller named (send_chain): found by its id, without hashing the legs.
-  const Chain& named_chain(uint64_t id, std::span<const Leg> legs);
+  Chain& named_chain(uint64_t id, std::span<const Leg> legs);
   Chain build_chain(std::span<const Leg> legs);
   void forget_chains_if_stale();
-  void send_over(const Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
-                 sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
-                 uint64_t tag);
+  double bottleneck(Chain& c, std::span<const Leg> legs, uint64_t tag);
+  void send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
+                 double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag);
 
   sim::Simulation& sim_;
   const Cluster& cluster_;
@@ -82,6 +87,8 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   std::unordered_map<uint64_t, Chain> named_chains_;
   uint64_t chains_epoch_ = 0;
   PathUses chain_scratch_;
+  PathUses ecmp_uses_;             // bottleneck()'s scratch
+  uint64_t capacity_version_ = 0;  // set_resource_capacity calls so far
 };
 
 // Validates params (std::invalid_argument naming network.protocol_efficiency).
