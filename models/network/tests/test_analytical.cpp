@@ -2,9 +2,11 @@
 // and the alpha-beta backend's indifference to contention.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "models/network/cluster.h"
 #include "models/network/network.h"
@@ -133,6 +135,62 @@ TEST(Analytical, IgnoresContention) {
   EXPECT_DOUBLE_EQ(rec.times[0], rec.times[1]);
   const double expected = net->path_latency(0, 8).seconds() + wire_s(bytes, 400e9);
   EXPECT_NEAR(rec.times[1], expected, 1e-6 * expected);
+}
+
+}  // namespace
+}  // namespace ct::network
+
+namespace ct::network {
+namespace {
+
+// A named chain (send_chain) and, without link statistics, the bottleneck taken without the
+// list of uses (analytical_network.cpp bottleneck()) give every call the time send_pipelined
+// gives it: same ECMP draws by tag, same rate to the last bit.
+TEST(Analytical, NamedChainsAndTheBottleneckWithoutUsesKeepEveryTime) {
+  const Cluster c(testing::small_cluster(16, 8, 16));
+  // Every GPU to its neighbour in the node (NVLink: one path), to the next node on its rail
+  // (inside a leaf group: one path) and on the next rail (over the spines: an ECMP choice), so
+  // that unique and ECMP legs share the NIC ports.
+  std::vector<Leg> legs;
+  for (int g = 0; g < 128; ++g) {
+    legs.push_back(Leg{g, g / 8 * 8 + (g + 1) % 8});
+    legs.push_back(Leg{g, (g + 8) % 128});
+    legs.push_back(Leg{g, (g + 9) % 128});
+  }
+  std::vector<std::vector<double>> runs;
+  for (const bool stats : {true, false}) {
+    for (const bool named : {false, true}) {
+      sim::Simulation sim;
+      NetworkParams p;
+      p.link_statistics = stats;
+      auto net = make_network("analytical", sim, c, p);
+      Recorder rec(sim);
+      const sim::Bytes bytes{int64_t{64} << 20};
+      for (uint64_t tag = 0; tag < 64; ++tag) {
+        if (named) {
+          net->send_chain(7, legs, bytes, sim::Duration::us(5), testing::kNoCap, rec, tag);
+        } else {
+          net->send_pipelined(legs, bytes, sim::Duration::us(5), testing::kNoCap, rec, tag);
+        }
+      }
+      // GPU 0 to GPU 8 (its rail, one leaf: one path) and to GPU 9 (another rail: over a
+      // spine): both leave by GPU 0's NIC, whose port they halve, the chain's bottleneck.
+      const std::array<Leg, 2> shared{Leg{0, 8}, Leg{0, 9}};
+      if (named) {
+        net->send_chain(8, shared, bytes, sim::Duration::zero(), testing::kNoCap, rec, 64);
+      } else {
+        net->send_pipelined(shared, bytes, sim::Duration::zero(), testing::kNoCap, rec, 64);
+      }
+      sim.run();
+      ASSERT_EQ(rec.count, 65);
+      EXPECT_NEAR(rec.times[64], wire_s(64.0 * (1 << 20), 200e9), 1e-9);
+      runs.push_back(rec.times);
+    }
+  }
+  for (size_t i = 1; i < runs.size(); ++i) EXPECT_EQ(runs[i], runs[0]) << i;
+  // The tags draw different spine paths: some calls collide on a link and take longer.
+  const auto [lo, hi] = std::minmax_element(runs[0].begin(), runs[0].end());
+  EXPECT_LT(*lo, *hi);
 }
 
 }  // namespace
