@@ -124,7 +124,7 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<
 void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                        sim::Duration fixed_latency, double leg_rate_cap_bps,
                                        DeliveryHandler& handler, uint64_t tag) {
-  send_over(chain(legs), legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
+  send_chain(0, legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
 }
 
 void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,

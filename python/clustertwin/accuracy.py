@@ -241,16 +241,21 @@ def _torchtitan_memory(mode: str) -> Iterable[_Case]:
                     source=row["source"])
 
 
+def _one_h200(m: dict, model_keys: dict, mode: str, recompute: str = "none") -> dict:
+    """A single-H200 step of the project's own measurements (plain PyTorch under autocast): the
+    row's shape (layers, hidden, heads, seq, micro_batch, vocab) plus `model_keys`."""
+    model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
+             "vocab": m["vocab"], **model_keys}
+    par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
+    runtime = {"recompute_granularity": recompute, "stack": "pytorch"}
+    return _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"], runtime, mode)
+
+
 def _h200_step(mode: str) -> Iterable[_Case]:
     """One measured training step on one H200 (PyTorch, autocast bf16), without the profiler."""
     meta = _load("h200-gpt1.4b-step.json")
-    m = meta["model"]
     # 1,418,842,112 parameters = untied LM head + learned positions (a tied head gives 1.316e9)
-    model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
-             "vocab": m["vocab"], "tied_embeddings": False}
-    par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
-    runtime = {"recompute_granularity": "none", "stack": "pytorch"}
-    sc = _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"], runtime, mode)
+    sc = _one_h200(meta["model"], {"tied_embeddings": False}, mode)
     yield _Case("GPT 1.42B mb 8 on 1 H200", "step s", meta["unprofiled_step_s"], [sc],
                lambda report, sc: report["step_time_s"], source="tests/validation/h200-gpt1.4b-step.json")
 
@@ -265,15 +270,10 @@ def _h200_pytorch_steps(mode: str) -> Iterable[_Case]:
         if row["alloc_conf"] != "default":
             continue
         m = row["model"]
-        model = {"layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq_length": m["seq"],
-                 "vocab": m["vocab"], "tied_embeddings": False, "dropout": "no",
-                 "activation": "swiglu" if m.get("swiglu") else "gelu"}
+        extra = {"tied_embeddings": False, "dropout": "no", "activation": "swiglu" if m.get("swiglu") else "gelu"}
         if m.get("ffn"):
-            model["ffn_hidden"] = m["ffn"]
-        runtime = {"recompute_granularity": "full" if m.get("recompute") else "none", "stack": "pytorch"}
-        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 1}
-        sc = _scenario(_cluster("H200-SXM", 1, "400Gbps"), model, par, m["micro_batch"], m["micro_batch"],
-                       runtime, mode)
+            extra["ffn_hidden"] = m["ffn"]
+        sc = _one_h200(m, extra, mode, "full" if m.get("recompute") else "none")
         step = row["step_s_steps_2_to_5_median"]
         if data["sustained"]["name"] == row["name"]:
             step = data["sustained"]["sustained_step_s"]
