@@ -164,7 +164,7 @@ void bind_layer_kernels(py::module_& m) {
         const scenario::Config c = checked_config(document_json, overrides_json);
         const workload::JobSpec job = scenario::job_spec(c);
         const network::ClusterSpec cluster = scenario::cluster_spec(c);
-        const hardware::ComputeModel compute(cluster.node.gpu, cluster.node.compute_calibration);
+        const hardware::ComputeModel compute = replay::step_compute_model(job, cluster.node);
         nlohmann::json out = nlohmann::json::array();
         for (const replay::KernelTime& k : replay::layer_kernel_times(job, compute)) {
           out.push_back({{"layer", k.layer},

@@ -98,8 +98,16 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t co
   // gemm_eff_scale: this GPU's measured best-shape efficiency relative to the fitted silicon's
   // (gpu_catalog.cpp); a fit through this same spec (calibrate) gets it back out.
   const double e_max = std::min(1.0, g.eff_max * gpu_.gemm_eff_scale);
-  return e_max * std::pow(util, g.wave_gamma) * kd / (kd + g.k_half) *
-         (1.0 - g.throttle_delta * flops / (flops + g.throttle_flops));
+  const double throttle =
+      steady_ > 0.0 ? steady_ : 1.0 - g.throttle_delta * flops / (flops + g.throttle_flops);
+  return e_max * std::pow(util, g.wave_gamma) * kd / (kd + g.k_half) * throttle;
+}
+
+void ComputeModel::set_steady(double ratio) {
+  if (!std::isfinite(ratio) || ratio < 0.0 || ratio > 1.0) {
+    throw std::invalid_argument("steady compute ratio must be in [0, 1], got " + std::to_string(ratio));
+  }
+  steady_ = ratio;
 }
 
 ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64_t count, bool fp8,
@@ -142,7 +150,7 @@ ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int
   // silicon's (gpu_catalog.cpp); 1 for Hopper.
   const double eff_fwd =
       std::min(1.0, a.fwd_eff_max * gpu_.attention_fwd_scale) * s_eff / (s_eff + a.fwd_seq_half);
-  const double peak = gpu_.bf16_dense_flops * clock_factor(gpu_);
+  const double peak = gpu_.bf16_dense_flops * clock_factor(gpu_) * (steady_ > 0.0 ? steady_ : 1.0);
   double t = soft_max(a.overlap_p, a.launch_s, f_fwd / (peak * eff_fwd));
   if (pass == AttentionPass::forward_backward) {
     const double eff_bwd =

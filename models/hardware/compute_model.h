@@ -15,6 +15,8 @@
 // gamma < 1 softens wave quantization (the library splits K or streams tiles); the last factor
 // is the sustained-clock loss of long kernels (power/thermal throttling at 700 W): it falls
 // from 1 for small F to 1 - delta for F >> F_T, so it cannot run away when extrapolating.
+// Inside a training step (set_steady) the last factor is the step's steady ratio instead,
+// for GEMMs and attention alike: the board is at its power limit whatever one kernel's length.
 //
 // Attention, scaled dot-product with q, k, v of shape [batch, heads, seq, head_dim] (bf16):
 //   F_fwd = 4 b h s^2 d (halved when causal),  F_bwd = 2.5 F_fwd
@@ -124,9 +126,17 @@ class ComputeModel {
   [[nodiscard]] const GpuSpec& gpu() const { return gpu_; }
   [[nodiscard]] const Calibration& calibration() const { return cal_; }
 
+  // Steady-state throughput ratio of compute-bound kernels in a training step (sustained_ratio,
+  // gpu_catalog.h), in (0, 1]: every GEMM and attention kernel runs at it instead of the
+  // calibration's per-kernel throttle term (which describes one kernel after idle). 0 = off
+  // (kernel benchmarks, trace fits).
+  void set_steady(double ratio);
+  [[nodiscard]] double steady() const { return steady_; }
+
  private:
   GpuSpec gpu_;
   Calibration cal_;
+  double steady_ = 0.0;
 };
 
 }  // namespace ct::hardware

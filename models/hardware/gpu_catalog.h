@@ -54,7 +54,29 @@ struct GpuSpec {
   // Where the attention scales come from ("" = Hopper, measured; else the source, or that
   // nothing was measured and H200's efficiencies are assumed).
   std::string attention_basis{};
+  // Steady state under the power limit (sustained_ratio() below): tensor-core throughput of
+  // back-to-back large bf16 GEMMs and of back-to-back flash attention, each relative to the
+  // same kernel timed in a short burst (as the calibration is), and the power a memory-bound
+  // stream draws at full speed as a fraction of the limit. 0 = not measured on this GPU: the
+  // calibration's per-kernel throttle term (compute_model.h) stands in.
+  double sustained_gemm = 0.0;
+  double sustained_attention = 0.0;
+  double memory_power = 0.0;
+  std::string sustained_basis{};
 };
+
+// Exponent of power in throughput for compute-bound work, 1 / kClockPowerExponent (below).
+// sustained_ratio(): in a training step the kernels run back to back for seconds, so the
+// board sits at its power limit and every compute-bound kernel runs at one steady clock, not
+// at the speed it shows alone in a burst. With t_gemm, t_attention, t_memory the time a step
+// spends in each class at burst speed, the steady throughput ratio s of compute-bound kernels
+// is the largest s <= 1 whose average power stays at the limit:
+//   [ (t_gemm d_g + t_attention d_a) s^(b-1) + t_memory m ] / [ (t_gemm + t_attention) / s
+//     + t_memory ] = 1,   d_c = sustained_c^(-b) (the class's demand at burst speed, from its
+//   own back-to-back ratio), m = memory_power, b = 1 / kClockPowerExponent.
+// Memory-bound kernels keep their speed (the HBM clock is not power-managed). 1 when the GPU
+// has no steady-state measurement (sustained_gemm == 0) or the step stays under the limit.
+[[nodiscard]] double sustained_ratio(const GpuSpec& spec, double t_gemm, double t_attention, double t_memory);
 
 // Sustained tensor-core clock under the power limit, relative to the clock the datasheet
 // peaks assume: (limit / tdp)^kClockPowerExponent, 1 at the rated power. Dynamic CMOS power

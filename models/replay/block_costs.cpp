@@ -238,6 +238,23 @@ std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
   return out;
 }
 
+hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const hardware::NodeSpec& node) {
+  hardware::ComputeModel compute(node.gpu, node.compute_calibration);
+  if (!(node.gpu.sustained_gemm > 0.0)) return compute;
+  compute.set_steady(1.0);  // burst speed, no per-kernel throttle
+  const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
+  const workload::LayerOps layer = workload::transformer_layer_ops(job);
+  double t_gemm = 0.0, t_attention = 0.0, t_memory = 0.0;
+  for (const std::vector<Op>* pass : {&layer.forward, &layer.recompute, &layer.backward}) {
+    for (const Op& op : *pass) {
+      const double s = op_time(op, compute, kernel);
+      (op.kind == OpKind::gemm ? t_gemm : op.kind == OpKind::attention ? t_attention : t_memory) += s;
+    }
+  }
+  compute.set_steady(hardware::sustained_ratio(node.gpu, t_gemm, t_attention, t_memory));
+  return compute;
+}
+
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
                                     const hardware::NodeSpec& node, const CostParams& params) {
   const auto& par = job.parallelism;

@@ -20,7 +20,7 @@ namespace ct::replay {
 
 StepProgram build_program(const StepInput& in) {
   const auto& node = in.cluster.node;
-  const hardware::ComputeModel compute(node.gpu, node.compute_calibration);
+  const hardware::ComputeModel compute = step_compute_model(in.job, node);
   CostParams cost_params;
   cost_params.protocol_efficiency = in.network.protocol_efficiency;
   cost_params.step_latency_s = in.collectives.step_latency.seconds();

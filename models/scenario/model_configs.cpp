@@ -72,6 +72,9 @@ hardware::NodeSpec node_spec(const Config& c) {
                            " but cluster.gpu is " + c.cluster.gpu + "; set cluster.gpu to " + file.base_gpu});
     }
     n.compute_calibration = file.calibration;
+    // A fit to a trace already holds that run's steady clock: no second steady-state derating.
+    n.gpu.sustained_gemm = n.gpu.sustained_attention = n.gpu.memory_power = 0.0;
+    n.gpu.sustained_basis.clear();
   }
   return n;
 }

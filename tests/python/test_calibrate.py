@@ -125,3 +125,20 @@ def test_calibrate_says_why_it_cannot_or_should_not(tmp_path):
     assert json.loads((tmp_path / "x.json").read_text())["provenance"]["warnings"]
     # The skip reasons are always printed.
     assert "skipped    no operator" in run.stdout
+
+
+def test_steady_state_under_the_power_limit_is_reported(gpu_file):
+    # Built-in H200 fit: the step runs at its power-limited steady state, stated with its basis.
+    builtin = ct.run(gpt_on_one_h200()).report
+    assert 0.841 < builtin["compute"]["steady_ratio"] < 1.0
+    assert any(a.startswith("steady state: GEMM and attention at") and "h200_sustained" in a
+               for a in builtin["assumptions"])
+    # A fit to a trace already holds that run's clock: no second derating, and the report says why.
+    fitted = ct.run(gpt_on_one_h200(str(gpu_file))).report
+    assert "compute" not in fitted and "gpu_file" in fitted["not_computed"]["compute.steady_ratio"]
+    # A100 has no steady-state measurement: the per-kernel throttle stands in, and the report says so.
+    a100 = gpt_on_one_h200()
+    a100.data["cluster"]["gpu"] = "A100-80GB"
+    a100.data["training_job"]["micro_batch_size"] = a100.data["training_job"]["global_batch_size"] = 2
+    report = ct.run(a100).report
+    assert "compute" not in report and "A100-80GB" in report["not_computed"]["compute.steady_ratio"]

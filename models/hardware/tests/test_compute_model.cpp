@@ -53,6 +53,55 @@ TEST(ComputeModel, PowerLimitSlowsComputeNotMemory) {
   EXPECT_THROW(validate(capped), std::invalid_argument);
 }
 
+// Steady state under the power limit (gpu_catalog.h sustained_ratio). A step made only of
+// GEMMs settles where a back-to-back GEMM stream does (the measured 0.841), only attention
+// where attention does (0.90); memory-bound work alone never reaches the limit (1); a mix lies
+// in between and rises with its memory-bound share; a GPU without the measurement stays at 1.
+TEST(ComputeModel, SteadyRatioBalancesPowerAtTheLimit) {
+  const GpuSpec h200 = gpu("H200-SXM");
+  EXPECT_NEAR(sustained_ratio(h200, 1.0, 0.0, 0.0), 0.841, 1e-9);
+  EXPECT_NEAR(sustained_ratio(h200, 0.0, 1.0, 0.0), 0.90, 1e-9);
+  EXPECT_DOUBLE_EQ(sustained_ratio(h200, 0.0, 0.0, 1.0), 1.0);
+  const double gemm_heavy = sustained_ratio(h200, 0.8, 0.1, 0.1);
+  const double mixed = sustained_ratio(h200, 0.6, 0.1, 0.3);
+  EXPECT_GT(gemm_heavy, 0.841);
+  EXPECT_LT(gemm_heavy, mixed);
+  EXPECT_LT(mixed, 1.0);
+  // The balance holds at the solution: average power equals the limit.
+  const double b = 1.0 / kClockPowerExponent, s = mixed;
+  const double energy =
+      (0.6 * std::pow(0.841, -b) + 0.1 * std::pow(0.90, -b)) * std::pow(s, b - 1.0) + 0.3 * h200.memory_power;
+  EXPECT_NEAR(energy / (0.7 / s + 0.3), 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(sustained_ratio(gpu("A100-80GB"), 1.0, 0.0, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(gpu("H100-SXM").sustained_gemm, h200.sustained_gemm);
+  EXPECT_DOUBLE_EQ(gpu("B200").sustained_gemm, 0.0);
+  GpuSpec bad = h200;
+  bad.sustained_gemm = 1.2;
+  EXPECT_THROW(validate(bad), std::invalid_argument);
+}
+
+// At a steady ratio s every GEMM and attention kernel is the burst kernel (no per-kernel
+// throttle) slowed by 1/s, whatever its length; memory-bound kernels keep their time.
+TEST(ComputeModel, SteadyRatioReplacesThePerKernelThrottle) {
+  ComputeModel burst = h200_model(), steady = h200_model();
+  burst.set_steady(1.0);
+  steady.set_steady(0.85);
+  const Calibration::Gemm& g = Calibration::h200().gemm;
+  for (int64_t n : {2048, 8192}) {
+    const double nd = static_cast<double>(n), flops = 2.0 * nd * nd * nd;
+    const double per_kernel = 1.0 - g.throttle_delta * flops / (flops + g.throttle_flops);
+    EXPECT_NEAR(h200_model().gemm_efficiency(n, n, n), burst.gemm_efficiency(n, n, n) * per_kernel, 1e-12);
+    EXPECT_NEAR(steady.gemm_efficiency(n, n, n), 0.85 * burst.gemm_efficiency(n, n, n), 1e-12);
+  }
+  const double a_burst = burst.attention_time(1, 32, 16384, 128, true, AttentionPass::forward).seconds();
+  const double a_steady = steady.attention_time(1, 32, 16384, 128, true, AttentionPass::forward).seconds();
+  EXPECT_NEAR(a_steady / a_burst, 1.0 / 0.85, 3e-3);  // the 32 us launch floor keeps its time
+  const auto bytes = ct::sim::Bytes{int64_t{1} << 30};
+  EXPECT_DOUBLE_EQ(steady.elementwise_time(bytes).seconds(), burst.elementwise_time(bytes).seconds());
+  EXPECT_THROW(steady.set_steady(1.5), std::invalid_argument);
+  EXPECT_THROW(steady.set_steady(-0.1), std::invalid_argument);
+}
+
 TEST(ComputeModel, TinyGemmSitsOnTheLaunchFloor) {
   const ComputeModel m = h200_model();
   const double floor = Calibration::h200().gemm.launch_s;

@@ -233,3 +233,29 @@ TEST(Replay, TensorParallelOverlapIsPartial) {
   EXPECT_GT(overlapped.breakdown.exposed_tp_comm_s, 0.05 * plain.breakdown.exposed_tp_comm_s);
   EXPECT_LT(overlapped.step_time_s, plain.step_time_s);
 }
+
+// A training step runs on its steady state under the power limit (block_costs.h
+// step_compute_model): on a GPU with the measurement, its GEMMs and attention slow to one
+// ratio between the GEMM stream's 0.841 and 1; a longer sequence (more attention, which draws
+// less than GEMMs) sits higher; A100, not measured, keeps the per-kernel throttle (0).
+TEST(Replay, StepRunsAtItsSteadyStateUnderThePowerLimit) {
+  workload::JobSpec job = small_job(1, 1, 8);
+  const network::ClusterSpec h100 = small_cluster(1);
+  const double s = step_compute_model(job, h100.node).steady();
+  EXPECT_GT(s, h100.node.gpu.sustained_gemm);
+  EXPECT_LT(s, 1.0);
+  workload::JobSpec long_seq = job;
+  long_seq.model.seq_length = 16384;
+  EXPECT_GT(step_compute_model(long_seq, h100.node).steady(), s);
+  EXPECT_DOUBLE_EQ(step_compute_model(job, small_cluster(1, "A100-80GB").node).steady(), 0.0);
+  // The step is slower than the same step on burst-speed kernels by less than 1/s.
+  StepInput in;
+  in.job = job;
+  in.cluster = h100;
+  in.network_mode = "analytical";
+  const double steady_step = simulate_step(in).step_time_s;
+  in.cluster.node.gpu.sustained_gemm = 0.0;  // the per-kernel throttle instead
+  const double per_kernel_step = simulate_step(in).step_time_s;
+  EXPECT_GT(steady_step, per_kernel_step);
+  EXPECT_LT(steady_step, per_kernel_step / s);
+}
