@@ -97,7 +97,8 @@ std::vector<GpuSpec> with_attention_scales(std::vector<GpuSpec> specs) {
 // Steady state under the power limit (sustained_gemm, sustained_attention, memory_power): one
 // H200 SXM at 700 W (tests/data/h200_sustained: each kernel back to back for 10-30 s against
 // 10 calls after 5 s idle, NVML power and clock every 50 ms). Large bf16 GEMMs keep
-// 0.833-0.857 of their burst TFLOP/s (five shapes, mean 0.841; FP8 0.828), causal flash
+// 0.833-0.857 of their burst TFLOP/s (five shapes, mean 0.841), an FP8 GEMM 0.828 (8192^3,
+// torch._scaled_mm: one shape), causal flash
 // attention forward+backward 0.886-0.915 (mean 0.90), and an HBM copy runs at full speed and
 // clock drawing 474 W (0.68 of the limit). H100 SXM and H800 are the same GH100 die at the same
 // 700 W: carried over, and said so. No other GPU is measured: 0, the calibration's per-kernel
@@ -108,6 +109,7 @@ std::vector<GpuSpec> with_sustained(std::vector<GpuSpec> specs) {
   for (GpuSpec& g : specs) {
     if (g.name == "H200-SXM" || g.name == "H100-SXM" || g.name == "H800") {
       g.sustained_gemm = 0.841;
+      g.sustained_fp8_gemm = 0.828;
       g.sustained_attention = 0.90;
       g.memory_power = 474.0 / 700.0;
       g.sustained_basis = g.name == "H200-SXM" ? measured : measured + ", carried over (same die and power)";
@@ -184,6 +186,7 @@ void validate(const GpuSpec& spec) {
         std::to_string(spec.tdp_watts) + " W) and tdp_watts, got " + std::to_string(spec.power_limit_watts));
   }
   for (const auto& [value, field] : {std::pair{spec.sustained_gemm, "sustained_gemm"},
+                                     std::pair{spec.sustained_fp8_gemm, "sustained_fp8_gemm"},
                                      std::pair{spec.sustained_attention, "sustained_attention"},
                                      std::pair{spec.memory_power, "memory_power"}}) {
     if (!std::isfinite(value) || value < 0.0 || value > 1.0) {
@@ -206,17 +209,19 @@ double clock_factor(const GpuSpec& spec) {
   return std::min(1.0, std::pow(power_limit(spec) / spec.tdp_watts, kClockPowerExponent));
 }
 
-double sustained_ratio(const GpuSpec& spec, double t_gemm, double t_attention, double t_memory) {
-  if (!(spec.sustained_gemm > 0.0) || !(t_gemm + t_attention > 0.0)) return 1.0;
+double sustained_ratio(const GpuSpec& spec, const StepKernelMix& mix) {
+  const double compute = mix.gemm + mix.fp8_gemm + mix.attention;
+  if (!(spec.sustained_gemm > 0.0) || !(compute > 0.0)) return 1.0;
   const double b = 1.0 / kClockPowerExponent;
-  const double demand_gemm = std::pow(spec.sustained_gemm, -b);
-  const double demand_attention =
-      std::pow(spec.sustained_attention > 0.0 ? spec.sustained_attention : spec.sustained_gemm, -b);
-  const double compute = t_gemm + t_attention;
-  const double weighted = t_gemm * demand_gemm + t_attention * demand_attention;
+  auto demand = [&](double sustained) {
+    return std::pow(sustained > 0.0 ? sustained : spec.sustained_gemm, -b);
+  };
+  const double weighted = mix.gemm * demand(spec.sustained_gemm) +
+                          mix.fp8_gemm * demand(spec.sustained_fp8_gemm) +
+                          mix.attention * demand(spec.sustained_attention);
   // Average power over the limit at ratio s; increasing in s, so bisect for its root.
   auto excess = [&](double s) {
-    return weighted * std::pow(s, b - 1.0) + t_memory * spec.memory_power - (compute / s + t_memory);
+    return weighted * std::pow(s, b - 1.0) + mix.memory * spec.memory_power - (compute / s + mix.memory);
   };
   if (excess(1.0) <= 0.0) return 1.0;
   double lo = 0.05, hi = 1.0;

@@ -60,6 +60,7 @@ struct GpuSpec {
   // stream draws at full speed as a fraction of the limit. 0 = not measured on this GPU: the
   // calibration's per-kernel throttle term (compute_model.h) stands in.
   double sustained_gemm = 0.0;
+  double sustained_fp8_gemm = 0.0;  // FP8 GEMMs, 0 = sustained_gemm's
   double sustained_attention = 0.0;
   double memory_power = 0.0;
   std::string sustained_basis{};
@@ -68,15 +69,19 @@ struct GpuSpec {
 // Exponent of power in throughput for compute-bound work, 1 / kClockPowerExponent (below).
 // sustained_ratio(): in a training step the kernels run back to back for seconds, so the
 // board sits at its power limit and every compute-bound kernel runs at one steady clock, not
-// at the speed it shows alone in a burst. With t_gemm, t_attention, t_memory the time a step
-// spends in each class at burst speed, the steady throughput ratio s of compute-bound kernels
-// is the largest s <= 1 whose average power stays at the limit:
-//   [ (t_gemm d_g + t_attention d_a) s^(b-1) + t_memory m ] / [ (t_gemm + t_attention) / s
-//     + t_memory ] = 1,   d_c = sustained_c^(-b) (the class's demand at burst speed, from its
-//   own back-to-back ratio), m = memory_power, b = 1 / kClockPowerExponent.
+// at the speed it shows alone in a burst. With t_c the time a step spends in class c (bf16
+// GEMMs, FP8 GEMMs, attention, memory-bound kernels) at burst speed, the steady throughput
+// ratio s of compute-bound kernels is the largest s <= 1 whose average power stays at the
+// limit:
+//   [ sum_compute t_c d_c s^(b-1) + t_memory m ] / [ sum_compute t_c / s + t_memory ] = 1,
+//   d_c = sustained_c^(-b) (the class's demand at burst speed, from its own back-to-back
+//   ratio), m = memory_power, b = 1 / kClockPowerExponent.
 // Memory-bound kernels keep their speed (the HBM clock is not power-managed). 1 when the GPU
 // has no steady-state measurement (sustained_gemm == 0) or the step stays under the limit.
-[[nodiscard]] double sustained_ratio(const GpuSpec& spec, double t_gemm, double t_attention, double t_memory);
+struct StepKernelMix {
+  double gemm = 0.0, fp8_gemm = 0.0, attention = 0.0, memory = 0.0;  // seconds at burst speed
+};
+[[nodiscard]] double sustained_ratio(const GpuSpec& spec, const StepKernelMix& mix);
 
 // Sustained tensor-core clock under the power limit, relative to the clock the datasheet
 // peaks assume: (limit / tdp)^kClockPowerExponent, 1 at the rated power. Dynamic CMOS power

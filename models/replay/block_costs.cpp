@@ -244,14 +244,16 @@ hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const ha
   compute.set_steady(1.0);  // burst speed, no per-kernel throttle
   const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
   const workload::LayerOps layer = workload::transformer_layer_ops(job);
-  double t_gemm = 0.0, t_attention = 0.0, t_memory = 0.0;
+  hardware::StepKernelMix mix;
   for (const std::vector<Op>* pass : {&layer.forward, &layer.recompute, &layer.backward}) {
     for (const Op& op : *pass) {
       const double s = op_time(op, compute, kernel);
-      (op.kind == OpKind::gemm ? t_gemm : op.kind == OpKind::attention ? t_attention : t_memory) += s;
+      (op.kind == OpKind::gemm        ? (op.fp8 ? mix.fp8_gemm : mix.gemm)
+       : op.kind == OpKind::attention ? mix.attention
+                                      : mix.memory) += s;
     }
   }
-  compute.set_steady(hardware::sustained_ratio(node.gpu, t_gemm, t_attention, t_memory));
+  compute.set_steady(hardware::sustained_ratio(node.gpu, mix));
   return compute;
 }
 

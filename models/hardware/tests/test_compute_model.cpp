@@ -54,16 +54,19 @@ TEST(ComputeModel, PowerLimitSlowsComputeNotMemory) {
 }
 
 // Steady state under the power limit (gpu_catalog.h sustained_ratio). A step made only of
-// GEMMs settles where a back-to-back GEMM stream does (the measured 0.841), only attention
-// where attention does (0.90); memory-bound work alone never reaches the limit (1); a mix lies
-// in between and rises with its memory-bound share; a GPU without the measurement stays at 1.
+// GEMMs settles where a back-to-back GEMM stream does (the measured 0.841; FP8 0.828), only
+// attention where attention does (0.90); memory-bound work alone never reaches the limit (1);
+// a mix lies in between, rises with its memory-bound share and falls when its GEMMs are FP8;
+// a GPU without the measurement stays at 1.
 TEST(ComputeModel, SteadyRatioBalancesPowerAtTheLimit) {
   const GpuSpec h200 = gpu("H200-SXM");
-  EXPECT_NEAR(sustained_ratio(h200, 1.0, 0.0, 0.0), 0.841, 1e-9);
-  EXPECT_NEAR(sustained_ratio(h200, 0.0, 1.0, 0.0), 0.90, 1e-9);
-  EXPECT_DOUBLE_EQ(sustained_ratio(h200, 0.0, 0.0, 1.0), 1.0);
-  const double gemm_heavy = sustained_ratio(h200, 0.8, 0.1, 0.1);
-  const double mixed = sustained_ratio(h200, 0.6, 0.1, 0.3);
+  EXPECT_NEAR(sustained_ratio(h200, {.gemm = 1.0}), 0.841, 1e-9);
+  EXPECT_NEAR(sustained_ratio(h200, {.fp8_gemm = 1.0}), 0.828, 1e-9);
+  EXPECT_NEAR(sustained_ratio(h200, {.attention = 1.0}), 0.90, 1e-9);
+  EXPECT_DOUBLE_EQ(sustained_ratio(h200, {.memory = 1.0}), 1.0);
+  const double gemm_heavy = sustained_ratio(h200, {.gemm = 0.8, .attention = 0.1, .memory = 0.1});
+  const double mixed = sustained_ratio(h200, {.gemm = 0.6, .attention = 0.1, .memory = 0.3});
+  EXPECT_LT(sustained_ratio(h200, {.fp8_gemm = 0.6, .attention = 0.1, .memory = 0.3}), mixed);
   EXPECT_GT(gemm_heavy, 0.841);
   EXPECT_LT(gemm_heavy, mixed);
   EXPECT_LT(mixed, 1.0);
@@ -72,7 +75,7 @@ TEST(ComputeModel, SteadyRatioBalancesPowerAtTheLimit) {
   const double energy =
       (0.6 * std::pow(0.841, -b) + 0.1 * std::pow(0.90, -b)) * std::pow(s, b - 1.0) + 0.3 * h200.memory_power;
   EXPECT_NEAR(energy / (0.7 / s + 0.3), 1.0, 1e-9);
-  EXPECT_DOUBLE_EQ(sustained_ratio(gpu("A100-80GB"), 1.0, 0.0, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(sustained_ratio(gpu("A100-80GB"), {.gemm = 1.0}), 1.0);
   EXPECT_DOUBLE_EQ(gpu("H100-SXM").sustained_gemm, h200.sustained_gemm);
   EXPECT_DOUBLE_EQ(gpu("B200").sustained_gemm, 0.0);
   GpuSpec bad = h200;
