@@ -243,6 +243,10 @@ struct Builder {
     const workload::Zero3Plan& zplan = rs.zplan;
     const int64_t n_layers = std::max<int64_t>(1, workload::layers_in_chunk(job, rs.at.pp, pass.chunk));
     const double layer_params = rs.sc->params_per_chunk / static_cast<double>(n_layers);
+    const int64_t recomputed =
+        workload::parse_recompute(job.recompute_granularity) == workload::Recompute::full
+            ? workload::recomputed_layers_in_chunk(job, rs.at.pp, pass.chunk)
+            : 0;
     std::vector<int32_t> piece_at;
     int32_t run_at = -1;
     double waiting_grads = 0.0;
@@ -257,7 +261,12 @@ struct Builder {
       for (const auto& module : zplan.modules) {
         int32_t gather_at = -1;
         const auto pieces = static_cast<int64_t>(piece_at.size());
-        for (const double share : module.gather_fractions) {
+        std::vector<double> gathers = module.gather_fractions;
+        if (!pass.forward && j < recomputed) {  // the recomputed layers (the chunk's first ones)
+          gathers.insert(gathers.end(), module.recompute_gather_fractions.begin(),
+                         module.recompute_gather_fractions.end());
+        }
+        for (const double share : gathers) {
           Instr g = param_gather(rs.step(), run.chunk, rs.gid,
                                  static_cast<int64_t>(layer_params * share * rs.sc->gather_bytes_per_param));
           g.microbatch = pass.microbatch;

@@ -10,6 +10,7 @@ double d(int64_t v) { return static_cast<double>(v); }
 
 // DeepSpeed defaults (docs/config-json: zero_optimization), unchanged from v0.3.13 on.
 constexpr double kReduceBucketElements = 5e8;
+constexpr double kMaxReuseDistanceElements = 1e9;  // stage3_max_reuse_distance
 
 }  // namespace
 
@@ -20,7 +21,7 @@ Zero3Plan zero3_plan(const JobSpec& job) {
   plan.reduce_bytes = st.reduce_bytes;
   const bool deepspeed = stack == Stack::deepspeed || stack == Stack::deepspeed_2021;
   if (!deepspeed) {
-    plan.modules = {{1.0, {1.0}}};
+    plan.modules = {{1.0, {1.0}, {}}};
     return plan;
   }
   const ModelSpec& m = job.model;
@@ -40,6 +41,8 @@ Zero3Plan zero3_plan(const JobSpec& job) {
     params += l.weight + l.bias;
     weights += l.weight;
   }
+  const bool recompute = parse_recompute(job.recompute_granularity) == Recompute::full;
+  double after = params;  // parameters of this module and the ones after it in the layer
   for (const Linear& l : linears) {
     ModuleFetch mf;
     mf.compute_fraction = l.weight / weights;
@@ -48,6 +51,10 @@ Zero3Plan zero3_plan(const JobSpec& job) {
       if (l.bias > 0) mf.gather_fractions.push_back(l.bias / params);
     } else {
       mf.gather_fractions.push_back((l.weight + l.bias) / params);
+    }
+    after -= l.weight + l.bias;
+    if (recompute && 2.0 * after >= kMaxReuseDistanceElements) {
+      mf.recompute_gather_fractions = mf.gather_fractions;
     }
     plan.modules.push_back(mf);
   }

@@ -19,6 +19,16 @@
 //    (partition_parameters.py _allgather_param; stage3.py fetch_sub_module), no effective
 //    prefetch; one reduce-scatter per parameter every micro-batch (partition_parameters.py
 //    reduce-scatter per param, engine.py every micro-step).
+// Both DeepSpeed versions release a gathered module after it runs unless it is used again
+// within stage3_max_reuse_distance (1e9 elements, the default from v0.3.13 on) of other
+// parameters (stage3.py PartitionedParameterCoordinator.release_sub_module / _keep_for_later,
+// the distance summed over the module trace). Their hooks sit on every submodule, so under
+// full recompute the checkpointed forward run in backward gathers each module again, and the
+// module is released before its own backward when the modules after it in the layer, run
+// forward and then backward, hold 1e9 parameters or more (2 x the parameters after it): then
+// its backward gathers it a third time. FSDP2 gathers a unit once for backward (its hooks sit
+// on the unit, outside the checkpoint wrapper). recompute_gather_fractions lists the extra
+// backward gathers of a module.
 // A layer's modules in forward order: QKV, output projection, MLP in (gate + up fused), MLP
 // out; each module's compute share is its share of the layer's weight-matrix parameters
 // (matmul FLOPs), the attention core riding with the projections.
@@ -33,6 +43,8 @@ namespace ct::workload {
 struct ModuleFetch {
   double compute_fraction = 1.0;         // of the layer's pass that waits for this module
   std::vector<double> gather_fractions;  // one all-gather each, as shares of the layer's parameters
+  // Extra gathers of the backward pass under full recompute (DeepSpeed, above), same units.
+  std::vector<double> recompute_gather_fractions;
 };
 
 struct Zero3Plan {

@@ -5,6 +5,7 @@
 
 #include "models/workload/layout.h"
 #include "models/workload/pipeline.h"
+#include "models/workload/sharding.h"
 #include "models/workload/tests/configs.h"
 
 namespace ct::workload {
@@ -188,6 +189,36 @@ TEST(Pipeline, BubbleFraction) {
   EXPECT_DOUBLE_EQ(bubble_fraction(1, 64), 0.0);
   EXPECT_DOUBLE_EQ(bubble_share_of_step(5, 4), 0.5);
   static_assert(bubble_fraction(4, 3) == 1.0);
+}
+
+// DeepSpeed ZeRO-3 under full recompute (sharding.h): a module is gathered again for its
+// backward when the modules after it in the layer, run forward then backward, hold at least
+// stage3_max_reuse_distance (1e9) parameters. GPT-3 175B's layer (QKV 453M, projection 151M,
+// MLP in 604M, MLP out 604M with biases) re-gathers QKV, the projection and MLP in, never MLP
+// out (used again at once); a 7B-class layer re-gathers nothing; without recompute, or under
+// FSDP2 (hooks on the unit, outside the checkpoint), there is no extra gather.
+TEST(Zero3Plan, DeepSpeedRegathersFarModulesUnderFullRecompute) {
+  JobSpec job = testing::gpt3_job();
+  job.parallelism.zero_stage = 3;
+  job.recompute_granularity = "full";
+  for (const char* stack : {"deepspeed", "deepspeed-2021"}) {
+    job.stack = stack;
+    const Zero3Plan plan = zero3_plan(job);
+    ASSERT_EQ(plan.modules.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(plan.modules[i].recompute_gather_fractions, plan.modules[i].gather_fractions) << stack << i;
+    }
+    EXPECT_TRUE(plan.modules[3].recompute_gather_fractions.empty()) << stack;
+  }
+  JobSpec small = job;
+  small.model.hidden = 4096;
+  small.model.heads = 32;
+  for (const auto& m : zero3_plan(small).modules) EXPECT_TRUE(m.recompute_gather_fractions.empty());
+  job.recompute_granularity = "selective";
+  for (const auto& m : zero3_plan(job).modules) EXPECT_TRUE(m.recompute_gather_fractions.empty());
+  job.recompute_granularity = "full";
+  job.stack = "torchtitan";
+  for (const auto& m : zero3_plan(job).modules) EXPECT_TRUE(m.recompute_gather_fractions.empty());
 }
 
 }  // namespace
