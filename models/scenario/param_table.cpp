@@ -311,6 +311,12 @@ void job_params(std::vector<Param>& t) {
                 "Dropout layers, whose masks are kept for backward (memory, and the mask traffic of the "
                 "residual adds): auto = with gelu (GPT), without swiglu (Llama).")
                   .one_of({"auto", "yes", "no"}));
+  t.push_back(P(training_job.model.position_embedding, text, "\"auto\"",
+                "Position encoding: learned (absolute embeddings, seq_length x hidden parameters: GPT), rope "
+                "(rotary: no parameters, a kernel of its own in eager PyTorch stacks, fused in Megatron / "
+                "NeMo / torch.compile), none (also ALiBi, whose bias rides in the attention kernel). auto = "
+                "learned with gelu, rope with swiglu.")
+                  .one_of({"auto", "learned", "rope", "none"}));
   t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1).at_most(1e7));
   t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1).at_most(1e8));
   t.push_back(P(training_job.model.tied_embeddings, boolean, "true",

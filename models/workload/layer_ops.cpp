@@ -234,7 +234,7 @@ void to_autocast(std::vector<Step>& steps, int64_t X) {
 // 2+2+2 = 10 bytes per element of the MLP width instead of 6). Backward moves twice the forward
 // bytes, as every element-wise op here. GPT blocks (LayerNorm, GELU) are single kernels in
 // eager PyTorch: unchanged. torch.compile fuses these back (training_job.runtime.torch_compile).
-void to_eager_llama(std::vector<Step>& steps, int64_t qk_elements, bool composite_norm) {
+void to_eager_llama(std::vector<Step>& steps, bool composite_norm) {
   std::vector<Step> out;
   for (Step s : steps) {
     const std::string_view n = s.op.name;
@@ -246,18 +246,29 @@ void to_eager_llama(std::vector<Step>& steps, int64_t qk_elements, bool composit
       s.op.bytes = s.op.bytes / 6 * 10;
     }
     out.push_back(s);
-    if (n == "qkv") out.push_back({elementwise("rope", 20 * qk_elements), "rope.bwd", {}});
+  }
+  steps = std::move(out);
+}
+
+// Rotary embeddings in eager PyTorch (model.position_embedding rope, or auto with swiglu):
+// the complex fp32 rotation of Q and K after the QKV projection (20 bytes per element, above).
+void add_eager_rope(std::vector<Step>& steps, int64_t qk_elements) {
+  std::vector<Step> out;
+  for (const Step& s : steps) {
+    out.push_back(s);
+    if (s.op.name == "qkv") out.push_back({elementwise("rope", 20 * qk_elements), "rope.bwd", {}});
   }
   steps = std::move(out);
 }
 
 }  // namespace
 
-bool eager_llama(const JobSpec& job) {
+bool eager_pytorch(const JobSpec& job) {
   const Stack st = parse_stack(job.stack);
-  return is_swiglu(job.model) && !job.torch_compile &&
-         (st == Stack::torchtitan || st == Stack::pytorch || st == Stack::composer);
+  return !job.torch_compile && (st == Stack::torchtitan || st == Stack::pytorch || st == Stack::composer);
 }
+
+bool eager_llama(const JobSpec& job) { return is_swiglu(job.model) && eager_pytorch(job); }
 
 LayerOps transformer_layer_ops(const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -337,7 +348,8 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
-  if (eager_llama(job)) to_eager_llama(st, T * (h + kv_dim(m)) / t, parse_stack(job.stack) != Stack::pytorch);
+  if (eager_llama(job)) to_eager_llama(st, parse_stack(job.stack) != Stack::pytorch);
+  if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, T * (h + kv_dim(m)) / t);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 

@@ -110,6 +110,9 @@ AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch);
 // on the torchtitan, pytorch or composer stacks without torch.compile; layer_ops.cpp). On the
 // pytorch stack (PyTorch 2.11) RMSNorm is one fused kernel; rotary and SwiGLU stay composite.
 bool eager_llama(const JobSpec& job);
+// Whether the stack runs the layer's element-wise ops as eager PyTorch kernels (torchtitan,
+// pytorch, composer without torch.compile): rotary embeddings then cost a kernel of their own.
+bool eager_pytorch(const JobSpec& job);
 
 // One transformer layer, one micro-batch, one TP rank (assumes a validated job).
 LayerOps transformer_layer_ops(const JobSpec& job);

@@ -51,6 +51,11 @@ struct ModelSpec {
   // Dropout layers (their masks are stored for backward): "auto" = GPT-style (gelu) models have
   // them, Llama-style (swiglu) not; "yes" / "no" say so (MPT trains GELU without dropout).
   std::string dropout = "auto";
+  // Position encoding: "learned" absolute embeddings (seq_length x hidden parameters, GPT),
+  // "rope" rotary (no parameters; a kernel of its own in eager PyTorch, fused elsewhere),
+  // "none" (also ALiBi, whose bias rides in the attention kernel); "auto" = learned with gelu,
+  // rope with swiglu.
+  std::string position_embedding = "auto";
   MoeSpec moe;
 };
 
@@ -121,7 +126,12 @@ inline bool has_biases(const ModelSpec& m) { return !is_swiglu(m); }
 inline bool has_dropout(const ModelSpec& m) {
   return m.dropout == "yes" || (m.dropout == "auto" && !is_swiglu(m));
 }
-inline bool learned_positions(const ModelSpec& m) { return !is_swiglu(m); }
+inline bool learned_positions(const ModelSpec& m) {
+  return m.position_embedding == "learned" || (m.position_embedding == "auto" && !is_swiglu(m));
+}
+inline bool rotary_positions(const ModelSpec& m) {
+  return m.position_embedding == "rope" || (m.position_embedding == "auto" && is_swiglu(m));
+}
 // LayerNorm has weight and bias per channel, RMSNorm only a weight.
 inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }
 inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }

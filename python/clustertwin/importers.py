@@ -133,6 +133,16 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
     if ffn:
         model["ffn_hidden"] = int(ffn)
     model["tied_embeddings"] = bool(cfg.get("tie_word_embeddings", not gated))
+    # Position encoding by family: learned absolute tables (GPT-2, OPT, StarCoder 1), rotary
+    # (GPT-NeoX, GPT-J, Falcon, Phi, StarCoder 2 and the gated families), ALiBi (BLOOM, MPT) as
+    # none, its bias riding in the attention kernel; an unknown family keeps auto.
+    alibi = bool(cfg.get("alibi") or (cfg.get("attn_config") or {}).get("alibi"))
+    if mtype in ("gpt2", "opt", "gpt_bigcode") or (mtype == "mpt" and not alibi and cfg.get("learned_pos_emb", True)):
+        model["position_embedding"] = "learned"
+    elif mtype in ("bloom", "mpt") or alibi:
+        model["position_embedding"] = "none"
+    elif mtype in _HF_GATED | _HF_PLAIN:
+        model["position_embedding"] = "rope"
     experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
     if experts:
         moe: dict[str, Any] = {"experts": int(experts), "top_k": int(cfg.get("num_experts_per_tok", 1))}
@@ -200,6 +210,7 @@ _MEGATRON_VALUE = {
 }
 _MEGATRON_SWITCH = {
     "--swiglu": ("training_job.model.activation", "swiglu"),
+    "--use-rotary-position-embeddings": ("training_job.model.position_embedding", "rope"),
     "--untie-embeddings-and-output-weights": ("training_job.model.tied_embeddings", False),
     "--sequence-parallel": ("training_job.parallelism.sequence_parallel", True),
     "--overlap-grad-reduce": ("training_job.runtime.overlap_grad_reduce", True),
@@ -217,10 +228,10 @@ _MEGATRON_NO_EFFECT = (
     "--lr", "--min-lr", "--lr-", "--weight-decay", "--clip-grad", "--adam-", "--init-method-std", "--seed",
     "--log-", "--tensorboard", "--wandb", "--save", "--load", "--data-", "--split", "--tokenizer-model",
     "--eval-", "--exit-", "--train-samples", "--no-", "--distributed-backend", "--distributed-timeout-minutes",
-    "--normalization", "--norm-epsilon", "--position-embedding-type", "--rotary-", "--attention-dropout",
+    "--normalization", "--norm-epsilon", "--rotary-", "--attention-dropout",
     "--hidden-dropout", "--disable-bias-linear", "--group-query-attention", "--use-mcore-models",
     "--transformer-impl", "--max-position-embeddings", "--make-vocab-size-divisible-by", "--vocab-file",
-    "--merge-file", "--tokenizer-type", "--use-rotary-position-embeddings", "--apply-layernorm-1p",
+    "--merge-file", "--tokenizer-type", "--apply-layernorm-1p",
     "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--ckpt-format")
 
 
@@ -279,6 +290,11 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             given["training_job.runtime.precision"] = "fp8"
             if value and flag == "--fp8-format":
                 notes.append(f"--fp8-format {value}: FP8 linears (delayed scaling, Transformer Engine)")
+        elif flag == "--position-embedding-type":
+            if value not in _POSITION_TYPES:
+                raise ValueError(f"--position-embedding-type: got {value!r}, expected one of "
+                                 f"{', '.join(sorted(_POSITION_TYPES))}")
+            given["training_job.model.position_embedding"] = _POSITION_TYPES[value]
         elif flag == "--fp8-recipe":
             if value in ("tensorwise", "delayed"):
                 given["training_job.runtime.precision"] = "fp8" if value == "delayed" else "fp8-cs"
@@ -399,7 +415,7 @@ _NEMO_READ = {
     "use_flash_attention", "attention_backend", "bf16", "fp16", "mixed_precision", "fp8_wgrad", "fsdp"}
 _NEMO_NO_EFFECT = (
     "init_method", "use_scaled_init_method", "layernorm_epsilon", "normalization", "rotary_", "rope_", "apply_rope",
-    "position_embedding_type", "max_position_embeddings", "seed", "lr", "min_lr", "weight_decay", "adam_", "betas",
+    "max_position_embeddings", "seed", "lr", "min_lr", "weight_decay", "adam_", "betas",
     "clip_grad", "gradient_clip_val", "loss_scale", "initial_loss_scale", "min_loss_scale", "hysteresis",
     "native_amp_", "make_vocab_size_divisible_by", "log_", "logger", "val_", "limit_", "max_steps", "max_epochs",
     "max_time", "train_iters", "eval_", "hidden_dropout", "attention_dropout", "ffn_dropout", "kv_channels",
@@ -491,6 +507,7 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
                 given[path] = _yaml_bool(v, f"{where}: {dotted}") if conv is bool else _yaml_int(v, f"{where}: {dotted}")
                 break
     _nemo_activation(sections, given, notes)
+    _nemo_positions(sections, given, unmapped)
     _nemo_recompute(sections, given, unmapped)
     root = doc["training"] if isinstance(doc.get("training"), dict) and "model" in doc["training"] else doc
     _nemo_precision(sections, root.get("mixed_precision"), given, notes, unmapped)
@@ -642,6 +659,21 @@ def _nemo_activation(sections: dict, given: dict, notes: list[str]) -> None:
     elif m.get("gated_linear_unit") is not None:  # Megatron-Bridge
         given["training_job.model.activation"] = "swiglu" if _yaml_bool(m["gated_linear_unit"],
                                                                        "model.gated_linear_unit") else "gelu"
+
+
+# NeMo / Megatron-Bridge position_embedding_type -> model.position_embedding (ALiBi as none: its
+# bias rides in the attention kernel).
+_POSITION_TYPES = {"learned_absolute": "learned", "rope": "rope", "none": "none", "alibi": "none"}
+
+
+def _nemo_positions(sections: dict, given: dict, unmapped: list[str]) -> None:
+    kind = sections["model"].get("position_embedding_type")
+    if kind is None:
+        return
+    if kind in _POSITION_TYPES:
+        given["training_job.model.position_embedding"] = _POSITION_TYPES[kind]
+    else:
+        unmapped.append(f"model.position_embedding_type {kind!r}: not learned_absolute, rope, alibi or none")
 
 
 def _nemo_recompute(sections: dict, given: dict, unmapped: list[str]) -> None:

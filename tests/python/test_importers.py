@@ -190,3 +190,31 @@ def test_pip_install_builds_a_package_that_runs_from_anywhere(tmp_path):
     where = subprocess.run([str(venv / "bin" / "python"), "-c", "import clustertwin; print(clustertwin.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path, check=True, env=env).stdout
     assert str(venv) in where
+
+
+def test_position_embedding_from_each_importer_and_its_effect():
+    # Hugging Face families: learned tables (GPT-2), rotary (Llama), ALiBi (BLOOM) as none.
+    assert ct.from_hf_config(LLAMA3_70B_HF)["training_job"]["model"]["position_embedding"] == "rope"
+    gpt2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 256, "n_head": 4, "vocab_size": 50257, "n_positions": 1024}
+    assert ct.from_hf_config(gpt2)["training_job"]["model"]["position_embedding"] == "learned"
+    bloom = {**gpt2, "model_type": "bloom"}
+    assert ct.from_hf_config(bloom)["training_job"]["model"]["position_embedding"] == "none"
+    # Megatron: --position-embedding-type, and an unknown type is an error naming the flag.
+    sc = ct.from_megatron_args(MEGATRON_70B + " --position-embedding-type learned_absolute")
+    assert sc["training_job"]["model"]["position_embedding"] == "learned"
+    with pytest.raises(ValueError, match="--position-embedding-type: got 'kerple'"):
+        ct.from_megatron_args(MEGATRON_70B + " --position-embedding-type kerple")
+    # The key changes the outcome: learned positions add seq x hidden parameters; rotary costs a
+    # kernel of its own in an eager PyTorch stack.
+    keys = {"layers": 2, "hidden": 1024, "heads": 8, "seq_length": 4096, "vocab": 32000, "activation": "swiglu"}
+    runs = {}
+    for pe in ("rope", "none", "learned"):
+        s = _model({**keys, "position_embedding": pe})
+        s["training_job"]["runtime"] = {"stack": "pytorch"}
+        runs[pe] = ct.run(s).report
+    assert runs["learned"]["model"]["parameters"] - runs["none"]["model"]["parameters"] == 4096 * 1024
+    assert runs["rope"]["model"]["parameters"] == runs["none"]["model"]["parameters"]
+    assert runs["rope"]["step_time_s"] > runs["none"]["step_time_s"]
+    bad = _model({**keys, "position_embedding": "alibi"})
+    with pytest.raises(Exception, match="training_job.model.position_embedding"):
+        ct.run(bad)

@@ -228,3 +228,14 @@ def test_nemo1_distributed_adam_keeps_master_remainders_for_bf16_o2(tmp_path):
     fp8p = ct.from_nemo_config(write(tmp_path, "fp8p.yaml", o2.replace("  fp8: false\n", "  fp8: false\n  fp8_params: true\n")))
     assert "master_weights" not in fp8p["training_job"]["runtime"]
     assert "master_weights" not in ct.from_nemo_config(write(tmp_path, "o1.yaml", LAUNCHER))["training_job"]["runtime"]
+
+
+def test_position_embedding_type_is_mapped(tmp_path):
+    for kind, expected in (("rope", "rope"), ("learned_absolute", "learned"), ("alibi", "none")):
+        text = LAUNCHER.replace("  num_layers: 80\n", f"  num_layers: 80\n  position_embedding_type: {kind}\n")
+        sc = ct.from_nemo_config(write(tmp_path, f"{kind}.yaml", text))
+        assert sc["training_job"]["model"]["position_embedding"] == expected
+    text = LAUNCHER.replace("  num_layers: 80\n", "  num_layers: 80\n  position_embedding_type: kerple\n")
+    sc = ct.from_nemo_config(write(tmp_path, "kerple.yaml", text))
+    assert "position_embedding" not in sc["training_job"]["model"]
+    assert any(u.startswith("model.position_embedding_type 'kerple'") for u in sc.unmapped)

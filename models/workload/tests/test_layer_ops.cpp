@@ -5,6 +5,7 @@
 #include "models/workload/flops.h"
 #include "models/workload/layer_ops.h"
 #include "models/workload/layout.h"
+#include "models/workload/parameters.h"
 #include "models/workload/tests/configs.h"
 
 namespace ct::workload {
@@ -278,6 +279,35 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   EXPECT_EQ(find(plain, "rope"), find(eager, "rope"));
   j.stack = "megatron-core";
   EXPECT_FALSE(eager_llama(j));
+}
+
+// model.position_embedding: rotary costs its eager kernel whatever the MLP (a GPT-NeoX-style
+// gelu model with rope gets it, a swiglu model with none or learned positions does not) and
+// nothing on fused stacks; learned positions add seq_length x hidden parameters, rope and none
+// add none.
+TEST(LayerOps, PositionEmbeddingDecidesTheRotaryKernelAndTheTable) {
+  JobSpec j = testing::gpt3_job();
+  j.stack = "pytorch";
+  auto has_rope = [](const JobSpec& job) {
+    for (const Op& op : transformer_layer_ops(job).forward) {
+      if (op.name == "rope") return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(has_rope(j));  // gelu, auto: learned
+  j.model.position_embedding = "rope";
+  EXPECT_TRUE(has_rope(j));
+  const int64_t rope_params = total_parameters(j.model);
+  j.model.position_embedding = "learned";
+  EXPECT_EQ(total_parameters(j.model) - rope_params, j.model.seq_length * j.model.hidden);
+  j.model.position_embedding = "none";
+  EXPECT_EQ(total_parameters(j.model), rope_params);
+  j.model.activation = "swiglu";
+  EXPECT_FALSE(has_rope(j));
+  j.model.position_embedding = "auto";
+  EXPECT_TRUE(has_rope(j));
+  j.stack = "megatron-core";
+  EXPECT_FALSE(has_rope(j));
 }
 
 }  // namespace
