@@ -243,16 +243,22 @@ hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const ha
   if (!(node.gpu.sustained_gemm > 0.0)) return compute;
   compute.set_steady(1.0);  // burst speed, no per-kernel throttle
   const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
-  const workload::LayerOps layer = workload::transformer_layer_ops(job);
   hardware::StepKernelMix mix;
-  for (const std::vector<Op>* pass : {&layer.forward, &layer.recompute, &layer.backward}) {
-    for (const Op& op : *pass) {
-      const double s = op_time(op, compute, kernel);
-      (op.kind == OpKind::gemm        ? (op.fp8 ? mix.fp8_gemm : mix.gemm)
-       : op.kind == OpKind::attention ? mix.attention
-                                      : mix.memory) += s;
+  auto add = [&](const workload::LayerOps& ops, double times) {
+    for (const std::vector<Op>* pass : {&ops.forward, &ops.recompute, &ops.backward}) {
+      for (const Op& op : *pass) {
+        const double s = times * op_time(op, compute, kernel);
+        (op.kind == OpKind::gemm        ? (op.fp8 ? mix.fp8_gemm : mix.gemm)
+         : op.kind == OpKind::attention ? mix.attention
+                                        : mix.memory) += s;
+      }
     }
-  }
+  };
+  // The whole model's kernels of a micro-batch: every layer, the embedding and the output layer
+  // (its logits GEMM and loss weigh in for small models with large vocabularies).
+  add(workload::transformer_layer_ops(job), static_cast<double>(job.model.layers));
+  add(workload::output_layer_ops(job), 1.0);
+  add(workload::embedding_ops(job), 1.0);
   compute.set_steady(hardware::sustained_ratio(node.gpu, mix));
   return compute;
 }

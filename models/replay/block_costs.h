@@ -69,10 +69,10 @@ std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
                                            const hardware::ComputeModel& compute);
 
 // The compute model a training step runs on: the node's GPU and calibration at the step's
-// steady-state ratio under the power limit (hardware::sustained_ratio), from the time one
-// transformer layer's forward, recompute and backward spend in GEMMs, attention and memory-bound
-// kernels at burst speed. GPUs without a steady-state measurement keep the calibration's
-// per-kernel throttle (steady() == 0).
+// steady-state ratio under the power limit (hardware::sustained_ratio), from the time a
+// micro-batch's forward, recompute and backward (every layer, the embedding and the output
+// layer) spend in GEMMs, attention and memory-bound kernels at burst speed. GPUs without a
+// steady-state measurement keep the calibration's per-kernel throttle (steady() == 0).
 hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const hardware::NodeSpec& node);
 
 // One entry per pipeline stage.
