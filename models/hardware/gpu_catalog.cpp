@@ -98,12 +98,11 @@ std::vector<GpuSpec> with_attention_scales(std::vector<GpuSpec> specs) {
 // H200 SXM at 700 W (tests/data/h200_sustained: each kernel back to back for 10-30 s against
 // 10 calls after 5 s idle, NVML power and clock every 50 ms). Large bf16 GEMMs keep
 // 0.833-0.857 of their burst TFLOP/s (five shapes, mean 0.841), an FP8 GEMM 0.828 (8192^3,
-// torch._scaled_mm: one shape), causal flash
-// attention forward+backward 0.886-0.915 (mean 0.90), and an HBM copy runs at full speed and
-// clock drawing 474 W (0.68 of the limit). H100 SXM and H800 are the same GH100 die at the same
-// 700 W: carried over, and said so. No other GPU is measured: 0, the calibration's per-kernel
-// throttle term stands in (A100's published 2021-22 runs are matched with it, SC'21 and
-// Korthikanti sets).
+// torch._scaled_mm: one shape), causal flash attention forward+backward 0.886-0.915 (mean
+// 0.90), and an HBM copy runs at full speed and clock drawing 474 W (0.68 of the limit). H100 SXM and H800
+// are the same GH100 die at the same 700 W: carried over, and said so. No other GPU is measured: 0, the
+// calibration's per-kernel throttle term stands in (A100's published 2021-22 runs are matched with it, SC'21
+// and Korthikanti sets).
 std::vector<GpuSpec> with_sustained(std::vector<GpuSpec> specs) {
   const std::string measured = "measured on H200 at 700 W (tests/data/h200_sustained)";
   for (GpuSpec& g : specs) {

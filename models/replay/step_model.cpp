@@ -27,7 +27,9 @@ StepProgram build_program(const StepInput& in) {
   cost_params.nic_bytes_per_s = node.nic_rate.bytes_per_second() * node.nics_per_node / node.gpus_per_node;
   cost_params.tp_comm_overlap = in.tp_comm_overlap;
   const std::vector<StageCosts> costs = block_costs(in.job, compute, node, cost_params);
-  return build_step_program(in.job, costs, in.program);
+  StepProgram program = build_step_program(in.job, costs, in.program);
+  program.steady_ratio = compute.steady();
+  return program;
 }
 
 namespace {
@@ -398,6 +400,7 @@ StepResult simulate_step(const StepInput& in) {
   out.events = run.events - (sampler ? sampler->fired() : 0);
   out.simulated_ranks = program.ranks.size();
   out.folded = program.folded;
+  out.steady_ratio = program.steady_ratio;
   out.gpus = static_cast<int>(workload::gpus_used(in.job.parallelism));
   if (!run.stall && !in.node_stops.empty()) {  // every stop came after the work
     run.stall = Stall{};

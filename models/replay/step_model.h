@@ -120,6 +120,7 @@ struct StepResult {
   uint64_t events = 0;
   size_t simulated_ranks = 0;
   bool folded = false;
+  double steady_ratio = 0;  // StepProgram::steady_ratio of the program that ran
   // Set when node_kill / hang faults stopped the job: the step figures above are not computed
   // (zero), only events, ranks, network and the failure are.
   std::optional<JobFailure> failure;

@@ -261,12 +261,14 @@ struct Builder {
       for (const auto& module : zplan.modules) {
         int32_t gather_at = -1;
         const auto pieces = static_cast<int64_t>(piece_at.size());
-        std::vector<double> gathers = module.gather_fractions;
-        if (!pass.forward && j < recomputed) {  // the recomputed layers (the chunk's first ones)
-          gathers.insert(gathers.end(), module.recompute_gather_fractions.begin(),
-                         module.recompute_gather_fractions.end());
-        }
-        for (const double share : gathers) {
+        // The module's gathers, and in backward of a recomputed layer (the chunk's first ones)
+        // its re-gathers (sharding.h), without copying either list.
+        const bool regather = !pass.forward && j < recomputed;
+        const size_t own = module.gather_fractions.size();
+        const size_t total = own + (regather ? module.recompute_gather_fractions.size() : 0);
+        for (size_t k = 0; k < total; ++k) {
+          const double share =
+              k < own ? module.gather_fractions[k] : module.recompute_gather_fractions[k - own];
           Instr g = param_gather(rs.step(), run.chunk, rs.gid,
                                  static_cast<int64_t>(layer_params * share * rs.sc->gather_bytes_per_param));
           g.microbatch = pass.microbatch;

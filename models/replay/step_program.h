@@ -102,6 +102,9 @@ struct StepProgram {
   std::vector<Group> groups;
   int steps = 1;
   bool folded = false;
+  // The compute model's steady ratio under the power limit (block_costs.h step_compute_model);
+  // 0 = the per-kernel throttle, or a program imported from a trace.
+  double steady_ratio = 0.0;
   [[nodiscard]] size_t instruction_count() const;
 };
 

@@ -158,23 +158,22 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
   return out;
 }
 
-// The step's steady state under the power limit (replay::step_compute_model): the ratio every
-// GEMM and attention kernel of the step runs at against its burst speed, with the assumption it
-// rests on; not_computed where the GPU has no steady-state measurement.
-void steady_compute(const Config& c, const workload::JobSpec& job, json& report, json& not_computed) {
-  const hardware::NodeSpec node = node_spec(c);
-  const double ratio = replay::step_compute_model(job, node).steady();
+// The step's steady state under the power limit (replay::step_compute_model), as the step ran
+// it: the ratio every GEMM and attention kernel runs at against its burst speed, with the
+// assumption it rests on; not_computed where the GPU has no steady-state measurement.
+void steady_compute(const Config& c, const hardware::GpuSpec& gpu, double ratio, json& report,
+                    json& not_computed) {
   if (ratio > 0.0) {
     report["compute"] = {{"steady_ratio", ratio}};
     char buf[400];
     std::snprintf(buf, sizeof buf,
                   "steady state: GEMM and attention at %.3f of their burst speed, the step's average power "
                   "held at the %g W limit (models/hardware/gpu_catalog.h sustained_ratio; ",
-                  ratio, hardware::power_limit(node.gpu));
-    report["assumptions"].push_back(std::string(buf) + node.gpu.sustained_basis + ")");
+                  ratio, hardware::power_limit(gpu));
+    report["assumptions"].push_back(std::string(buf) + gpu.sustained_basis + ")");
   } else {
     not_computed["compute.steady_ratio"] =
-        c.cluster.gpu_file.empty() ? "no steady-state (power-limited) measurement of " + node.gpu.name +
+        c.cluster.gpu_file.empty() ? "no steady-state (power-limited) measurement of " + gpu.name +
                                          ": the calibration's per-kernel throttle term stands in"
                                    : "cluster.gpu_file: the fit to a trace already holds that run's clock";
   }
@@ -420,6 +419,7 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
     in.timeline = &timeline;
   }
   replay::StepResult r = replay::simulate_step(in);
+  steady_compute(c, in.cluster.node.gpu, r.steady_ratio, report, not_computed);
   if (trace) trace->finish();
   if (options.tables != nullptr) {
     (*options.tables)["fabric_links"] = link_columns(std::move(r.fabric_links));
@@ -885,7 +885,6 @@ json run(const Config& c, const RunOptions& options) {
                        {"hardware_flops_per_iteration", workload::hardware_flops_per_iteration(job)}};
     report["memory"] = memory_report(workload::memory_per_stage(job, memory_options(c)), job.stack);
     report["assumptions"] = assumptions(c, job);
-    steady_compute(c, job, report, not_computed);
     if (std::string why = step_not_computed(c); !why.empty()) {
       not_computed["step_time_s"] = std::move(why);
     } else {
