@@ -144,6 +144,7 @@ struct RuntimeSection {
   std::string attention_kernel;
   bool torch_compile = false;
   std::string compile_loss;
+  std::string cross_entropy_fusion;
   std::string fp8_params;
   std::string master_weights;
   int offload_activation_layers = 0;

@@ -217,6 +217,10 @@ workload::JobSpec job_spec(const Config& c) {
   j.compiled_loss = loss == "compiled" ||
                     (loss == "auto" && j.torch_compile && c.training_job.runtime.stack == "torchtitan");
   j.stack = c.training_job.runtime.stack;
+  const std::string& ce = c.training_job.runtime.cross_entropy_fusion;
+  j.te_cross_entropy = ce == "te"        ? workload::JobSpec::TeCrossEntropy::in_place
+                       : ce == "te-2.18" ? workload::JobSpec::TeCrossEntropy::fp32_grad
+                                         : workload::JobSpec::TeCrossEntropy::no;
   j.precision = c.training_job.runtime.precision;
   const std::string& fp8_params = c.training_job.runtime.fp8_params;
   j.fp8_params = workload::is_fp8(j) && (fp8_params == "yes" || (fp8_params == "auto" && j.stack == "nemo"));
@@ -336,6 +340,13 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
         std::string(c.training_job.runtime.torch_compile ? "true" : "false") + " on stack \"" + stack +
         "\"; expected torch_compile: true on the torchtitan or pytorch stack (composer's loss is a fused "
         "kernel already), or auto / eager");
+  }
+  if (const std::string& ce = c.training_job.runtime.cross_entropy_fusion;
+      (ce == "te" || ce == "te-2.18") && stack != "megatron-core" && stack != "nemo") {
+    problems.push_back(
+        "training_job.runtime.cross_entropy_fusion: got \"" + ce + "\" on stack \"" + stack +
+        "\"; expected the megatron-core or nemo stack (Megatron's --cross-entropy-fusion-impl), "
+        "or auto / native");
   }
   if (const int off = c.training_job.runtime.offload_activation_layers; off > 0) {
     const std::string why =

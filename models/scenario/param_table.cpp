@@ -372,6 +372,33 @@ void job_params(std::vector<Param>& t) {
           .at_most(1e6));
 }
 
+// Training job: torch.compile and the loss kernel.
+void compile_and_loss_params(std::vector<Param>& t) {
+  t.push_back(P(training_job.runtime.torch_compile, boolean, "false",
+                "torch.compile on a PyTorch-native stack (torchtitan, pytorch, composer): fuses the Llama "
+                "block's element-wise ops (RMSNorm, rotary embeddings, SwiGLU), which eager PyTorch runs as "
+                "composite fp32 kernels (36 instead of 4 bytes per element for a norm). An error with the "
+                "megatron-core, nemo and deepspeed stacks, whose kernels are fused already."));
+  t.push_back(
+      P(training_job.runtime.compile_loss, text, "\"auto\"",
+        "Whether the cross-entropy loss is compiled with torch_compile: compiled (one fused kernel each way; "
+        "4 instead of 12-14 bytes per logit at the peak), eager, or auto = compiled on the torchtitan stack "
+        "when torch_compile is on (its components/loss.py since April 2025; torchtitan of 2024 left it "
+        "eager, train.py), eager otherwise. compiled needs torch_compile on the torchtitan or pytorch stack.")
+          .one_of({"auto", "compiled", "eager"}));
+  t.push_back(
+      P(training_job.runtime.cross_entropy_fusion, text, "\"auto\"",
+        "The loss kernel of the megatron-core and nemo stacks (Megatron --cross-entropy-fusion-impl): native "
+        "(Megatron's vocab-parallel cross entropy: the bf16 logits and an fp32 copy, 6 bytes per logit at "
+        "the "
+        "peak, about 10 bytes moved per logit each way), te (Transformer Engine 2.2-2.17's fused Triton "
+        "kernel: the gradient written in place into the bf16 logits, 2 bytes per logit, 4 moved each way; "
+        "Megatron-Bridge's performance recipes since November 2025), te-2.18 (the same kernel keeping the "
+        "gradient in fp32 since TE 2.18: 6 bytes per logit, 6 moved each way), or auto = native. te and "
+        "te-2.18 need the megatron-core or nemo stack.")
+          .one_of({"auto", "native", "te", "te-2.18"}));
+}
+
 // Training job: the runtime (kernels, precision, overlap).
 void runtime_params(std::vector<Param>& t) {
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"",
@@ -389,18 +416,7 @@ void runtime_params(std::vector<Param>& t) {
   t.push_back(P(training_job.runtime.attention, text, "\"flash\"",
                 "Attention kernels: flash (fused) or unfused (scores materialised, pre-2022 stacks).")
                   .one_of({"flash", "unfused"}));
-  t.push_back(P(training_job.runtime.torch_compile, boolean, "false",
-                "torch.compile on a PyTorch-native stack (torchtitan, pytorch, composer): fuses the Llama "
-                "block's element-wise ops (RMSNorm, rotary embeddings, SwiGLU), which eager PyTorch runs as "
-                "composite fp32 kernels (36 instead of 4 bytes per element for a norm). An error with the "
-                "megatron-core, nemo and deepspeed stacks, whose kernels are fused already."));
-  t.push_back(
-      P(training_job.runtime.compile_loss, text, "\"auto\"",
-        "Whether the cross-entropy loss is compiled with torch_compile: compiled (one fused kernel each way; "
-        "4 instead of 12-14 bytes per logit at the peak), eager, or auto = compiled on the torchtitan stack "
-        "when torch_compile is on (its components/loss.py since April 2025; torchtitan of 2024 left it "
-        "eager, train.py), eager otherwise. compiled needs torch_compile on the torchtitan or pytorch stack.")
-          .one_of({"auto", "compiled", "eager"}));
+  compile_and_loss_params(t);
   t.push_back(
       P(training_job.runtime.offload_activation_layers, count, "0",
         "Layers whose activations are offloaded to host memory during forward and brought back for "

@@ -77,6 +77,7 @@ json stage_memory(const workload::MemoryBreakdown& m) {
           {"nccl_bytes", m.nccl},
           {"total_bytes", m.total},
           {"margin_bytes", m.margin},
+          {"allocator_at_capacity", m.allocator_at_capacity},
           {"peak_phase", m.peak_phase}};
 }
 

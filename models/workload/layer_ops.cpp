@@ -362,8 +362,18 @@ LayerOps output_layer_ops(const JobSpec& job) {
   // Eager cross entropy: about 10 bytes per logit each way (fp32 copy, log-softmax, NLL). A
   // compiled one reads the bf16 logits once forward and reads them and writes their gradient
   // backward: 2 + 4 bytes, 3 per pass on average (the backward step repeats the forward's bytes).
-  st.push_back(
-      {elementwise("cross_entropy", (job.compiled_loss ? 3 : 10) * x.T * v), "cross_entropy.bwd", {}});
+  // Transformer Engine's fused kernel reads the bf16 logits and writes their gradient in one
+  // forward pass, and the backward scales that gradient: 2 + 2 bytes each way (TE 2.2-2.17, in
+  // place in bf16), 2 + 4 forward and 4 + 2 backward with TE 2.18's fp32 gradient.
+  const int64_t logits = x.T * v;
+  if (job.te_cross_entropy != JobSpec::TeCrossEntropy::no) {
+    const int64_t per_pass = job.te_cross_entropy == JobSpec::TeCrossEntropy::in_place ? 4 : 6;
+    st.push_back(
+        {elementwise("cross_entropy", per_pass * logits), "cross_entropy.bwd", {}, per_pass * logits});
+  } else {
+    st.push_back(
+        {elementwise("cross_entropy", (job.compiled_loss ? 3 : 10) * logits), "cross_entropy.bwd", {}});
+  }
   return assemble(st, Recompute::none);
 }
 

@@ -158,6 +158,10 @@ StackMemory stack_memory(const JobSpec& job) {
   // backward into one kernel) saves only the bf16 logits and a per-row log-sum-exp, and writes
   // the logits' bf16 gradient: 2 + 2 bytes per logit at the peak.
   if (job.compiled_loss) s.loss_bytes_per_logit = 4;
+  // Transformer Engine's fused cross entropy (JobSpec::te_cross_entropy): the bf16 logits
+  // hold their own gradient (TE 2.2-2.17), or beside an fp32 gradient (TE 2.18).
+  if (job.te_cross_entropy == JobSpec::TeCrossEntropy::in_place) s.loss_bytes_per_logit = 2;
+  if (job.te_cross_entropy == JobSpec::TeCrossEntropy::fp32_grad) s.loss_bytes_per_logit = 6;
   // FP8 primary weights: each linear weight is held as an FP8 tensor (1 byte) with its cached
   // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache.
   if (job.fp8_params) s.fp8_weight_cache_bytes = 0;
@@ -408,8 +412,24 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   b.reserved = persistent + to_bytes(d(b.allocated - persistent) * (1.0 + frag));
   b.cuda_context = o.cuda_context_bytes >= 0 ? o.cuda_context_bytes : kCudaContextBytes;
   b.nccl = o.nccl_bytes >= 0 ? o.nccl_bytes : kNcclBytesPerCommunicator * communicators(par);
-  b.total = b.reserved + b.cuda_context + b.nccl;
   b.capacity = o.capacity_bytes;
+  // The fragmentation above is what the caching allocator keeps cached with room to spare. When
+  // a cudaMalloc fails, PyTorch's allocator frees every cached block it is not using and tries
+  // again (CUDACachingAllocator: release_cached_blocks, counted as num_alloc_retries), so a step
+  // whose live tensors fit runs, its reserved memory held at what the GPU has left. That works
+  // when the transient tensors are freed whole: when a layer keeps every activation it makes (no
+  // recompute, or a selective one that discards nothing the flash kernel keeps) each lives until
+  // its backward, and a kept gradient buffer takes the gradients. Recompute that discards
+  // activations (only some kept, the rest freed) and gradients allocated during the backward
+  // interleave short- and long-lived tensors, whose fragmentation no release undoes and which
+  // runs out of memory with enough free memory (ZeRO, Rajbhandari et al. 2020, Sec. 6.3
+  // "memory defragmentation"; SC'21 Sec. 5.2: the 530B ZeRO-3 model with full recompute did not
+  // fit at micro-batch 4 on 560 GPUs with live tensors about 91% of the A100's 80 GB).
+  const int64_t room = b.capacity - b.cuda_context - b.nccl;
+  const bool releasable = per_layer == full_layer && st.persistent_grads;  // nothing discarded
+  b.allocator_at_capacity = releasable && b.reserved > room && b.allocated <= room;
+  if (b.allocator_at_capacity) b.reserved = room;
+  b.total = b.reserved + b.cuda_context + b.nccl;
   b.margin = b.capacity - b.total;
   b.fits = b.total <= b.capacity;
   return b;

@@ -90,6 +90,14 @@
 //    persistent weights, gradient buffers and optimizer state:
 //    reserved = persistent + (allocated - persistent) x (1 + fragmentation);
 //    fits = reserved + context + NCCL <= capacity.
+//    When that reserved memory is more than the GPU has left but the live tensors are not, the
+//    allocator frees its unused cache and retries each cudaMalloc that fails (PyTorch's
+//    release_cached_blocks; torch.cuda.memory_stats num_alloc_retries): a step without
+//    recompute on a stack with a kept gradient buffer fits, its reserved memory at capacity -
+//    context - NCCL (allocator_at_capacity); it pays the retries' cudaFree / cudaMalloc
+//    synchronisations, which the step time does not model. With recompute, or gradients
+//    allocated in the backward, short- and long-lived tensors interleave and the fragmentation
+//    stays (ZeRO, Sec. 6.3): such a step fits only on its reserved memory.
 #pragma once
 
 #include <cstdint>
@@ -156,6 +164,7 @@ struct MemoryBreakdown {
   int64_t capacity = 0;
   int64_t margin = 0;                   // capacity - total (negative: short by that much)
   bool fits = false;                    // total <= capacity
+  bool allocator_at_capacity = false;   // fits only by releasing the allocator's cache (see 6.)
   double in_flight_microbatches = 0.0;  // micro-batches' worth of this stage's L/p layers
   std::string peak_phase;               // "forward-backward" or "optimizer"
 };

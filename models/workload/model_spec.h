@@ -92,6 +92,11 @@ struct JobSpec {
   // April 2025: torch.compile(loss_fn) when compiling; components/loss.py): one fused pass
   // instead of eager fp32 copies of the logits (memory.h, 4.).
   bool compiled_loss = false;
+  // Transformer Engine's fused Triton cross entropy (Megatron --cross-entropy-fusion-impl te):
+  // one kernel computes the loss and the logits' gradient. TE 2.2-2.17 writes that gradient in
+  // place into the bf16 logits; TE 2.18 (NVIDIA/TransformerEngine#3193) into a new fp32 tensor.
+  enum class TeCrossEntropy { no, in_place, fp32_grad };
+  TeCrossEntropy te_cross_entropy = TeCrossEntropy::no;
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
   // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h

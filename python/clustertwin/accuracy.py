@@ -429,6 +429,11 @@ def _perf_scenario(row: dict, mode: str):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
+    if _group(row) == "megatron-bridge":
+        # scripts/performance/utils/helpers.py set_common_perf_overrides (bf75c658c, Nov 2025; at
+        # 5a7e66e): cross_entropy_fusion_impl = "te" for every recipe; the 25.11 and 26.04
+        # containers ship Transformer Engine 2.9-2.14 (in-place bf16 gradient)
+        runtime["cross_entropy_fusion"] = "te"
     offload = _MEGATRON_BRIDGE_OFFLOAD.get((row["model"], row["gpu"], _precision(row) != "bf16")) if fsdp else None
     if offload and _group(row) == "megatron-bridge":
         runtime["offload_activation_layers"] = offload

@@ -168,7 +168,9 @@ def _print_summary(report: dict) -> None:
         margin = m.get("margin_bytes", 0) / 2**30
         print(f"memory     {m['peak_bytes'] / 2**30:.1f} GiB of {m['capacity_bytes'] / 2**30:.1f} GiB"
               f" (stage {m.get('peak_stage', 0)}, {m.get('stack', '')}) -> "
-              + (f"fits, {margin:.1f} GiB free" if m['fits'] else
+              + ("fits only as the allocator releases its cache (reserved at capacity; live tensors "
+                 f"{m['allocated_bytes'] / 2**30:.1f} GiB)" if m['fits'] and m.get('allocator_at_capacity') else
+                 f"fits, {margin:.1f} GiB free" if m['fits'] else
                  f"DOES NOT FIT by {-margin:.1f} GiB (the step below is what it would do with enough memory)"))
     if "power" in report:
         p = report["power"]

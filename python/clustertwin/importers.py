@@ -304,6 +304,12 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
                 unmapped.append(f"--fp8-recipe {value}: no such recipe in the twin (delayed, tensorwise, mxfp8)")
         elif flag == "--use-distributed-optimizer":
             given["training_job.parallelism.zero_stage"] = 1
+        elif flag == "--cross-entropy-loss-fusion":
+            given["_ce_fusion"] = True
+        elif flag == "--cross-entropy-fusion-impl":
+            if value not in _CE_IMPLS:
+                raise ValueError(f"--cross-entropy-fusion-impl: got {value!r}, expected native or te")
+            given["_ce_impl"] = value
         elif flag == "--recompute-activations":
             given["training_job.runtime.recompute_granularity"] = "selective"
         elif flag == "--recompute-method":
@@ -334,6 +340,7 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             notes.append(f"{what} not given: {job.get(path.rsplit('.', 1)[1])} from the base scenario")
     if "training_job.model.vocab" not in given:
         _guess_vocab(given, notes, "no --vocab-size/--padded-vocab-size (the tokenizer decides it)")
+    _cross_entropy(given.pop("_ce_fusion", False), given.pop("_ce_impl", None), given, notes)
     shared = given.pop("_shared_width", None)
     if shared:
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")
@@ -412,7 +419,8 @@ _NEMO_READ = {
     "recompute_method", "activations_checkpoint_method", "fp8", "fp8_recipe", "fp8_e4m3", "fp8_hybrid",
     "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "mcore_gpt",
     "use_distributed_optimizer", "name", "precision", "num_nodes", "devices", "transformer_engine",
-    "use_flash_attention", "attention_backend", "bf16", "fp16", "mixed_precision", "fp8_wgrad", "fsdp"}
+    "use_flash_attention", "attention_backend", "bf16", "fp16", "mixed_precision", "fp8_wgrad", "fsdp",
+    "cross_entropy_loss_fusion", "cross_entropy_fusion_impl"}
 _NEMO_NO_EFFECT = (
     "init_method", "use_scaled_init_method", "layernorm_epsilon", "normalization", "rotary_", "rope_", "apply_rope",
     "max_position_embeddings", "seed", "lr", "min_lr", "weight_decay", "adam_", "betas",
@@ -422,7 +430,7 @@ _NEMO_NO_EFFECT = (
     "apply_query_key_layer_scaling", "normalize_attention_scores", "persist_layer_norm", "pre_process",
     "post_process", "bias", "add_bias_linear", "add_qkv_bias", "headscale", "transformer_block_type", "openai_gelu",
     "masked_softmax_fusion", "bias_activation_fusion", "bias_dropout", "gradient_accumulation_fusion",
-    "cross_entropy", "grad_div_ar_fusion", "accelerator", "enable_checkpointing",
+    "grad_div_ar_fusion", "accelerator", "enable_checkpointing",
     "use_distributed_sampler", "accumulate_grad_batches", "resume_", "onnx_safe", "apex_", "gradient_as_bucket_view",
     "sync_batch_comm", "deterministic_mode", "gc_interval", "manual_gc", "fp8_margin", "fp8_interval",
     "fp8_amax_", "rampup_batch_size", "num_workers", "split", "data_impl", "skip_warmup", "dataloader_type",
@@ -509,6 +517,13 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     _nemo_activation(sections, given, notes)
     _nemo_positions(sections, given, unmapped)
     _nemo_recompute(sections, given, unmapped)
+    impl = sections["model"].get("cross_entropy_fusion_impl")
+    if impl is not None and impl not in _CE_IMPLS:
+        unmapped.append(f"model.cross_entropy_fusion_impl {impl!r}: not native or te")
+    else:
+        # GPTModelProvider (Megatron-Bridge models/gpt_provider.py) defaults the fusion on
+        fusion = sections["model"].get("cross_entropy_loss_fusion", True)
+        _cross_entropy(_yaml_bool(fusion, "model.cross_entropy_loss_fusion"), impl, given, notes)
     root = doc["training"] if isinstance(doc.get("training"), dict) and "model" in doc["training"] else doc
     _nemo_precision(sections, root.get("mixed_precision"), given, notes, unmapped)
     ok, shared = field("model.moe_shared_expert_intermediate_size")
@@ -659,6 +674,22 @@ def _nemo_activation(sections: dict, given: dict, notes: list[str]) -> None:
     elif m.get("gated_linear_unit") is not None:  # Megatron-Bridge
         given["training_job.model.activation"] = "swiglu" if _yaml_bool(m["gated_linear_unit"],
                                                                        "model.gated_linear_unit") else "gelu"
+
+
+# Megatron's loss kernels (--cross-entropy-loss-fusion, --cross-entropy-fusion-impl; NeMo and
+# Megatron-Bridge cross_entropy_loss_fusion / cross_entropy_fusion_impl): "te" only acts with the
+# fusion on. Transformer Engine 2.2-2.17 is assumed (gradient in place in the bf16 logits); TE
+# 2.18 keeps it in fp32 (training_job.runtime.cross_entropy_fusion: te-2.18).
+_CE_IMPLS = ("native", "te")
+
+
+def _cross_entropy(fusion: bool, impl: str | None, given: dict, notes: list[str]) -> None:
+    if impl == "te" and fusion:
+        given["training_job.runtime.cross_entropy_fusion"] = "te"
+        notes.append("cross entropy: Transformer Engine's fused kernel as TE 2.2-2.17 runs it (gradient in "
+                     "place in the bf16 logits); set training_job.runtime.cross_entropy_fusion: te-2.18 for TE >= 2.18")
+    elif impl == "te":
+        notes.append("cross_entropy_fusion_impl te without the loss fusion on: Megatron's native loss")
 
 
 # NeMo / Megatron-Bridge position_embedding_type -> model.position_embedding (ALiBi as none: its

@@ -218,3 +218,31 @@ def test_position_embedding_from_each_importer_and_its_effect():
     bad = _model({**keys, "position_embedding": "alibi"})
     with pytest.raises(Exception, match="training_job.model.position_embedding"):
         ct.run(bad)
+
+
+def test_cross_entropy_fusion_from_megatron_arguments_and_its_effect():
+    # Megatron: --cross-entropy-fusion-impl te acts with --cross-entropy-loss-fusion only.
+    sc = ct.from_megatron_args(MEGATRON_70B + " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te")
+    assert sc["training_job"]["runtime"]["cross_entropy_fusion"] == "te"
+    assert "cross_entropy_fusion" not in ct.from_megatron_args(
+        MEGATRON_70B + " --cross-entropy-fusion-impl te")["training_job"]["runtime"]
+    with pytest.raises(ValueError, match="--cross-entropy-fusion-impl: got 'apex'"):
+        ct.from_megatron_args(MEGATRON_70B + " --cross-entropy-fusion-impl apex")
+    # The key changes the outcome: the last stage's loss holds 2 bytes per logit instead of 6,
+    # and the fused kernel moves fewer bytes, so the step is shorter.
+    keys = {"layers": 2, "hidden": 1024, "heads": 8, "seq_length": 4096, "vocab": 128256, "activation": "swiglu"}
+    runs = {}
+    for ce in ("native", "te", "te-2.18"):
+        s = _model(keys)
+        s["training_job"]["runtime"] = {"stack": "megatron-core", "cross_entropy_fusion": ce}
+        runs[ce] = ct.run(s).report
+    mb = runs["te"]["memory"]
+    logits = 4096 * 128256 // 8  # one micro-batch's tokens x the vocabulary shard of TP 8
+    assert runs["native"]["memory"]["logits_loss_bytes"] - mb["logits_loss_bytes"] == pytest.approx(4 * logits, abs=4)
+    assert runs["te-2.18"]["memory"]["logits_loss_bytes"] == runs["native"]["memory"]["logits_loss_bytes"]
+    assert runs["te"]["step_time_s"] < runs["te-2.18"]["step_time_s"] < runs["native"]["step_time_s"]
+    # Only Megatron's stacks have it: an error naming the key elsewhere.
+    bad = _model(keys)
+    bad["training_job"]["runtime"] = {"stack": "torchtitan", "cross_entropy_fusion": "te"}
+    with pytest.raises(Exception, match="training_job.runtime.cross_entropy_fusion: got \"te\" on stack"):
+        ct.run(bad)

@@ -239,3 +239,15 @@ def test_position_embedding_type_is_mapped(tmp_path):
     sc = ct.from_nemo_config(write(tmp_path, "kerple.yaml", text))
     assert "position_embedding" not in sc["training_job"]["model"]
     assert any(u.startswith("model.position_embedding_type 'kerple'") for u in sc.unmapped)
+
+
+def test_cross_entropy_fusion_impl_is_mapped(tmp_path):
+    # Megatron-Bridge's GPTModelProvider has the loss fusion on unless the file turns it off.
+    text = LAUNCHER.replace("  num_layers: 80\n", "  num_layers: 80\n  cross_entropy_fusion_impl: te\n")
+    sc = ct.from_nemo_config(write(tmp_path, "te.yaml", text))
+    assert sc["training_job"]["runtime"]["cross_entropy_fusion"] == "te"
+    off = text.replace("  num_layers: 80\n", "  num_layers: 80\n  cross_entropy_loss_fusion: false\n")
+    assert "cross_entropy_fusion" not in ct.from_nemo_config(write(tmp_path, "off.yaml", off))["training_job"]["runtime"]
+    bad = LAUNCHER.replace("  num_layers: 80\n", "  num_layers: 80\n  cross_entropy_fusion_impl: apex\n")
+    sc = ct.from_nemo_config(write(tmp_path, "bad.yaml", bad))
+    assert any(u.startswith("model.cross_entropy_fusion_impl 'apex'") for u in sc.unmapped)

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string_view>
+#include <utility>
 
 #include "models/workload/flops.h"
 #include "models/workload/layer_ops.h"
@@ -162,6 +163,23 @@ TEST(LayerOps, OutputAndEmbeddingOps) {
   const LayerOps emb = embedding_ops(j);
   ASSERT_EQ(emb.forward.size(), 1u);
   EXPECT_EQ(emb.forward[0].bytes, 2LL * 2048 * 12288);
+}
+
+// The loss kernel's bytes per logit: Megatron's native cross entropy 10 forward and 20 backward;
+// Transformer Engine's fused kernel 2 + 2 each way (in place), 6 each way with TE 2.18's fp32
+// gradient.
+TEST(LayerOps, TeCrossEntropyMovesFewerBytes) {
+  JobSpec j = testing::gpt3_job();
+  const int64_t logits = 2048LL * 51200 / 8;
+  const auto bytes = [&](const JobSpec& job) {
+    const LayerOps out = output_layer_ops(job);
+    return std::pair{find(out.forward, "cross_entropy").bytes, find(out.backward, "cross_entropy.bwd").bytes};
+  };
+  EXPECT_EQ(bytes(j), std::pair(10 * logits, 20 * logits));
+  j.te_cross_entropy = JobSpec::TeCrossEntropy::in_place;
+  EXPECT_EQ(bytes(j), std::pair(4 * logits, 4 * logits));
+  j.te_cross_entropy = JobSpec::TeCrossEntropy::fp32_grad;
+  EXPECT_EQ(bytes(j), std::pair(6 * logits, 6 * logits));
 }
 
 }  // namespace

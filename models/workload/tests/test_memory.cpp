@@ -113,6 +113,68 @@ TEST(Memory, FirstStageTotalAndFits) {
   EXPECT_FALSE(memory_per_gpu(j, 0, o).fits);
 }
 
+// Between the live tensors and the reserved memory: a step that keeps every activation fits by
+// releasing the allocator's cache (reserved held at what the GPU has left); one that discards
+// activations for recompute keeps its fragmentation and does not fit (memory.h, 6.).
+TEST(Memory, AllocatorReleasesItsCacheOnlyWhenNothingIsDiscarded) {
+  JobSpec j = testing::gpt3_job();
+  j.recompute_granularity = "none";
+  MemoryOptions o;
+  o.capacity_bytes = 1024 * kGiB;
+  const MemoryBreakdown roomy = memory_per_gpu(j, 0, o);
+  EXPECT_FALSE(roomy.allocator_at_capacity);
+  ASSERT_GT(roomy.reserved, roomy.allocated);
+  // A capacity between the live tensors and the reserved memory (+ context and NCCL).
+  const int64_t outside = roomy.cuda_context + roomy.nccl;
+  o.capacity_bytes = outside + (roomy.allocated + roomy.reserved) / 2;
+  const MemoryBreakdown tight = memory_per_gpu(j, 0, o);
+  EXPECT_TRUE(tight.fits);
+  EXPECT_TRUE(tight.allocator_at_capacity);
+  EXPECT_EQ(tight.allocated, roomy.allocated);
+  EXPECT_EQ(tight.reserved, o.capacity_bytes - outside);
+  EXPECT_EQ(tight.margin, 0);
+  // Below the live tensors: out of memory, the reserved memory as with room.
+  o.capacity_bytes = outside + roomy.allocated - 1;
+  const MemoryBreakdown short_by = memory_per_gpu(j, 0, o);
+  EXPECT_FALSE(short_by.fits);
+  EXPECT_FALSE(short_by.allocator_at_capacity);
+  EXPECT_EQ(short_by.reserved, roomy.reserved);
+  // Full recompute discards activations: the same squeeze does not fit.
+  j.recompute_granularity = "full";
+  o.capacity_bytes = 1024 * kGiB;
+  const MemoryBreakdown full = memory_per_gpu(j, 0, o);
+  o.capacity_bytes = outside + (full.allocated + full.reserved) / 2;
+  const MemoryBreakdown full_tight = memory_per_gpu(j, 0, o);
+  EXPECT_FALSE(full_tight.fits);
+  EXPECT_FALSE(full_tight.allocator_at_capacity);
+  EXPECT_EQ(full_tight.reserved, full.reserved);
+  // A stack that allocates its gradients in the backward (pytorch) keeps its fragmentation too.
+  j.recompute_granularity = "none";
+  j.stack = "pytorch";
+  o.capacity_bytes = 1024 * kGiB;
+  const MemoryBreakdown eager = memory_per_gpu(j, 0, o);
+  o.capacity_bytes = eager.cuda_context + eager.nccl + (eager.allocated + eager.reserved) / 2;
+  EXPECT_FALSE(memory_per_gpu(j, 0, o).fits);
+}
+
+// Transformer Engine's fused cross entropy: 2 bytes per logit at the peak (the gradient in place
+// in the bf16 logits, TE 2.2-2.17) against native's 6; TE 2.18's fp32 gradient is 6 again.
+TEST(Memory, TeCrossEntropyKeepsTheGradientInTheLogits) {
+  JobSpec j = testing::gpt3_job();
+  const MemoryOptions o;
+  const int last = j.parallelism.pipeline_parallel - 1;
+  const MemoryBreakdown native = memory_per_gpu(j, last, o);
+  j.te_cross_entropy = JobSpec::TeCrossEntropy::in_place;
+  const MemoryBreakdown te = memory_per_gpu(j, last, o);
+  j.te_cross_entropy = JobSpec::TeCrossEntropy::fp32_grad;
+  const MemoryBreakdown te218 = memory_per_gpu(j, last, o);
+  const double logits = static_cast<double>(j.micro_batch_size) * static_cast<double>(j.model.seq_length) *
+                        static_cast<double>(j.model.vocab) /
+                        static_cast<double>(j.parallelism.tensor_parallel);
+  EXPECT_NEAR(static_cast<double>(native.logits_buffers - te.logits_buffers), 4.0 * logits, 2.0);
+  EXPECT_EQ(te218.logits_buffers, native.logits_buffers);
+}
+
 TEST(Memory, TiedEmbeddingsCopiedToLastStage) {
   JobSpec j = testing::gpt3_job();
   const StageParameters first = stage_parameters(j, 0);
