@@ -15,8 +15,8 @@
 // at once, one within q of it (but not at its very instant) waits for last + q, so changes
 // within one quantum share a solve and a rate takes effect up to q late (an error of at most
 // q x rate bytes per change; q = 0 is exact). An isolated transfer (nothing solved in the last
-// q) starts on time. With the default 50 us the 10,240-GPU default step is within 0.5% of the
-// exact solver, as it is with 10 us (tools/quantum_error.py).
+// q) starts on time. With the default 10 us the 10,240-GPU default step is within 0.5% of the
+// exact solver (tools/quantum_error.py).
 // The solver re-solves only the touched components and reports the variables whose rate
 // changed; only those are re-dated (R and t0 updated, timer moved) and only their resources'
 // statistics are touched.

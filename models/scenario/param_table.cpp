@@ -268,12 +268,12 @@ void network_params(std::vector<Param>& t) {
           .at_most(64));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"",
                 "Fixed cost of one collective step (launch, sync, proxy)."));
-  t.push_back(P(network.solve_quantum, duration, "\"50us\"",
+  t.push_back(P(network.solve_quantum, duration, "\"10us\"",
                 "Flow mode: max-min solves at least this far apart (a change within it of the last solve "
-                "waits for the next, so it lands up to this late; 0 = exact). 50 us: the step of the "
-                "default scenario, seed-10k and the default model on 1,024 and 4,096 GPUs stays within "
-                "0.5% of the exact solver's (as 10 us does) at 1.5x the speed of 10 us on the default "
-                "scenario (tools/quantum_error.py, docs/performance.md)."));
+                "waits for the next, so it lands up to this late; 0 = exact). 10 us: training steps stay "
+                "within 0.5% of the exact solver (tools/quantum_error.py, docs/performance.md); 50 us is "
+                "1.5x faster on the default step at the same error there, but stretches back-to-back "
+                "small collectives (nccl-tests at 64 KiB: -42% busbw)."));
   t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
                 "Flow mode, link_down faults: how long a transfer whose packets died on the failed link "
                 "stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x "
