@@ -393,8 +393,7 @@ void compile_and_loss_params(std::vector<Param>& t) {
       P(training_job.runtime.cross_entropy_fusion, text, "\"auto\"",
         "The loss kernel of the megatron-core and nemo stacks (Megatron --cross-entropy-fusion-impl): native "
         "(Megatron's vocab-parallel cross entropy: the bf16 logits and an fp32 copy, 6 bytes per logit at "
-        "the "
-        "peak, about 10 bytes moved per logit each way), te (Transformer Engine 2.2-2.17's fused Triton "
+        "the peak, about 10 bytes moved per logit each way), te (Transformer Engine 2.2-2.17's fused Triton "
         "kernel: the gradient written in place into the bf16 logits, 2 bytes per logit, 4 moved each way; "
         "Megatron-Bridge's performance recipes since November 2025), te-2.18 (the same kernel keeping the "
         "gradient in fp32 since TE 2.18: 6 bytes per logit, 6 moved each way), or auto = native. te and "

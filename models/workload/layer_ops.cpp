@@ -365,15 +365,15 @@ LayerOps output_layer_ops(const JobSpec& job) {
   // Transformer Engine's fused kernel reads the bf16 logits and writes their gradient in one
   // forward pass, and the backward scales that gradient: 2 + 2 bytes each way (TE 2.2-2.17, in
   // place in bf16), 2 + 4 forward and 4 + 2 backward with TE 2.18's fp32 gradient.
+  using Te = JobSpec::TeCrossEntropy;
   const int64_t logits = x.T * v;
-  if (job.te_cross_entropy != JobSpec::TeCrossEntropy::no) {
-    const int64_t per_pass = job.te_cross_entropy == JobSpec::TeCrossEntropy::in_place ? 4 : 6;
-    st.push_back(
-        {elementwise("cross_entropy", per_pass * logits), "cross_entropy.bwd", {}, per_pass * logits});
-  } else {
-    st.push_back(
-        {elementwise("cross_entropy", (job.compiled_loss ? 3 : 10) * logits), "cross_entropy.bwd", {}});
-  }
+  const int64_t forward = job.te_cross_entropy == Te::in_place    ? 4
+                          : job.te_cross_entropy == Te::fp32_grad ? 6
+                          : job.compiled_loss                     ? 3
+                                                                  : 10;
+  const bool te = job.te_cross_entropy != Te::no;  // backward bytes as forward; else 2x (Step)
+  st.push_back(
+      {elementwise("cross_entropy", forward * logits), "cross_entropy.bwd", {}, te ? forward * logits : -1});
   return assemble(st, Recompute::none);
 }
 

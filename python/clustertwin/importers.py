@@ -517,13 +517,7 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     _nemo_activation(sections, given, notes)
     _nemo_positions(sections, given, unmapped)
     _nemo_recompute(sections, given, unmapped)
-    impl = sections["model"].get("cross_entropy_fusion_impl")
-    if impl is not None and impl not in _CE_IMPLS:
-        unmapped.append(f"model.cross_entropy_fusion_impl {impl!r}: not native or te")
-    else:
-        # GPTModelProvider (Megatron-Bridge models/gpt_provider.py) defaults the fusion on
-        fusion = sections["model"].get("cross_entropy_loss_fusion", True)
-        _cross_entropy(_yaml_bool(fusion, "model.cross_entropy_loss_fusion"), impl, given, notes)
+    _nemo_cross_entropy(sections, given, notes, unmapped)
     root = doc["training"] if isinstance(doc.get("training"), dict) and "model" in doc["training"] else doc
     _nemo_precision(sections, root.get("mixed_precision"), given, notes, unmapped)
     ok, shared = field("model.moe_shared_expert_intermediate_size")
@@ -690,6 +684,16 @@ def _cross_entropy(fusion: bool, impl: str | None, given: dict, notes: list[str]
                      "place in the bf16 logits); set training_job.runtime.cross_entropy_fusion: te-2.18 for TE >= 2.18")
     elif impl == "te":
         notes.append("cross_entropy_fusion_impl te without the loss fusion on: Megatron's native loss")
+
+
+def _nemo_cross_entropy(sections: dict, given: dict, notes: list[str], unmapped: list[str]) -> None:
+    impl = sections["model"].get("cross_entropy_fusion_impl")
+    if impl is not None and impl not in _CE_IMPLS:
+        unmapped.append(f"model.cross_entropy_fusion_impl {impl!r}: not native or te")
+        return
+    # GPTModelProvider (Megatron-Bridge models/gpt_provider.py) defaults the fusion on
+    fusion = sections["model"].get("cross_entropy_loss_fusion", True)
+    _cross_entropy(_yaml_bool(fusion, "model.cross_entropy_loss_fusion"), impl, given, notes)
 
 
 # NeMo / Megatron-Bridge position_embedding_type -> model.position_embedding (ALiBi as none: its
