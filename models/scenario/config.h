@@ -35,6 +35,7 @@ struct FabricSection {
   double oversubscription = 1.0;
   int planes = 1;
   int nic_uplinks = 1;
+  std::string routing;
   Duration link_latency;
   Duration switch_latency;
   Bytes switch_buffer{0};

@@ -86,6 +86,7 @@ topology::FabricConfig fabric_config(const Config& c) {
   f.switch_radix = c.cluster.fabric.switch_radix;
   f.oversubscription = c.cluster.fabric.oversubscription;
   f.planes = c.cluster.fabric.planes;
+  f.routing = c.cluster.fabric.routing;
   // Dual-homed NICs (cluster.fabric.nic_uplinks > 1): one port per plane of a multi-plane
   // fabric; validate() refuses the combinations this does not cover.
   if (c.cluster.fabric.nic_uplinks > 1 && f.topology == "rail_optimized") {

@@ -64,6 +64,13 @@ void fabric_params(std::vector<Param>& t) {
         "that many planes (multi_plane); with multi_plane it must equal cluster.fabric.planes.")
           .at_least(1)
           .at_most(8));
+  t.push_back(P(cluster.fabric.routing, text, "\"ecmp\"",
+                "How switches pick among equal-cost next hops. ecmp: a hash of the flow (Ethernet/RoCE "
+                "ECMP; flows of different pairs may collide on an uplink). dmodk: destination-mod-k, the "
+                "static routing InfiniBand subnet managers program into fat trees (OpenSM ftree): every "
+                "flow to a NIC takes one path, the NICs under a leaf are reached through distinct "
+                "uplinks, and a ring's neighbour exchange shares no link on a full fat tree.")
+                  .one_of({"ecmp", "dmodk"}));
   t.push_back(
       P(cluster.fabric.link_latency, duration, "\"500ns\"", "Propagation delay of each fabric link."));
   t.push_back(P(cluster.fabric.switch_latency, duration, "\"600ns\"", "Forwarding latency of each switch."));

@@ -11,19 +11,34 @@ Topology build_clos(const FabricConfig& c);
 Topology build_explicit(const FabricConfig& c);
 }  // namespace detail
 
+namespace {
+Routing routing_of(const FabricConfig& config) {
+  if (config.routing == "ecmp") return Routing::ecmp;
+  if (config.routing == "dmodk") return Routing::dmodk;
+  detail::bad_value("cluster.fabric.routing", "'" + config.routing + "'", "one of ecmp, dmodk");
+}
+
+Topology with_routing(Topology t, Routing r) {
+  if (r != Routing::ecmp) t.set_routing(r);
+  return t;
+}
+}  // namespace
+
 Topology build_fabric(const FabricConfig& config) {
   detail::check_common(config);
+  const Routing routing = routing_of(config);
   const std::string& t = config.topology;
   if (t == "rail_optimized" || t == "fat_tree" || t == "multi_plane") {
-    return detail::build_clos(config);
+    return with_routing(detail::build_clos(config), routing);
   }
-  if (t == "explicit") return detail::build_explicit(config);
+  if (t == "explicit") return with_routing(detail::build_explicit(config), routing);
   detail::bad_value("cluster.fabric.topology", "'" + t + "'",
                     "one of rail_optimized, fat_tree, multi_plane, explicit");
 }
 
 void check_fabric(const FabricConfig& config) {
   detail::check_common(config);
+  (void)routing_of(config);
   const std::string& t = config.topology;
   if (t == "rail_optimized" || t == "fat_tree" || t == "multi_plane") {
     detail::clos_shape(config);

@@ -26,6 +26,7 @@ struct FabricConfig {
   int switch_radix = 128;                                // ports per switch, even, >= 2
   double oversubscription = 1.0;                         // leaf downlinks : uplinks, >= 1
   int planes = 1;                                        // multi_plane only: independent parallel fabrics
+  std::string routing = "ecmp";                          // ecmp | dmodk (Topology's Routing)
   sim::Bandwidth link_rate = sim::Bandwidth::gbps(400);  // NIC rate (cluster.nic)
   sim::Duration link_latency = sim::Duration::ns(500);
   sim::Duration switch_latency = sim::Duration::ns(600);

@@ -15,6 +15,11 @@
 //  3. Finish with b -> d.
 // key = splitmix64 mix of (s, d, flow_id) (hash.h). The result is a shortest path over usable
 // links; degraded links stay eligible (only capacity changes). No path: NoRouteError.
+// Routing::dmodk replaces the hash of step 2 by the destination's digit: with D the index of
+// d (NICs numbered leaf by leaf) and u1 the switch links of d's leaf b, a leaf takes candidate
+// D mod count and a higher switch (D / u1) mod count (Zahavi's D-mod-K: the first digit picks
+// the spine, the next the core). Step 1's ties (planes, dual-homed NICs) stay hashed: NCCL
+// spreads a NIC's queue pairs over its ports.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -119,6 +124,11 @@ std::vector<VertexId> Topology::switches_on_paths(int src_nic, int dst_nic,
   return out;
 }
 
+void Topology::set_routing(Routing r) {
+  routing_ = r;
+  ++routing_epoch_;
+}
+
 Path Topology::route(int src_nic, int dst_nic, uint64_t flow_id) const {
   Path p;
   route_into(src_nic, dst_nic, flow_id, p);
@@ -183,6 +193,10 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out,
   }
 
   // 2. Switch hops: gather the candidates in one pass (two passes past kMaxGather).
+  const bool dmodk = routing_ == Routing::dmodk;
+  const uint64_t dest = dmodk ? static_cast<uint64_t>(dmodk_dest_[last]) : 0;
+  const uint64_t dest_up =
+      dmodk ? dest / static_cast<uint64_t>(std::max(1, switch_links_[src_[last] - nic_count_])) : 0;
   constexpr int32_t kMaxGather = 512;
   std::array<LinkDir, kMaxGather> cand;
   const size_t row = static_cast<size_t>(slot) * static_cast<size_t>(switch_count());
@@ -195,19 +209,20 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out,
     };
     const int32_t begin = out_begin_[u];
     const int32_t end = switch_end_[u];
-    const uint64_t h = detail::hop_hash(key, static_cast<uint64_t>(u));
+    const uint64_t h =
+        dmodk ? (vertices_[u].tier <= 1 ? dest : dest_up) : detail::hop_hash(key, static_cast<uint64_t>(u));
     LinkDir chosen = -1;
     if (end - begin <= kMaxGather) {
       uint32_t count = 0;
       for (int32_t i = begin; i < end; ++i) {
         if (eligible(i)) cand[count++] = out_links_[i];
       }
-      if (unique != nullptr && count > 1) *unique = false;
+      if (unique != nullptr && count > 1 && !dmodk) *unique = false;
       chosen = cand[static_cast<uint32_t>(h % count)];
     } else {
       uint64_t count = 0;
       for (int32_t i = begin; i < end; ++i) count += eligible(i) ? 1 : 0;
-      if (unique != nullptr && count > 1) *unique = false;
+      if (unique != nullptr && count > 1 && !dmodk) *unique = false;
       uint64_t choice = h % count;
       for (int32_t i = begin; i < end && chosen < 0; ++i) {
         if (eligible(i) && choice-- == 0) chosen = out_links_[i];

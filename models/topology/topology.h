@@ -38,6 +38,16 @@ using Path = std::vector<LinkDir>;
 
 enum class VertexKind : uint8_t { nic, switch_ };
 enum class LinkState : uint8_t { up, down, degraded };
+// How a switch picks among equal-cost next hops (cluster.fabric.routing).
+//  ecmp:  a fixed hash of (src NIC, dst NIC, flow id, switch): Ethernet/RoCE ECMP; different
+//         flows of a pair spread, and unrelated flows collide as on real switches.
+//  dmodk: destination-mod-k, the static routing InfiniBand subnet managers program into
+//         fat trees (OpenSM's ftree engine; Zahavi, "D-Mod-K Routing Providing Non-Blocking
+//         Traffic for Shift Permutations on Real Life Fat Trees", CCIT TR 776, 2010): a switch
+//         going up picks its uplink from the destination's index alone, so every flow to a NIC
+//         takes one path and the NICs of a leaf are reached through distinct uplinks. Shift
+//         permutations (a ring's neighbour exchange) then share no link on a full fat tree.
+enum class Routing : uint8_t { ecmp, dmodk };
 
 struct Vertex {
   std::string name;  // "node12.nic3", "leaf5", "spine2.pod1", "core7" (+ ".plane1")
@@ -121,12 +131,15 @@ class Topology {
   // Same, into a caller-owned buffer (no allocation once it has grown). port >= 0 restricts the
   // first hop to the source NIC's port-th link (a NIC with several ports: multi-plane or
   // dual-homed); NoRouteError when that port is down or leads to no usable path. `unique`, when
-  // given, is set to whether no hop had a choice (the path is the same for every flow_id).
+  // given, is set to whether the path is the same for every flow_id (no hop had a hashed choice).
   void route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out, int port = -1,
                   bool* unique = nullptr) const;
   // Bumped whenever the routing tables are recomputed (a link or switch failed or came back):
   // whatever was derived from routes before is stale when it changed.
   [[nodiscard]] uint64_t routing_epoch() const { return routing_epoch_; }
+  // The next-hop policy (ecmp unless set); setting it bumps routing_epoch().
+  void set_routing(Routing r);
+  [[nodiscard]] Routing routing() const { return routing_; }
   // Shortest usable hop count between two NICs; -1 when unreachable.
   [[nodiscard]] int hop_count(int src_nic, int dst_nic) const;
   // Every switch on some shortest usable path between the NICs (what ECMP may use), sorted;
@@ -190,6 +203,11 @@ class Topology {
   std::vector<int32_t> slot_of_switch_;  // by switch index (v - nic_count_), -1 if none
   std::vector<uint16_t> dist_;
   uint64_t routing_epoch_ = 0;
+  Routing routing_ = Routing::ecmp;
+  // d-mod-k: per leaf->NIC direction, the NIC's index when the NICs are numbered leaf by leaf
+  // (slot order, then port order), -1 for other directions; per switch, its links to switches.
+  std::vector<int32_t> dmodk_dest_;
+  std::vector<int32_t> switch_links_;
 
   std::unique_ptr<BoostGraph> graph_;
 };

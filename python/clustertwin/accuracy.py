@@ -52,7 +52,13 @@ def _cluster(gpu: str, gpus: int, nic: str, fabric: dict | None = None, hbm: str
     return c
 
 
-SELENE = {"topology": "fat_tree", "tiers": 3, "switch_radix": 40}  # DGX A100 SuperPOD, HDR InfiniBand
+# NVIDIA's DGX SuperPODs (Selene: DGX A100 with HDR; EOS: DGX H100 with NDR; the DGX B200 /
+# GB200 NVL72 systems of NeMo's and Megatron-Bridge's tables) run their compute fabric on
+# InfiniBand, whose subnet manager programs destination-based routes into the fat tree (OpenSM's
+# ftree / updn engines; D-mod-K, Zahavi 2010), not per-flow ECMP hashing: cluster.fabric.routing
+# dmodk. Ethernet/RoCE clusters (Meta's, ByteDance's) keep the default ecmp.
+_INFINIBAND = {"routing": "dmodk"}
+SELENE = {"topology": "fat_tree", "tiers": 3, "switch_radix": 40, **_INFINIBAND}  # DGX A100 SuperPOD, HDR InfiniBand
 
 
 def _selene(gpus: int) -> dict:
@@ -441,7 +447,9 @@ def _perf_scenario(row: dict, mode: str):
         runtime["torch_compile"] = True
         if "Dec 2024" in str(row.get("framework", "")):
             runtime["compile_loss"] = "eager"  # torchtitan 9dec370 train.py: torch.compile(loss_fn) commented out
-    cluster = _cluster(gpu, gpus, nic, gpus_per_node=per_node)
+    # NVIDIA's own tables (and Korthikanti et al., on Selene) ran on InfiniBand DGX systems
+    infiniband = nvidia or _group(row) == "korthikanti"
+    cluster = _cluster(gpu, gpus, nic, dict(_INFINIBAND) if infiniband else None, gpus_per_node=per_node)
     if "96GB" in row["gpu"]:
         cluster["gpu_spec"] = dict(_GRAND_TETON_H100)
     if per_node == 4 and gpus >= 64:
@@ -625,8 +633,8 @@ def _dgxc(mode: str) -> Iterable[_Case]:
             runtime["master_weights"] = "remainder"
         if row["tp"] > 1:
             runtime["tp_comm_overlap"] = True
-        sc = _scenario(_cluster("H100-SXM", row["gpus"], "400Gbps"), model, par, row["micro_batch"],
-                       row["global_batch"], runtime, mode)
+        sc = _scenario(_cluster("H100-SXM", row["gpus"], "400Gbps", dict(_INFINIBAND)), model, par,
+                       row["micro_batch"], row["global_batch"], runtime, mode)
         yield _Case(f"{row['model']} {row['precision']} {row['gpus']}xH100", "step s", row["step_time_s"], [sc],
                     lambda report, sc: report["step_time_s"], source=row["source"])
 

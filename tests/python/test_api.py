@@ -286,3 +286,22 @@ def test_flow_solve_quantum_stays_within_its_bound_of_the_exact_solver():
     default = ct.run(sc, overrides=over).report
     assert default["step_time_s"] == pytest.approx(exact["step_time_s"], rel=2e-3)
     assert default["sim"]["events"] < exact["sim"]["events"]  # the quantum is what saves the work
+
+
+def test_dmodk_routing_removes_the_hash_collisions_of_ecmp_in_both_modes():
+    # cluster.fabric.routing: 256 single-GPU data-parallel ranks on a 3-tier fat tree of radix-16
+    # switches. Their ring's neighbour exchange is a shift permutation: ECMP's hash makes some
+    # of its flows share an uplink (within the one ring: both modes see it); InfiniBand's
+    # destination-mod-k routes share none, so the gradient all-reduce runs at the NICs' rate.
+    sc = ct.load("scenarios/default.json")
+    over = {"cluster.nodes": 32, "cluster.fabric.topology": "fat_tree", "cluster.fabric.switch_radix": 16,
+            "training_job.parallelism.pipeline_parallel": 1, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 256, "training_job.global_batch_size": 256,
+            "training_job.model.layers": 8, "training_job.model.hidden": 2048, "training_job.model.heads": 16,
+            "training_job.model.kv_heads": 16, "training_job.model.ffn_hidden": 8192, "recovery.hot_spares": 0}
+    for mode in ("analytical", "flow"):
+        dp = {r: ct.run(sc, overrides={**over, "network.mode": mode, "cluster.fabric.routing": r}).report
+              ["breakdown"]["exposed_dp_comm_s"] for r in ("ecmp", "dmodk")}
+        assert dp["dmodk"] < 0.5 * dp["ecmp"], (mode, dp)
+    with pytest.raises(ValueError, match="cluster.fabric.routing"):
+        ct.run(sc, overrides={**over, "cluster.fabric.routing": "ospf"})

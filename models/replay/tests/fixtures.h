@@ -40,6 +40,7 @@ inline network::ClusterSpec selene(int gpus) {
   c.fabric.topology = "fat_tree";
   c.fabric.tiers = 3;
   c.fabric.switch_radix = 40;
+  c.fabric.routing = "dmodk";  // HDR InfiniBand: the subnet manager's destination routes
   c.fabric.nodes = c.nodes;
   c.fabric.nics_per_node = 8;
   c.fabric.link_rate = c.node.nic_rate;

@@ -149,5 +149,69 @@ TEST(RoutingSmall, MultiPlaneUsesBothPlanes) {
   EXPECT_EQ(planes.size(), 2u);
 }
 
+// The most flows any link direction carries when every NIC i sends to NIC (i + shift) mod n.
+int max_link_load(const Topology& t, int shift, uint64_t flow) {
+  std::map<LinkDir, int> load;
+  int most = 0;
+  const int n = t.nic_count();
+  for (int s = 0; s < n; ++s) {
+    const int d = (s + shift) % n;
+    const Path p = t.route(s, d, flow + static_cast<uint64_t>(s));
+    expect_valid_path(t, p, s, d);
+    for (LinkDir l : p) most = std::max(most, ++load[l]);
+  }
+  return most;
+}
+
+// D-mod-K (Zahavi 2010): on a full fat tree a shift permutation shares no link; ECMP's hash
+// makes some flows of the same permutation collide on an uplink.
+TEST(RoutingSmall, DmodkShiftPermutationsShareNoLink) {
+  struct Shape {
+    const char* kind;
+    int tiers, radix, nodes, nics;
+  };
+  for (const Shape& sh : {Shape{"fat_tree", 3, 8, 32, 4}, Shape{"fat_tree", 2, 16, 16, 8},
+                          Shape{"rail_optimized", 3, 8, 32, 4}, Shape{"fat_tree", 3, 16, 128, 8}}) {
+    FabricConfig c = testing::small(sh.kind, sh.tiers, sh.radix, sh.nodes, sh.nics);
+    const Topology ecmp = build_fabric(c);
+    c.routing = "dmodk";
+    const Topology dmodk = build_fabric(c);
+    EXPECT_EQ(dmodk.routing(), ct::topology::Routing::dmodk);
+    int ecmp_worst = 0;
+    for (const int shift : {1, sh.nics, 2 * sh.nics + 1, dmodk.nic_count() / 2}) {
+      SCOPED_TRACE(std::string(sh.kind) + " radix " + std::to_string(sh.radix) + " shift " +
+                   std::to_string(shift));
+      EXPECT_EQ(max_link_load(dmodk, shift, 0), 1);
+      ecmp_worst = std::max(ecmp_worst, max_link_load(ecmp, shift, 0));
+    }
+    EXPECT_GT(ecmp_worst, 1) << sh.kind;
+  }
+}
+
+TEST(RoutingSmall, DmodkPathsDependOnTheDestinationOnly) {
+  FabricConfig c = testing::small("fat_tree", 3, 8, 32, 4);
+  c.routing = "dmodk";
+  const Topology t = build_fabric(c);
+  for (int d : {5, 77, 127}) {
+    bool unique = false;
+    Path first;
+    t.route_into(0, d, 1, first, -1, &unique);
+    EXPECT_TRUE(unique);
+    for (uint64_t flow = 2; flow < 40; ++flow) EXPECT_EQ(t.route(0, d, flow), first);
+  }
+  c.routing = "ospf";
+  EXPECT_THROW(
+      {
+        try {
+          (void)build_fabric(c);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("cluster.fabric.routing"), std::string::npos);
+          throw;
+        }
+      },
+      std::invalid_argument);
+  EXPECT_THROW(check_fabric(c), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace ct::topology
