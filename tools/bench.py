@@ -33,9 +33,10 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_runs import print_table, scale_sets, timed_run  # noqa: E402
 
 # Runs inside the checkout under test: prints one JSON object.
 PROBE = r'''
@@ -130,39 +131,16 @@ def probe(checkout: str, repeat: int) -> dict:
 
 
 def flow(checkout: str) -> dict:
-    r = subprocess.run(["/usr/bin/time", "-v", os.path.join(checkout, "clustertwin"), "run",
-                        os.path.join(checkout, "scenarios", "default.json"), "--quiet", "--json"],
-                       capture_output=True, text=True, cwd=checkout)
-    if r.returncode != 0:
-        sys.exit(f"{checkout}: flow run failed:\n{r.stderr[-2000:]}")
-    report = json.loads(r.stdout)
-    rss = next(int(line.split()[-1]) for line in r.stderr.splitlines() if "Maximum resident" in line)
-    wall = next(line.split()[-1] for line in r.stderr.splitlines() if "Elapsed (wall clock)" in line)
-    m, s = wall.split(":")[-2:]
-    return {"wall_s": 60 * float(m) + float(s), "events": report["sim"]["events"],
-            "events_per_s": report["sim"]["events_per_s"], "peak_rss_mib": rss / 1024}
+    r = timed_run(checkout, os.path.join(checkout, "scenarios", "default.json"))
+    return {"wall_s": r["wall_s"], "events": r["report"]["sim"]["events"],
+            "events_per_s": r["report"]["sim"]["events_per_s"], "peak_rss_mib": r["rss_mib"]}
 
 
 def flow_scale(checkout: str, gpus: int) -> dict:
-    """The scale-N model (N / 64 replicas of TP 8 x PP 8, 24 sequences each, no hot spares) in
-    flow mode, as `./clustertwin run --force` (the estimate refuses the largest without it)."""
-    nodes = gpus // 8
-    dp = nodes // 8
-    sets = {"cluster.nodes": nodes, "training_job.parallelism.data_parallel": dp,
-            "training_job.global_batch_size": 24 * dp, "recovery.hot_spares": 0}
-    cmd = ["/usr/bin/time", "-v", os.path.join(checkout, "clustertwin"), "run",
-           os.path.join(checkout, "scenarios", "default.json"), "--quiet", "--json", "--force"]
-    for k, v in sets.items():
-        cmd += ["--set", f"{k}={v}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout)
-    if r.returncode != 0:
-        sys.exit(f"{checkout}: flow run of {gpus} GPUs failed:\n{r.stderr[-2000:]}")
-    report = json.loads(r.stdout)
-    rss = next(int(line.split()[-1]) for line in r.stderr.splitlines() if "Maximum resident" in line)
-    wall = next(line.split()[-1] for line in r.stderr.splitlines() if "Elapsed (wall clock)" in line)
-    parts = [float(x) for x in wall.split(":")]
-    seconds = sum(x * 60 ** i for i, x in enumerate(reversed(parts)))
-    return {"wall_s": seconds, "events": report["sim"]["events"], "gpus": gpus, "peak_rss_mib": rss / 1024}
+    """The scale-N model in flow mode, as `./clustertwin run --force` (the estimate refuses the
+    largest without it)."""
+    r = timed_run(checkout, os.path.join(checkout, "scenarios", "default.json"), scale_sets(gpus), force=True)
+    return {"wall_s": r["wall_s"], "events": r["report"]["sim"]["events"], "gpus": gpus, "peak_rss_mib": r["rss_mib"]}
 
 
 def exponent(res: dict, prefix: str = "scale-") -> float | None:
@@ -215,15 +193,7 @@ def main() -> int:
             o = results[1].get(k)
             row += [f"{o['wall_s']:.4g}", f"{o['wall_s'] / r['wall_s']:.2f}x"] if o else ["(not there)", ""]
         rows.append(row)
-    if a.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        print("  ".join(f"{h:>18}" for h in head))
-        for row in rows:
-            print("  ".join(f"{c:>18}" for c in row))
+    print_table(head, rows, a.markdown, width=18)
     for i, res in enumerate(results):
         e = res["exponent"]
         if e is not None:

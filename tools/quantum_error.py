@@ -15,43 +15,29 @@ Scenarios:
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_runs import print_table, scale_sets, timed_run  # noqa: E402
 
 
-def scenario_args(name: str) -> list[str]:
+def scenario(name: str) -> tuple[str, dict]:
     if name == "default":
-        return [os.path.join(ROOT, "scenarios", "default.json")]
+        return os.path.join(ROOT, "scenarios", "default.json"), {}
     if name == "seed-10k":
-        return [os.path.join(ROOT, "scenarios", "seed-10k.yaml")]
+        return os.path.join(ROOT, "scenarios", "seed-10k.yaml"), {}
     if name.startswith("scale-"):
-        gpus = int(name.split("-", 1)[1])
-        if gpus < 64 or gpus % 64:
-            sys.exit(f"scenario {name}: expected a multiple of 64 GPUs")
-        nodes, dp = gpus // 8, gpus // 64
-        sets = {"cluster.nodes": nodes, "training_job.parallelism.data_parallel": dp,
-                "training_job.global_batch_size": 24 * dp, "recovery.hot_spares": 0}
-        out = [os.path.join(ROOT, "scenarios", "default.json")]
-        for k, v in sets.items():
-            out += ["--set", f"{k}={v}"]
-        return out
+        return os.path.join(ROOT, "scenarios", "default.json"), scale_sets(int(name.split("-", 1)[1]))
     sys.exit(f"unknown scenario {name!r}: default, seed-10k or scale-N")
 
 
 def run(name: str, quantum: str) -> dict:
-    cmd = ["/usr/bin/time", "-f", "%U %M", os.path.join(ROOT, "clustertwin"), "run", *scenario_args(name),
-           "--quiet", "--json", "--force", "--set", "network.mode=flow", "--set", f"network.solve_quantum={quantum}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    if r.returncode != 0:
-        sys.exit(f"{name} at {quantum}: the run failed:\n{r.stderr[-2000:]}")
-    user, rss_kib = r.stderr.strip().splitlines()[-1].split()
-    report = json.loads(r.stdout)
-    return {"step_s": report["step_time_s"], "events": report["sim"]["events"], "user_s": float(user),
-            "rss_mib": int(rss_kib) / 1024}
+    path, sets = scenario(name)
+    r = timed_run(ROOT, path, {**sets, "network.mode": "flow", "network.solve_quantum": quantum}, force=True)
+    return {"step_s": r["report"]["step_time_s"], "events": r["report"]["sim"]["events"], "user_s": r["user_s"],
+            "rss_mib": r["rss_mib"]}
 
 
 def main() -> int:
@@ -74,15 +60,7 @@ def main() -> int:
                          f"{exact['user_s'] / r['user_s']:.2f}x", f"{r['rss_mib']:.0f}"])
             print(" ".join(rows[-1]), file=sys.stderr, flush=True)
     head = ["scenario", "quantum", "step s", "error vs exact", "events", "user s", "speed vs exact", "peak MiB"]
-    if a.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        print("\t".join(head))
-        for row in rows:
-            print("\t".join(row))
+    print_table(head, rows, a.markdown)
     return 0
 
 
