@@ -132,10 +132,8 @@ Topology TopologyBuilder::finish() {
   std::vector<size_t> leaves;
   int slots = 0;
   t.dmodk_dest_.assign(static_cast<size_t>(dirs), -1);
-  t.switch_links_.assign(static_cast<size_t>(switches), 0);
   int32_t attached = 0;  // NICs numbered leaf by leaf (d-mod-k's destination index)
   for (VertexId v = t.nic_count_; v < n; ++v) {
-    t.switch_links_[v - t.nic_count_] = t.switch_end_[v] - t.out_begin_[v];
     if (t.switch_end_[v] != t.out_begin_[v + 1]) {
       t.slot_of_switch_[v - t.nic_count_] = slots++;
       leaves.push_back(static_cast<size_t>(v));

@@ -195,8 +195,9 @@ void Topology::route_into(int src_nic, int dst_nic, uint64_t flow_id, Path& out,
   // 2. Switch hops: gather the candidates in one pass (two passes past kMaxGather).
   const bool dmodk = routing_ == Routing::dmodk;
   const uint64_t dest = dmodk ? static_cast<uint64_t>(dmodk_dest_[last]) : 0;
+  const VertexId leaf = src_[last];  // d's leaf: its links to switches come first in the CSR
   const uint64_t dest_up =
-      dmodk ? dest / static_cast<uint64_t>(std::max(1, switch_links_[src_[last] - nic_count_])) : 0;
+      dmodk ? dest / static_cast<uint64_t>(std::max(1, switch_end_[leaf] - out_begin_[leaf])) : 0;
   constexpr int32_t kMaxGather = 512;
   std::array<LinkDir, kMaxGather> cand;
   const size_t row = static_cast<size_t>(slot) * static_cast<size_t>(switch_count());

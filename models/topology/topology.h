@@ -205,9 +205,8 @@ class Topology {
   uint64_t routing_epoch_ = 0;
   Routing routing_ = Routing::ecmp;
   // d-mod-k: per leaf->NIC direction, the NIC's index when the NICs are numbered leaf by leaf
-  // (slot order, then port order), -1 for other directions; per switch, its links to switches.
+  // (slot order, then port order), -1 for other directions.
   std::vector<int32_t> dmodk_dest_;
-  std::vector<int32_t> switch_links_;
 
   std::unique_ptr<BoostGraph> graph_;
 };

@@ -36,7 +36,7 @@ class _Case:
     scenarios: list[dict] = field(default_factory=list)
     predict: Callable[[dict, dict], float] | None = None  # (report, scenario) -> value
     reason: str | None = None
-    pick: str = "first"  # "first", or "max" / "min" over the scenarios that fit
+    pick: str = "first"  # "first", or "min" over the scenarios that fit
     source: str = ""
     direct: Callable[[], float] | None = None  # a value computed without a training run (nccl-tests)
 
@@ -778,7 +778,7 @@ def _evaluate(case: _Case) -> tuple[float | None, str | None, bool | None]:
         value = case.predict(report, sc)
         if case.pick == "first":
             return value, None, fits
-        best = value if best is None else max(best, value) if case.pick == "max" else min(best, value)
+        best = value if best is None else min(best, value)
     return (best, None, True) if best is not None else (None, "no candidate layout fits in memory", False)
 
 

@@ -63,9 +63,7 @@ Prediction predict(const nlohmann::json& row) {
   in.program.overlap_grad_reduce = false;  // SC'21: all-reduce after the backward pass
   in.program.overlap_p2p = false;          // SC'21: batched blocking send/recv
   const StepResult r = simulate_step(in);
-  const Prediction best{flops / r.step_time_s / gpus / 1e12, job.micro_batch_size,
-                        job.parallelism.virtual_pipeline};
-  return best;
+  return {flops / r.step_time_s / gpus / 1e12, job.micro_batch_size, job.parallelism.virtual_pipeline};
 }
 
 }  // namespace
