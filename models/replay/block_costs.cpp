@@ -56,6 +56,7 @@ double op_time(const Op& op, const hardware::ComputeModel& compute,
 struct PassTimes {
   double total = 0.0;
   double gemm = 0.0;
+  double attention = 0.0;
 };
 
 PassTimes pass_time(const std::vector<Op>& ops, const hardware::ComputeModel& compute,
@@ -65,6 +66,7 @@ PassTimes pass_time(const std::vector<Op>& ops, const hardware::ComputeModel& co
     const double s = op_time(op, compute, kernel);
     t.total += s;
     if (op.kind == OpKind::gemm) t.gemm += s;
+    if (op.kind == OpKind::attention) t.attention += s;
   }
   return t;
 }
@@ -191,6 +193,39 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
   return {ep_pass, cp_pass};
 }
 
+// The context-parallel K/V ring runs inside the attention op (Transformer Engine's
+// AttnFuncWithCP, v1.4 onwards): the exchange for step i+1 is in flight while step i's attention
+// block computes, c steps of 1/c of the attention each, so c - 1 transfers hide behind c - 1
+// blocks; whatever a transfer outlasts its block is exposed. Backward sends K/V and the
+// accumulating dK/dV together (two buffers a step): twice the forward's bytes. A recompute that
+// includes the attention runs the forward ring again.
+struct CpExposed {
+  double forward = 0.0, backward = 0.0, recompute = 0.0;
+};
+CpExposed cp_ring_exposed(int c, double cp_pass, const PassTimes& fwd, const PassTimes& bwd,
+                          const PassTimes& rec) {
+  if (c <= 1) return {};
+  const double blocks = (c - 1.0) / c;
+  auto exposed = [&](double comm, double attention) { return std::max(0.0, comm - attention * blocks); };
+  return {exposed(cp_pass, fwd.attention), exposed(2.0 * cp_pass, bwd.attention),
+          rec.attention > 0 ? exposed(cp_pass, rec.attention) : 0.0};
+}
+
+// A stage's chunk vectors and parameter shares; returns the stage's parameter count.
+double init_stage(const workload::JobSpec& job, int s, StageCosts& sc) {
+  const auto v = static_cast<size_t>(job.parallelism.virtual_pipeline);
+  sc.forward.resize(v);
+  sc.backward.resize(v);
+  const workload::StageParameters params_here = workload::stage_parameters(job, s);
+  const double stage_params = static_cast<double>(params_here.dense + params_here.expert);
+  sc.params_per_chunk = stage_params / static_cast<double>(v);
+  if (job.fp8_params && stage_params > 0) {
+    const double fp8 = std::min(stage_params, workload::matmul_parameters_in_stage(job, s));
+    sc.gather_bytes_per_param = (2.0 * stage_params - fp8) / stage_params;
+  }
+  return stage_params;
+}
+
 // Adam over the shard, 32 bytes per parameter moved. With 16-bit master remainders the master
 // is read as bf16 weight + remainder (4 bytes, as the fp32 master) and written as both (4 bytes),
 // where the fp32 master was written and the bf16 weight written again (6): 2 bytes fewer
@@ -305,12 +340,13 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const std::pair<double, double> ub_exposed =
       ub ? userbuffer_exposed(layer, compute, u, t, node.gpu.sm_count) : std::pair<double, double>{0.0, 0.0};
   const double ub_fwd = ub_exposed.first, ub_bwd = ub_exposed.second;
+  const CpExposed cp = cp_ring_exposed(par.context_parallel, cp_pass, fwd, bwd, rec);
+  const double cp_f = cp.forward, cp_b = cp.backward, cp_r = cp.recompute;
   auto tp_fwd = [&](double gemm) {
-    return ub ? ub_fwd + comm_exposed(ep_pass + cp_pass, gemm)
-              : comm_exposed(tp_pass + ep_pass + cp_pass, gemm);
+    return (ub ? ub_fwd + comm_exposed(ep_pass, gemm) : comm_exposed(tp_pass + ep_pass, gemm)) + cp_f;
   };
 
-  const double fwd_comm = tp_pass + ep_pass + cp_pass;
+  const double fwd_comm = tp_pass + ep_pass;
   const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
   const std::optional<double> async_bwd =
       async_tp_backward(job, layer, compute, node, params, nvlink, alpha_nvl,
@@ -324,15 +360,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   std::vector<StageCosts> stages(static_cast<size_t>(p));
   for (int s = 0; s < p; ++s) {
     StageCosts& sc = stages[static_cast<size_t>(s)];
-    sc.forward.resize(static_cast<size_t>(v));
-    sc.backward.resize(static_cast<size_t>(v));
-    const workload::StageParameters params_here = workload::stage_parameters(job, s);
-    const double stage_params = static_cast<double>(params_here.dense + params_here.expert);
-    sc.params_per_chunk = stage_params / v;
-    if (job.fp8_params && stage_params > 0) {
-      const double fp8 = std::min(stage_params, workload::matmul_parameters_in_stage(job, s));
-      sc.gather_bytes_per_param = (2.0 * stage_params - fp8) / stage_params;
-    }
+    const double stage_params = init_stage(job, s, sc);
     for (int c = 0; c < v; ++c) {
       const int virtual_stage = c * p + s;
       BlockCost f, b;
@@ -344,19 +372,23 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                                ? static_cast<double>(workload::recomputed_layers_in_chunk(job, s, c))
                                : n;
       b.compute_s = n * bwd.total + n_rec * rec.total;
+      // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
+      // attention is recomputed (full: the chunk's first n_rec layers; selective: all).
+      const double cp_s = n * cp_b + (recompute == workload::Recompute::full ? n_rec : n) * cp_r;
       if (ub) {
         // Backward's own exchanges, plus the forward's again for each recomputed layer.
         const double rec_layers = recompute == workload::Recompute::full ? n_rec : 0.0;
-        b.tp_comm_s = n * (ub_bwd + comm_exposed(ep_pass + cp_pass, bwd.gemm)) + rec_layers * ub_fwd;
+        b.tp_comm_s = n * (ub_bwd + comm_exposed(ep_pass, bwd.gemm)) + rec_layers * ub_fwd + cp_s;
       } else if (async_bwd) {
         // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
-        b.tp_comm_s = n * (*async_bwd + ep_pass + cp_pass) +
-                      (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm;
+        b.tp_comm_s = n * (*async_bwd + ep_pass) +
+                      (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm + cp_s;
       } else {
-        b.tp_comm_s = recompute == workload::Recompute::full
-                          ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
-                                (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
-                          : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm);
+        b.tp_comm_s =
+            (recompute == workload::Recompute::full ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
+                                                          (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
+                                                    : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm)) +
+            cp_s;
       }
       // Activation offloading (PP 1): each offloaded layer's activations go to the host while
       // the next layer computes (Transformer Engine's double-buffered CPU offload) and come back

@@ -463,10 +463,12 @@ void runtime_params(std::vector<Param>& t) {
                 "(PyTorch 2.11 SDPA's cuDNN kernel on H200, at FlashAttention-3's published speed; "
                 "FlashAttention-3 paper Figs. 5-6, H100): cudnn, fa3 (1.0 / 1.0; Hopper and later), fa2 "
                 "(0.555 fwd / 0.574 bwd on Hopper and later, 1.0 on Ampere; PyTorch SDPA's FLASH backend, "
-                "flash-attn 2), triton (2023 Triton kernel: 0.614 / 0.195 estimated). auto = "
+                "flash-attn 2), cudnn-8.9 (cuDNN before 9.0, NGC containers to 24.01: FA2's speed, an "
+                "estimate from cuDNN 9.0's release notes), triton (2023 Triton kernel: 0.614 / 0.195 "
+                "estimated). auto = "
                 "the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton "
                 "for composer (models/workload/layer_ops.h).")
-                  .one_of({"auto", "cudnn", "fa3", "fa2", "triton"}));
+                  .one_of({"auto", "cudnn", "cudnn-8.9", "fa3", "fa2", "triton"}));
   t.push_back(P(training_job.runtime.stack, text, "\"megatron-core\"",
                 "Training software stack: how it lays out memory (state precision, gradient buffers, loss, "
                 "buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")

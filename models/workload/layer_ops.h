@@ -94,8 +94,11 @@ Op gemm_wgrad(const Op& fwd, std::string_view name);
 //          measured on H100: on A100 (FlashAttention-2 paper Fig. 4) Triton forward + backward
 //          is 0.42x FA2's, which with its forward at 1.1x FA2 leaves a backward of 0.34x FA2's,
 //          0.34 x 0.574 = 0.195 here (an estimate).
-// On Ampere FA2 is the native kernel and cuDNN is not faster (TE docs; PyTorch #192799: forward
-// 135 vs 136 TF/s): fa2 1.0, triton 0.9 / 0.34; FA3 needs Hopper (an error before sm_90).
+// cudnn-8.9 (cuDNN 8.9.x, NGC containers up to 24.01): FA2's speed, an estimate from cuDNN
+// 9.0's "up to 50% over 8.9.7 on Hopper" and TE 1.7's "cuDNN 20-50% faster than flash-attn 2
+// on Hopper" (layer_ops.cpp). On Ampere FA2 is the native kernel and cuDNN is not faster (TE
+// docs; PyTorch #192799: forward 135 vs 136 TF/s): fa2 1.0, triton 0.9 / 0.34; FA3 needs
+// Hopper (an error before sm_90).
 // Stack defaults (auto): megatron-core, nemo: cudnn (Transformer Engine's FusedAttention on
 // Hopper); pytorch: cudnn (torch 2.11's SDPA default, the calibration's); torchtitan,
 // deepspeed: fa2 (PyTorch SDPA's FLASH backend in torch 2.5.1-2.10, pytorch#138522 made cuDNN

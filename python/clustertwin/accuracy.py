@@ -426,6 +426,11 @@ def _perf_scenario(row: dict, mode: str):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
+    if str(row.get("framework", "")).startswith("NeMo 24.03"):
+        # NeMo's Dockerfile builds on nvcr.io/nvidia/pytorch:24.01-py3 from February to April 2024
+        # (NVIDIA/NeMo 666db39684, cb3f2bc748, a3825d54e2), a container with cuDNN 8.9.7: the
+        # attention kernels before cuDNN 9.0's flash-attention speed-ups
+        runtime["attention_kernel"] = "cudnn-8.9"
     if _group(row) == "megatron-bridge":
         # scripts/performance/utils/helpers.py set_common_perf_overrides (bf75c658c, Nov 2025; at
         # 5a7e66e): cross_entropy_fusion_impl = "te" for every recipe; the 25.11 and 26.04

@@ -214,11 +214,16 @@ def test_attention_kernel_sets_the_attention_time_per_stack():
     fa3 = step(**{"training_job.runtime.attention_kernel": "fa3"})
     # the calibrated kernel (torch 2.11's cuDNN on H200) runs at FlashAttention-3's speed
     assert fa3["step_time_s"] == cudnn["step_time_s"] < fa2["step_time_s"]
+    # cuDNN before 9.0 (NGC containers up to 24.01) ran at flash-attn 2's speed on Hopper
+    old_cudnn = step(**{"training_job.runtime.attention_kernel": "cudnn-8.9"})
+    assert old_cudnn["step_time_s"] == fa2["step_time_s"]
+    assert any(a.startswith("attention: the cudnn-8.9 kernel") for a in old_cudnn["assumptions"])
     assert any(a.startswith("attention: the fa2 kernel") for a in fa2["assumptions"])
     a100 = {"cluster.gpu": "A100-80GB"}
     with pytest.raises(ct.ScenarioError, match="training_job.runtime.attention_kernel"):
         step(**a100, **{"training_job.runtime.attention_kernel": "fa3"})
     assert step(**a100, **{"training_job.runtime.attention_kernel": "fa2"})["step_time_s"] == step(**a100)["step_time_s"]
+    assert step(**a100, **{"training_job.runtime.attention_kernel": "cudnn-8.9"})["step_time_s"] == step(**a100)["step_time_s"]
     # auto follows the stack: torchtitan runs PyTorch SDPA's FA2 backend
     titan = step(**{"training_job.runtime.stack": "torchtitan"})
     assert any(a.startswith("attention: the fa2 kernel") for a in titan["assumptions"])

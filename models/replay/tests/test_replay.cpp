@@ -259,3 +259,44 @@ TEST(Replay, StepRunsAtItsSteadyStateUnderThePowerLimit) {
   EXPECT_GT(steady_step, per_kernel_step);
   EXPECT_LT(steady_step, per_kernel_step / s);
 }
+
+// Context parallelism: the K/V ring runs inside the attention op, the transfer for step i+1
+// under step i's block (Transformer Engine's AttnFuncWithCP), so per layer the c - 1 transfers
+// hide behind (c - 1)/c of the attention, not behind the GEMMs. Backward sends K/V and dK/dV
+// together: twice the bytes. Whatever a pass's transfers outlast is exposed, to the second.
+TEST(Replay, ContextParallelRingHidesBehindAttention) {
+  auto job = small_job(8, 1, 1, 1, 1);
+  job.model.seq_length = 131072;  // attention well above the GEMMs
+  job.model.layers = 4;
+  job.parallelism.context_parallel = 2;
+  job.recompute_granularity = "none";
+  const network::ClusterSpec cluster = small_cluster(2);  // TP in a node, the CP pair over NICs
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  double attn_f = 0.0, attn_b = 0.0, gemm_f = 0.0;
+  for (const KernelTime& k : layer_kernel_times(job, compute)) {
+    if (k.layer != "transformer") continue;
+    if (k.kind == "attention") (k.pass == "forward" ? attn_f : attn_b) += k.seconds;
+    if (k.kind == "gemm" && k.pass == "forward") gemm_f += k.seconds;
+  }
+  // One ring step's K/V, bf16: 2 (K and V) x s/c tokens x hidden / t (MHA).
+  const double c = 2, kv = 2.0 * 131072 / c * 4096 * 2 / 8;
+  auto layer_comm = [&](double nic_bytes_per_s) {
+    CostParams p;
+    p.nic_bytes_per_s = nic_bytes_per_s;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, p);
+    return std::pair{s[0].forward[0].tp_comm_s / 4, s[0].backward[0].tp_comm_s / 4};
+  };
+  CostParams d;
+  auto ring = [&](double rate) { return (c - 1) * (d.step_latency_s + kv / (rate * d.protocol_efficiency)); };
+  const auto unlimited = layer_comm(1e18);
+  // A NIC whose forward transfer outlasts the layer's GEMMs but not its attention: still hidden.
+  const double rate_mid = kv / d.protocol_efficiency / (0.5 * (gemm_f + attn_f * (c - 1) / c));
+  ASSERT_GT(ring(rate_mid), gemm_f);
+  ASSERT_LT(ring(rate_mid), attn_f * (c - 1) / c);
+  EXPECT_DOUBLE_EQ(layer_comm(rate_mid).first, unlimited.first);
+  // A slow NIC: the exposed part is the transfer minus the attention it runs under.
+  const double slow = kv / d.protocol_efficiency / (4.0 * attn_b);
+  const auto exposed = layer_comm(slow);
+  EXPECT_NEAR(exposed.first - unlimited.first, ring(slow) - attn_f * (c - 1) / c, 1e-9);
+  EXPECT_NEAR(exposed.second - unlimited.second, 2 * ring(slow) - attn_b * (c - 1) / c, 1e-9);
+}
