@@ -77,7 +77,17 @@ TEST(ComputeModel, SteadyRatioBalancesPowerAtTheLimit) {
   EXPECT_NEAR(energy / (0.7 / s + 0.3), 1.0, 1e-9);
   EXPECT_DOUBLE_EQ(sustained_ratio(gpu("A100-80GB"), {.gemm = 1.0}), 1.0);
   EXPECT_DOUBLE_EQ(gpu("H100-SXM").sustained_gemm, h200.sustained_gemm);
-  EXPECT_DOUBLE_EQ(gpu("B200").sustained_gemm, 0.0);
+  EXPECT_DOUBLE_EQ(gpu("B300").sustained_gemm, 0.0);  // Blackwell Ultra: not measured
+  // B200 at 1,000 W: attention back to back at 1,237 of 1,437.5 TFLOP/s (flashinfer#2899), its
+  // GEMMs in H200's relation to attention; GB200, the same die at 1,200 W, throttles less by
+  // (1200 / 1000)^0.303 (the same burst power against a higher limit).
+  const GpuSpec b200 = gpu("B200"), gb200 = gpu("GB200");
+  EXPECT_NEAR(sustained_ratio(b200, {.attention = 1.0}), 1237.0 / 1437.5, 1e-9);
+  EXPECT_NEAR(b200.sustained_gemm / b200.sustained_attention, 0.841 / 0.90, 1e-12);
+  EXPECT_NEAR(gb200.sustained_attention / b200.sustained_attention, std::pow(1.2, kClockPowerExponent),
+              1e-12);
+  EXPECT_LT(sustained_ratio(b200, {.gemm = 0.8, .attention = 0.2}),
+            sustained_ratio(gb200, {.gemm = 0.8, .attention = 0.2}));
   GpuSpec bad = h200;
   bad.sustained_gemm = 1.2;
   EXPECT_THROW(validate(bad), std::invalid_argument);
