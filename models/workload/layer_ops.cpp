@@ -365,12 +365,18 @@ LayerOps output_layer_ops(const JobSpec& job) {
   // Transformer Engine's fused kernel reads the bf16 logits and writes their gradient in one
   // forward pass, and the backward scales that gradient: 2 + 2 bytes each way (TE 2.2-2.17, in
   // place in bf16), 2 + 4 forward and 4 + 2 backward with TE 2.18's fp32 gradient.
+  // The composer stack's loss is the MPT yamls' default loss_fn, fused_crossentropy
+  // (llmfoundry/models/mpt/modeling_mpt.py; flash-attn's xentropy CUDA kernel, installed by
+  // llm-foundry's [gpu] extra): forward reads the bf16 logits once (2 bytes) and keeps the
+  // log-sum-exp per row; backward reads them and writes their gradient (2 + 2), as
+  // memory.cpp's 4 bytes per logit for that stack.
   using Te = JobSpec::TeCrossEntropy;
   const int64_t logits = x.T * v;
-  const int64_t forward = job.te_cross_entropy == Te::in_place    ? 4
-                          : job.te_cross_entropy == Te::fp32_grad ? 6
-                          : job.compiled_loss                     ? 3
-                                                                  : 10;
+  const int64_t forward = job.te_cross_entropy == Te::in_place        ? 4
+                          : job.te_cross_entropy == Te::fp32_grad     ? 6
+                          : job.compiled_loss                         ? 3
+                          : parse_stack(job.stack) == Stack::composer ? 2
+                                                                      : 10;
   const bool te = job.te_cross_entropy != Te::no;  // backward bytes as forward; else 2x (Step)
   st.push_back(
       {elementwise("cross_entropy", forward * logits), "cross_entropy.bwd", {}, te ? forward * logits : -1});

@@ -180,6 +180,11 @@ TEST(LayerOps, TeCrossEntropyMovesFewerBytes) {
   EXPECT_EQ(bytes(j), std::pair(4 * logits, 4 * logits));
   j.te_cross_entropy = JobSpec::TeCrossEntropy::fp32_grad;
   EXPECT_EQ(bytes(j), std::pair(6 * logits, 6 * logits));
+  // Composer / LLM Foundry: the MPT yamls' fused_crossentropy (flash-attn's xentropy kernel)
+  // reads the bf16 logits forward and reads them and writes their gradient backward.
+  j.te_cross_entropy = JobSpec::TeCrossEntropy::no;
+  j.stack = "composer";
+  EXPECT_EQ(bytes(j), std::pair(2 * logits, 4 * logits));
 }
 
 }  // namespace
