@@ -327,6 +327,7 @@ std::string framework_alias(const std::string& path) {
       {"num_attention_heads", "training_job.model.heads"},
       {"num_query_groups", "training_job.model.kv_heads"},
       {"num_key_value_heads", "training_job.model.kv_heads"},
+      {"kv_channels", "training_job.model.head_dim"},
       {"ffn_hidden_size", "training_job.model.ffn_hidden"},
       {"intermediate_size", "training_job.model.ffn_hidden"},
       {"seq_len", "training_job.model.seq_length"},

@@ -311,6 +311,11 @@ void job_params(std::vector<Param>& t) {
   t.push_back(P(training_job.model.heads, count, "", "Attention heads a.").at_least(1).at_most(1e5));
   t.push_back(
       P(training_job.model.kv_heads, count, "0", "Key/value heads for GQA/MQA (0 = heads).").at_most(1e5));
+  t.push_back(P(training_job.model.head_dim, count, "0",
+                "Width of one attention head (0 = hidden / heads). Qwen3 and Gemma set it wider: Q is "
+                "heads x head_dim, K and V kv_heads x head_dim, the output projection maps heads x head_dim "
+                "back to hidden (their config.json head_dim).")
+                  .at_most(1e5));
   t.push_back(
       P(training_job.model.ffn_hidden, count, "0", "MLP width (0 = 4h for gelu, 8h/3 rounded for swiglu).")
           .at_most(1e7));

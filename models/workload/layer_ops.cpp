@@ -280,7 +280,8 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
 
   std::vector<Step> st;
   st.push_back({elementwise("input_norm", 4 * X), "input_norm.bwd", {}});
-  st.push_back({gemm("qkv", T, (h + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
+  const int64_t q = q_dim(m);
+  st.push_back({gemm("qkv", T, (q + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
   if (job.attention == "unfused") {
     // Materialised attention (Megatron before FlashAttention): two batched GEMMs over the
     // full s x s scores (no causal skip), fused scale-mask-softmax and dropout on the
@@ -310,7 +311,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     attn.causal = true;
     st.push_back({attn, "attention.bwd", {}});
   }
-  st.push_back({gemm("proj", T, h, h / t), "proj.dgrad", "proj.wgrad"});
+  st.push_back({gemm("proj", T, h, q / t), "proj.dgrad", "proj.wgrad"});
   st.push_back({elementwise("attn_residual", residual_bytes), "attn_residual.bwd", {}});
   st.push_back({elementwise("mlp_norm", 4 * X), "mlp_norm.bwd", {}});
 
@@ -349,7 +350,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
   if (eager_llama(job)) to_eager_llama(st, parse_stack(job.stack) != Stack::pytorch);
-  if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, T * (h + kv_dim(m)) / t);
+  if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, T * (q + kv_dim(m)) / t);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 

@@ -132,7 +132,8 @@ void check_model(Errors& err, const JobSpec& job) {
   if (m.activation != "gelu" && m.activation != "swiglu") {
     err.add() << M << "activation = \"" << m.activation << "\" must be gelu or swiglu";
   }
-  divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
+  if (m.head_dim < 0) err.add() << M << "head_dim = " << m.head_dim << " must be >= 0";
+  if (m.head_dim == 0) divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
   if (m.kv_heads > 0) divides(err, M + "kv_heads", m.kv_heads, M + "heads", m.heads);
 
   if (m.moe.experts < 0) err.add() << E << "experts = " << m.moe.experts << " must be >= 0";

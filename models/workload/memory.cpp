@@ -45,11 +45,12 @@ struct ActivationTerms {
 // flash attention keeps in bf16 (+h).
 ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash, bool fp8) {
   const double h = d(m.hidden);
+  const double q = d(q_dim(m));  // the query and the attention output: h unless model.head_dim
   const double kv = d(kv_dim(m));
   const double mlp_per_width = (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
   ActivationTerms a;
   a.replicated = 2.0 * st.residual_bytes * h + (fp8 ? 2.0 : 4.0) * h + (has_dropout(m) ? 2.0 * h : 0.0);
-  a.split = 2.0 * h + 4.0 * kv + 2.0 * h + (fp8 ? h : 0.0);
+  a.split = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
   if (!is_moe(m)) {
     a.split += mlp_per_width * d(ffn_hidden(m));
   } else {
@@ -72,10 +73,11 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
 // exp, and half of the matmul outputs (Q, K, V, projection, MLP in and out).
 double op_level_selective(const ModelSpec& m, const StackMemory& st, const ActivationTerms& a) {
   const double h = d(m.hidden);
+  const double q = d(q_dim(m));
   const double kv = d(kv_dim(m));
   const double mlp_out =
-      is_moe(m) ? (a.split - 8.0 * h - 4.0 * kv) * 2.0 / 3.0 : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
-  const double matmul_outputs = 2.0 * h + 4.0 * kv + 2.0 * h + mlp_out + 2.0 * h;
+      is_moe(m) ? (a.split - 8.0 * q - 4.0 * kv) * 2.0 / 3.0 : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
+  const double matmul_outputs = 2.0 * q + 4.0 * kv + 2.0 * h + mlp_out + 2.0 * h;
   return 2.0 * st.residual_bytes * h + 2.0 * h + a.lse + 0.5 * matmul_outputs;
 }
 

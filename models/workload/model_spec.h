@@ -42,7 +42,11 @@ struct ModelSpec {
   int layers = 0;
   int64_t hidden = 0;
   int heads = 0;
-  int kv_heads = 0;                 // 0 = heads
+  int kv_heads = 0;  // 0 = heads
+  // Width of one attention head; 0 = hidden / heads. Qwen3 (hidden 5120, 64 heads of 128) and
+  // Gemma project the attention wider than the residual stream: Q is heads x head_dim, K and V
+  // kv_heads x head_dim, and the output projection maps heads x head_dim back to hidden.
+  int64_t head_dim = 0;
   int64_t ffn_hidden = 0;           // 0 = 4*hidden (gelu) or Llama's 8/3*hidden rounded (swiglu)
   std::string activation = "gelu";  // "gelu" | "swiglu"
   int64_t seq_length = 0;
@@ -142,7 +146,13 @@ inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden 
 inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }
 
 inline int64_t kv_heads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
-inline int64_t head_dim(const ModelSpec& m) { return m.heads > 0 ? m.hidden / m.heads : 0; }
+inline int64_t head_dim(const ModelSpec& m) {
+  if (m.head_dim > 0) return m.head_dim;
+  return m.heads > 0 ? m.hidden / m.heads : 0;
+}
+// Width of the query (and of the attention output the projection reads): heads x head_dim,
+// the hidden size unless model.head_dim says otherwise.
+inline int64_t q_dim(const ModelSpec& m) { return static_cast<int64_t>(m.heads) * head_dim(m); }
 inline int64_t kv_dim(const ModelSpec& m) { return kv_heads(m) * head_dim(m); }
 
 inline int64_t ffn_hidden(const ModelSpec& m) {

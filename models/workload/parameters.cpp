@@ -10,9 +10,10 @@ int64_t mlp_parameters(const ModelSpec& m, int64_t width) {
 
 LayerParameters layer_parameters(const ModelSpec& m) {
   const int64_t h = m.hidden;
+  const int64_t q = q_dim(m);
   const int64_t kv = kv_dim(m);
   LayerParameters p;
-  p.attention = h * (h + 2 * kv) + h * h + (has_biases(m) ? h + 2 * kv + h : 0);
+  p.attention = h * (q + 2 * kv) + q * h + (has_biases(m) ? q + 2 * kv + h : 0);
   p.norms = 2 * norm_params(m);
   if (is_moe(m)) {
     p.router = h * m.moe.experts;
@@ -38,8 +39,9 @@ ParameterCount count_parameters(const ModelSpec& m) {
   c.non_embedding = c.total - c.embedding - c.output_layer;
 
   // Weight matrices only: attention projections, active MLP matrices, router, logits.
+  const int64_t q = q_dim(m);
   const int64_t kv = kv_dim(m);
-  const int64_t attn = h * (h + 2 * kv) + h * h;
+  const int64_t attn = h * (q + 2 * kv) + q * h;
   int64_t mlp = mlp_matrices(m) * h * ffn_hidden(m);
   int64_t router = 0;
   if (is_moe(m)) {

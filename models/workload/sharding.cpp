@@ -25,15 +25,16 @@ Zero3Plan zero3_plan(const JobSpec& job) {
     return plan;
   }
   const ModelSpec& m = job.model;
-  const double h = d(m.hidden), kv = d(kv_dim(m)), f = d(is_moe(m) ? expert_ffn_hidden(m) : ffn_hidden(m));
+  const double h = d(m.hidden), q = d(q_dim(m)), kv = d(kv_dim(m)),
+               f = d(is_moe(m) ? expert_ffn_hidden(m) : ffn_hidden(m));
   const double mlp_in_width = is_swiglu(m) ? 2.0 * f : f;
   const double experts = is_moe(m) ? d(m.moe.experts) + d(m.moe.shared_experts) : 1.0;
   struct Linear {
     double weight, bias;
   };
   const bool bias = has_biases(m);
-  const Linear linears[] = {{h * (h + 2.0 * kv), bias ? h + 2.0 * kv : 0.0},
-                            {h * h, bias ? h : 0.0},
+  const Linear linears[] = {{h * (q + 2.0 * kv), bias ? q + 2.0 * kv : 0.0},
+                            {q * h, bias ? h : 0.0},
                             {experts * h * mlp_in_width, bias ? experts * mlp_in_width : 0.0},
                             {experts * f * h, bias ? experts * h : 0.0}};
   double params = 0.0, weights = 0.0;

@@ -123,7 +123,7 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
         raise ValueError(f"{where}: model_type {mtype!r} uses multi-head latent attention, which the twin does not "
                          "model; give the MoE shape as training_job.model keys if an approximation will do")
     if cfg.get("head_dim") and int(cfg["head_dim"]) * model["heads"] != model["hidden"]:
-        unmapped.append(f"head_dim = {cfg['head_dim']}: heads x head_dim != hidden; the twin uses hidden / heads")
+        model["head_dim"] = int(cfg["head_dim"])  # Qwen3, Gemma: attention wider than the residual stream
     gated = mtype in _HF_GATED or (mtype not in _HF_PLAIN and str(cfg.get("hidden_act", "")) in ("silu", "swish"))
     model["activation"] = "swiglu" if gated else "gelu"
     if mtype not in _HF_GATED | _HF_PLAIN:

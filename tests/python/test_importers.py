@@ -87,6 +87,26 @@ def test_hf_config_becomes_a_running_scenario(tmp_path):
     assert ct.run(sc).report["step_time_s"] == ct.run(preset).report["step_time_s"]
 
 
+def test_head_dim_wider_than_hidden_is_modelled_in_every_mode():
+    # Qwen3-32B's config.json: 64 heads of 128 over a hidden size of 5120
+    qwen = {**LLAMA3_70B_HF, "model_type": "qwen3", "num_hidden_layers": 8, "hidden_size": 5120,
+            "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 25600,
+            "vocab_size": 151936}
+    sc = ct.from_hf_config(qwen, seq_length=4096)
+    assert sc["training_job"]["model"]["head_dim"] == 128 and sc.unmapped == []
+    narrow = ct.from_hf_config({**qwen, "head_dim": 80}, seq_length=4096)  # 64 x 80 = hidden
+    assert "head_dim" not in narrow["training_job"]["model"]
+    for mode in ("analytical", "flow"):
+        wide, base = (ct.run(x, overrides={"network.mode": mode}).report for x in (sc, narrow))
+        # Q, the attention and the output projection are 8192 wide instead of 5120
+        assert wide["step_time_s"] > 1.05 * base["step_time_s"]
+        assert wide["memory"]["activations_bytes"] > base["memory"]["activations_bytes"]
+        assert wide["model"]["parameters"] - base["model"]["parameters"] == \
+            8 * (5120 * (8192 - 5120) + 2 * 5120 * (1024 - 640) + (8192 - 5120) * 5120)
+    with pytest.raises(ct.ScenarioError, match="training_job.model.head_dim"):
+        ct.run(sc, overrides={"training_job.model.head_dim": -1})
+
+
 def test_hf_moe_unmapped_fields_and_refusals():
     sc = ct.from_hf_config(MIXTRAL_HF, seq_length=4096)
     m = sc["training_job"]["model"]

@@ -49,6 +49,43 @@ TEST(Parameters, MixtralTotalAndActive) {
   EXPECT_EQ(c.total - c.active, 32LL * 6 * c.layer.expert);
 }
 
+// Qwen3 projects attention wider than the residual stream (config.json head_dim 128): Q is
+// heads x 128, the output projection maps it back to hidden. The model cards (Hugging Face
+// Qwen/Qwen3-32B, Qwen/Qwen3-30B-A3B) give 32.8B total / 31.2B non-embedding and 30.5B total /
+// 3.3B active / 29.9B non-embedding; the twin leaves out only the per-head QK norms (256 per
+// layer).
+TEST(Parameters, Qwen3HeadDimWiderThanHidden) {
+  ModelSpec dense;
+  dense.layers = 64;
+  dense.hidden = 5120;
+  dense.heads = 64;
+  dense.kv_heads = 8;
+  dense.head_dim = 128;
+  dense.ffn_hidden = 25600;
+  dense.activation = "swiglu";
+  dense.vocab = 151936;
+  dense.tied_embeddings = false;
+  const ParameterCount c = count_parameters(dense);
+  EXPECT_EQ(c.layer.attention, 5120LL * (8192 + 2 * 1024) + 8192LL * 5120);
+  EXPECT_NEAR(static_cast<double>(c.total), 32.8e9, 0.05e9);
+  EXPECT_NEAR(static_cast<double>(c.non_embedding), 31.2e9, 0.05e9);
+  ModelSpec moe = dense;
+  moe.layers = 48;
+  moe.hidden = 2048;
+  moe.heads = 32;
+  moe.kv_heads = 4;
+  moe.moe.experts = 128;
+  moe.moe.top_k = 8;
+  moe.moe.expert_ffn_hidden = 768;
+  const ParameterCount e = count_parameters(moe);
+  EXPECT_NEAR(static_cast<double>(e.total), 30.5e9, 0.05e9);
+  EXPECT_NEAR(static_cast<double>(e.active), 3.3e9, 0.06e9);
+  EXPECT_NEAR(static_cast<double>(e.non_embedding), 29.9e9, 0.05e9);
+  // Without head_dim the same keys would mean 32 heads of 64: a narrower attention.
+  moe.head_dim = 0;
+  EXPECT_LT(count_parameters(moe).layer.attention, e.layer.attention);
+}
+
 TEST(Parameters, SharedExpertsAreAlwaysActive) {
   ModelSpec m = mixtral_8x7b();
   m.moe.shared_experts = 1;
