@@ -166,6 +166,18 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
          beside(u, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
 }
 
+// Expert-parallel all-to-all, dispatch or combine, one layer and pass. Megatron-core orders
+// ranks tp-cp-ep-dp-pp (parallel_state.initialize_model_parallel's default order), so the e
+// members of an expert group sit t x c GPUs apart and `local` of them share an NVLink domain.
+// Each rank sends `routed` bytes (its tokens x top_k x capacity); a copy goes to each member
+// with equal probability (balanced routing): (local - 1)/e of it over NVLink, (e - local)/e out
+// of the GPU's NIC, both at once. Latency: one step per peer, as a ring's.
+double ep_all_to_all(int e, int local, double routed, double nvlink, double nic, double alpha) {
+  if (e <= 1 || routed <= 0) return 0.0;
+  const double inside = routed * (local - 1.0) / e, outside = routed * (e - local) / static_cast<double>(e);
+  return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
+}
+
 // Expert-parallel dispatch + combine and the context-parallel K/V ring, per layer and pass:
 // inside the NVLink domain at `nvlink`, else over the NICs.
 std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
@@ -181,7 +193,9 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
   if (job.model.moe.experts > 0 && par.expert_parallel > 1) {
     const int e = par.expert_parallel;
     const double routed = activation / t * job.model.moe.top_k * job.model.moe.capacity_factor;
-    ep_pass = 2 * ring_time(e, routed, 1.0, group_rate(e), params.step_latency_s);
+    const int local = std::clamp(node.nvlink_domain_gpus() / std::max(1, t * par.context_parallel), 1, e);
+    ep_pass = 2 * ep_all_to_all(e, local, routed, nvlink, params.nic_bytes_per_s * params.protocol_efficiency,
+                                params.step_latency_s);
   }
   double cp_pass = 0.0;
   if (par.context_parallel > 1) {
@@ -342,11 +356,13 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const double ub_fwd = ub_exposed.first, ub_bwd = ub_exposed.second;
   const CpExposed cp = cp_ring_exposed(par.context_parallel, cp_pass, fwd, bwd, rec);
   const double cp_f = cp.forward, cp_b = cp.backward, cp_r = cp.recompute;
-  auto tp_fwd = [&](double gemm) {
-    return (ub ? ub_fwd + comm_exposed(ep_pass, gemm) : comm_exposed(tp_pass + ep_pass, gemm)) + cp_f;
-  };
+  auto tp_fwd = [&](double gemm) { return (ub ? ub_fwd : comm_exposed(tp_pass, gemm)) + ep_pass + cp_f; };
 
-  const double fwd_comm = tp_pass + ep_pass;
+  // Tensor-parallel traffic only: the expert all-to-all waits on the router's output and feeds
+  // the expert GEMMs, so nothing runs beside it (Megatron's moe_a2a_overlap, which pairs it with
+  // another micro-batch's compute, is not modelled): it is exposed, once per pass and again in a
+  // fully recomputed layer.
+  const double fwd_comm = tp_pass;
   const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
   const std::optional<double> async_bwd =
       async_tp_backward(job, layer, compute, node, params, nvlink, alpha_nvl,
@@ -375,20 +391,21 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
       // attention is recomputed (full: the chunk's first n_rec layers; selective: all).
       const double cp_s = n * cp_b + (recompute == workload::Recompute::full ? n_rec : n) * cp_r;
+      const double ep_s = (n + (recompute == workload::Recompute::full ? n_rec : 0.0)) * ep_pass;
       if (ub) {
         // Backward's own exchanges, plus the forward's again for each recomputed layer.
         const double rec_layers = recompute == workload::Recompute::full ? n_rec : 0.0;
-        b.tp_comm_s = n * (ub_bwd + comm_exposed(ep_pass, bwd.gemm)) + rec_layers * ub_fwd + cp_s;
+        b.tp_comm_s = n * ub_bwd + rec_layers * ub_fwd + cp_s + ep_s;
       } else if (async_bwd) {
         // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
-        b.tp_comm_s = n * (*async_bwd + ep_pass) +
-                      (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm + cp_s;
+        b.tp_comm_s =
+            n * *async_bwd + (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm + cp_s + ep_s;
       } else {
         b.tp_comm_s =
             (recompute == workload::Recompute::full ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
                                                           (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
                                                     : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm)) +
-            cp_s;
+            cp_s + ep_s;
       }
       // Activation offloading (PP 1): each offloaded layer's activations go to the host while
       // the next layer computes (Transformer Engine's double-buffered CPU offload) and come back

@@ -300,3 +300,34 @@ TEST(Replay, ContextParallelRingHidesBehindAttention) {
   EXPECT_NEAR(exposed.first - unlimited.first, ring(slow) - attn_f * (c - 1) / c, 1e-9);
   EXPECT_NEAR(exposed.second - unlimited.second, 2 * ring(slow) - attn_b * (c - 1) / c, 1e-9);
 }
+
+// Expert parallelism: each rank's routed tokens go to the e members of its expert group in equal
+// shares, the members in its NVLink domain over NVLink and the others out of its NIC, at once; the
+// dispatch and the combine are exposed (nothing else waits-free beside them). Two nodes of 8:
+// EP 16 sends half of the routed bytes over the NICs; EP 8 stays in the node, whatever the NIC.
+TEST(Replay, ExpertAllToAllSplitsTrafficByDestination) {
+  auto job = small_job(1, 1, 16, 1, 16);
+  job.model.activation = "swiglu";
+  job.model.moe.experts = 16;
+  job.model.moe.top_k = 2;
+  job.model.layers = 4;
+  job.recompute_granularity = "none";
+  const network::ClusterSpec cluster = small_cluster(2);
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  auto per_layer = [&](int ep, double nic_bytes_per_s) {
+    job.parallelism.expert_parallel = ep;
+    CostParams p;
+    p.nic_bytes_per_s = nic_bytes_per_s;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, p);
+    return std::pair{s[0].forward[0].tp_comm_s / 4, s[0].backward[0].tp_comm_s / 4};
+  };
+  const CostParams d;
+  const double routed = 2048.0 * 4096 * 2 * 2;  // tokens x hidden x bf16 x top_k
+  const double nic = 5e9;                       // slow enough that the NIC share dominates
+  const auto cross = per_layer(16, nic);
+  const double expected = 2 * (15 * d.step_latency_s + routed * 8 / 16 / (nic * d.protocol_efficiency));
+  EXPECT_NEAR(cross.first, expected, 1e-12);
+  EXPECT_NEAR(cross.second, expected, 1e-12);  // backward's dispatch + combine, no recompute
+  EXPECT_DOUBLE_EQ(per_layer(8, nic).first, per_layer(8, 1e15).first);
+  EXPECT_LT(per_layer(8, nic).first, 0.2 * cross.first);
+}
