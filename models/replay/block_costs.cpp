@@ -193,7 +193,10 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
   if (job.model.moe.experts > 0 && par.expert_parallel > 1) {
     const int e = par.expert_parallel;
     const double routed = activation / t * job.model.moe.top_k * job.model.moe.capacity_factor;
-    const int local = std::clamp(node.nvlink_domain_gpus() / std::max(1, t * par.context_parallel), 1, e);
+    // Folded (expert_tensor_parallel et < t): the expert groups stride et GPUs, not t x c.
+    const int et = workload::expert_tp(par);
+    const int stride = et < t ? et : t * par.context_parallel;
+    const int local = std::clamp(node.nvlink_domain_gpus() / std::max(1, stride), 1, e);
     ep_pass = 2 * ep_all_to_all(e, local, routed, nvlink, params.nic_bytes_per_s * params.protocol_efficiency,
                                 params.step_latency_s);
   }

@@ -348,6 +348,7 @@ std::string framework_alias(const std::string& path) {
       {"virtual_pipeline_model_parallel_size", "training_job.parallelism.virtual_pipeline"},
       {"context_parallel_size", "training_job.parallelism.context_parallel"},
       {"expert_model_parallel_size", "training_job.parallelism.expert_parallel"},
+      {"expert_tensor_parallel_size", "training_job.parallelism.expert_tensor_parallel"},
       {"data_parallel_size", "training_job.parallelism.data_parallel"},
       {"use_distributed_optimizer", "training_job.parallelism.zero_stage"},
       {"train_iters", "training_job.steps"},

@@ -377,6 +377,12 @@ void job_params(std::vector<Param>& t) {
   t.push_back(P(training_job.parallelism.expert_parallel, count, "1", "Expert-parallel size.")
                   .at_least(1)
                   .at_most(1e5));
+  t.push_back(P(training_job.parallelism.expert_tensor_parallel, count, "0",
+                "Tensor parallelism of the routed experts (Megatron --expert-tensor-parallel-size; 0 = "
+                "tensor_parallel). Below tensor_parallel it folds (MoE parallel folding): the experts run "
+                "unsplit on the tokens of their own ranks, and expert groups of expert_parallel x "
+                "expert_tensor_parallel ranks are formed over tensor x context x data parallelism.")
+                  .at_most(1024));
   t.push_back(P(training_job.parallelism.zero_stage, count, "1",
                 "0 DP all-reduce, 1 distributed optimizer, 2 + gradients, 3 + parameters sharded.")
                   .at_most(3));

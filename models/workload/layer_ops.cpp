@@ -322,21 +322,25 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     st.push_back({gemm("fc2", T, h, f), "fc2.dgrad", "fc2.wgrad"});
   } else {
     const MoeSpec& e = m.moe;
-    const int64_t fe = expert_ffn_hidden(m) / t;
+    // Routed experts run at the expert tensor parallelism et (= t unless folded): their widths
+    // split et ways over the tokens of et sequence-parallel ranks, T et / t (T with et = t).
+    const int64_t et = expert_tp(job.parallelism);
+    const int64_t fe = expert_ffn_hidden(m) / et;
+    const int64_t moe_tokens = job.parallelism.sequence_parallel ? T * et / t : T;
     const int64_t ep = job.parallelism.expert_parallel;
     const int64_t local_experts = e.experts / ep;
     const int64_t router_tokens = job.parallelism.sequence_parallel ? T / t : T;
-    const auto per_expert =
-        static_cast<int64_t>(std::ceil(e.capacity_factor * d(T) * d(e.top_k) * d(ep) / d(e.experts)));
+    const auto per_expert = static_cast<int64_t>(
+        std::ceil(e.capacity_factor * d(moe_tokens) * d(e.top_k) * d(ep) / d(e.experts)));
     st.push_back({gemm("router", router_tokens, e.experts, h), "router.dgrad", "router.wgrad"});
     if (e.shared_experts > 0) {
-      const int64_t fs = e.shared_experts * fe;
+      const int64_t fs = e.shared_experts * expert_ffn_hidden(m) / t;  // shared experts: dense TP
       st.push_back({gemm("shared_fc1", T, g * fs, h), "shared_fc1.dgrad", "shared_fc1.wgrad"});
       st.push_back(
           {elementwise("shared_activation", act_bytes_per_elem * T * fs), "shared_activation.bwd", {}});
       st.push_back({gemm("shared_fc2", T, h, fs), "shared_fc2.dgrad", "shared_fc2.wgrad"});
     }
-    st.push_back({elementwise("moe_permute", 4 * T * e.top_k * h), "moe_permute.bwd", {}});
+    st.push_back({elementwise("moe_permute", 4 * moe_tokens * e.top_k * h), "moe_permute.bwd", {}});
     st.push_back(
         {gemm("expert_fc1", per_expert, g * fe, h, local_experts), "expert_fc1.dgrad", "expert_fc1.wgrad"});
     st.push_back({elementwise("expert_activation", act_bytes_per_elem * per_expert * local_experts * fe),
@@ -344,7 +348,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
                   {}});
     st.push_back(
         {gemm("expert_fc2", per_expert, h, fe, local_experts), "expert_fc2.dgrad", "expert_fc2.wgrad"});
-    st.push_back({elementwise("moe_unpermute", 4 * T * e.top_k * h), "moe_unpermute.bwd", {}});
+    st.push_back({elementwise("moe_unpermute", 4 * moe_tokens * e.top_k * h), "moe_unpermute.bwd", {}});
   }
   st.push_back({elementwise("mlp_residual", residual_bytes), "mlp_residual.bwd", {}});
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);

@@ -220,8 +220,19 @@ void check_splits(Errors& err, const JobSpec& job) {
     divides(err, P + "tensor_parallel", p.tensor_parallel,
             m.ffn_hidden > 0 ? M + "ffn_hidden" : M + "ffn_hidden (default)", ffn_hidden(m));
   }
-  if (m.moe.experts > 0 && m.moe.expert_ffn_hidden >= 0 && m.hidden > 0) {
-    divides(err, P + "tensor_parallel", p.tensor_parallel,
+  if (p.expert_tensor_parallel < 0) {
+    err.add() << P << "expert_tensor_parallel = " << p.expert_tensor_parallel << " must be >= 0";
+  } else if (p.expert_tensor_parallel > 0) {
+    if (m.moe.experts == 0) {
+      err.add() << P << "expert_tensor_parallel = " << p.expert_tensor_parallel << " needs " << E
+                << "experts > 0 (the model is dense)";
+    }
+    divides(err, P + "expert_tensor_parallel", p.expert_tensor_parallel, P + "tensor_parallel",
+            p.tensor_parallel);
+  }
+  if (m.moe.experts > 0 && m.moe.expert_ffn_hidden >= 0 && m.hidden > 0 && expert_tp(p) > 0) {
+    divides(err, P + (p.expert_tensor_parallel > 0 ? "expert_tensor_parallel" : "tensor_parallel"),
+            expert_tp(p),
             m.moe.expert_ffn_hidden > 0 ? E + "expert_ffn_hidden" : E + "expert_ffn_hidden (= ffn_hidden)",
             expert_ffn_hidden(m));
   }
@@ -247,7 +258,8 @@ void check_splits(Errors& err, const JobSpec& job) {
               << job.micro_batch_size * p.data_parallel;
   }
 
-  // Experts: EP splits the experts, and the EP group is carved out of DP x CP.
+  // Experts: EP splits the experts; the EP group is carved out of DP x CP, or with folding
+  // (expert_tensor_parallel below TP) out of TP x CP x DP in groups of EP x ETP.
   if (p.expert_parallel > 1 && m.moe.experts == 0) {
     err.add() << P << "expert_parallel = " << p.expert_parallel << " needs " << E
               << "experts > 0 (the model is dense)";
@@ -255,11 +267,21 @@ void check_splits(Errors& err, const JobSpec& job) {
   if (m.moe.experts > 0) {
     divides(err, P + "expert_parallel", p.expert_parallel, E + "experts", m.moe.experts);
   }
-  if (p.expert_parallel >= 1 && p.data_parallel >= 1 && p.context_parallel >= 1 &&
-      (int64_t{p.data_parallel} * p.context_parallel) % p.expert_parallel != 0) {
-    err.add() << P << "expert_parallel = " << p.expert_parallel << " must divide " << P << "data_parallel x "
-              << P << "context_parallel = " << p.data_parallel << " x " << p.context_parallel << " = "
-              << int64_t{p.data_parallel} * p.context_parallel;
+  const int etp = expert_tp(p);
+  if (p.expert_parallel >= 1 && p.data_parallel >= 1 && p.context_parallel >= 1 && etp >= 1 &&
+      p.tensor_parallel >= 1 && p.tensor_parallel % etp == 0) {
+    const int64_t folded = int64_t{p.tensor_parallel} / etp * p.data_parallel * p.context_parallel;
+    if (folded % p.expert_parallel != 0) {
+      err.add() << P << "expert_parallel = " << p.expert_parallel << " must divide " << P
+                << "data_parallel x " << P << "context_parallel"
+                << (etp < p.tensor_parallel ? " x " + P + "tensor_parallel / " + P + "expert_tensor_parallel"
+                                            : "")
+                << " = " << p.data_parallel << " x " << p.context_parallel
+                << (etp < p.tensor_parallel
+                        ? " x " + std::to_string(p.tensor_parallel) + " / " + std::to_string(etp)
+                        : std::string())
+                << " = " << folded;
+    }
   }
 
   // Context parallelism: load-balanced causal CP splits the sequence into 2 CP chunks.

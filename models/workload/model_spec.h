@@ -71,7 +71,11 @@ struct ParallelSpec {
   bool sequence_parallel = true;
   int context_parallel = 1;
   int expert_parallel = 1;  // carved out of data_parallel * context_parallel (Megatron)
-  int zero_stage = 1;       // 0 DP all-reduce, 1 optimizer, 2 + grads, 3 + weights sharded
+  // Tensor parallelism of the expert MLPs (Megatron's expert_tensor_parallel_size; 0 = as
+  // tensor_parallel). Below TP it folds: the expert groups are formed over TP x CP x DP
+  // (MoE parallel folding), so EP x ETP must divide TP x CP x DP.
+  int expert_tensor_parallel = 0;
+  int zero_stage = 1;  // 0 DP all-reduce, 1 optimizer, 2 + grads, 3 + weights sharded
   // ZeRO / FSDP sharding group within DP (0 = all of DP x CP). Smaller: hybrid sharding
   // (HSDP): shard within groups of consecutive DP ranks, replicate across them.
   int shard_size = 0;
@@ -144,6 +148,10 @@ inline bool rotary_positions(const ModelSpec& m) {
 // LayerNorm has weight and bias per channel, RMSNorm only a weight.
 inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }
 inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }
+
+inline int expert_tp(const ParallelSpec& p) {
+  return p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel : p.tensor_parallel;
+}
 
 inline int64_t kv_heads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
 inline int64_t head_dim(const ModelSpec& m) {

@@ -377,3 +377,28 @@ def test_pytorch_stack_runs_rmsnorm_as_one_fused_kernel():
     tokens, h = 8 * 2048, 2048
     assert rows["pytorch"] == 8 * tokens * h  # fp32 in, fp32 out under autocast
     assert rows["torchtitan"] == 36 * tokens * h  # composite fp32 over bf16 activations
+
+
+def test_expert_tensor_parallel_folds_experts_in_every_mode():
+    # Mixtral-shaped MoE on TP 2 x DP 8: with the experts split like the rest (ETP = TP) EP may
+    # only use DP (8); folded (ETP 1) the expert groups span TP x DP, so EP 16 is a layout
+    moe = {"cluster": {"nodes": 2}, "recovery": {"hot_spares": 0},
+           "training_job": {"model": {"preset": "mixtral-8x7b", "layers": 4, "seq_length": 4096,
+                                      "moe": {"experts": 16, "top_k": 2}},
+                            "global_batch_size": 16, "micro_batch_size": 1,
+                            "parallelism": {"tensor_parallel": 2, "data_parallel": 8, "expert_parallel": 8}}}
+    sc = ct.Scenario(moe)
+    for mode in ("analytical", "flow"):
+        split = ct.run(sc, overrides={"network.mode": mode}).report
+        folded = ct.run(sc, overrides={"network.mode": mode,
+                                       "training_job.parallelism.expert_tensor_parallel": 1}).report
+        # unsplit experts: twice the expert weights per GPU, their state sharded over 2 x 8 / 8 ranks
+        assert folded["memory"]["peak_bytes"] != split["memory"]["peak_bytes"]
+        assert folded["step_time_s"] != split["step_time_s"]
+        wide = ct.run(sc, overrides={"network.mode": mode, "training_job.parallelism.expert_parallel": 16,
+                                     "training_job.parallelism.expert_tensor_parallel": 1}).report
+        assert wide["step_time_s"] > 0
+    with pytest.raises(ct.ScenarioError, match="expert_parallel = 16 must divide"):
+        ct.run(sc, overrides={"training_job.parallelism.expert_parallel": 16})
+    with pytest.raises(ct.ScenarioError, match="training_job.parallelism.expert_tensor_parallel = 3"):
+        ct.run(sc, overrides={"training_job.parallelism.expert_tensor_parallel": 3})

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "models/workload/layout.h"
+#include "models/workload/memory.h"
+#include "models/workload/parameters.h"
 #include "models/workload/pipeline.h"
 #include "models/workload/sharding.h"
 #include "models/workload/tests/configs.h"
@@ -135,6 +137,37 @@ TEST(Layout, ExpertParallelRules) {
   dense.parallelism.expert_parallel = 2;
   expect_error(dense, 1536,
                {"training_job.parallelism.expert_parallel = 2", "training_job.model.moe.experts"});
+}
+
+// MoE parallel folding (Megatron expert_tensor_parallel_size below tensor_parallel): expert
+// groups of EP x ETP ranks are formed over TP x CP x DP, so EP 32 fits TP 2 x DP 16 with
+// ETP 1 but not with the experts split like the rest (ETP = TP). The expert state is then
+// sharded over TP x CP x DP / (EP x ETP) ranks, and each GPU holds experts / EP unsplit experts.
+TEST(Layout, ExpertTensorParallelFoldsExpertsOverTensorParallelRanks) {
+  JobSpec j;
+  j.model = testing::mixtral_8x7b();
+  j.model.moe.experts = 64;
+  j.parallelism.tensor_parallel = 2;
+  j.parallelism.data_parallel = 16;
+  j.parallelism.expert_parallel = 32;
+  j.global_batch_size = 16;
+  expect_error(
+      j, 32,
+      {"training_job.parallelism.expert_parallel = 32",
+       "training_job.parallelism.data_parallel x training_job.parallelism.context_parallel = 16 x 1 = 16"});
+  j.parallelism.expert_tensor_parallel = 1;
+  EXPECT_NO_THROW(validate(j, 32));
+  const StageParameters folded = stage_parameters(j, 0);
+  j.parallelism.expert_parallel = 16;
+  j.parallelism.expert_tensor_parallel = 0;  // = TP: experts split two ways, EP over DP
+  const StageParameters split = stage_parameters(j, 0);
+  EXPECT_EQ(folded.expert, split.expert);  // 64 / (32 x 1) = 64 / (16 x 2) experts' worth
+  EXPECT_EQ(folded.expert, 32LL * 2 * layer_parameters(j.model).expert);
+  j.parallelism.expert_tensor_parallel = 3;
+  expect_error(j, 32, {"training_job.parallelism.expert_tensor_parallel = 3", "tensor_parallel = 2"});
+  JobSpec dense = testing::gpt3_job();
+  dense.parallelism.expert_tensor_parallel = 1;
+  expect_error(dense, 1536, {"training_job.parallelism.expert_tensor_parallel = 1", "experts > 0"});
 }
 
 TEST(Layout, ContextParallelMustSplitTheSequence) {
