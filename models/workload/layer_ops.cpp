@@ -282,6 +282,15 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   st.push_back({elementwise("input_norm", 4 * X), "input_norm.bwd", {}});
   const int64_t q = q_dim(m);
   st.push_back({gemm("qkv", T, (q + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
+  if (rotary_positions(m) && !eager_pytorch(job)) {
+    // Fused rotary embedding: one kernel reads Q and K and writes them rotated (2 + 2 bytes per
+    // element), its backward the same for their gradients: Transformer Engine's
+    // fused_rope_forward / _backward, applied to Q and K out of place (Megatron-core
+    // apply_rotary_pos_emb with apply_rope_fusion), and the Triton kernel torch.compile makes
+    // of the rotation. Eager PyTorch's complex fp32 version is add_eager_rope below.
+    const int64_t qk = T * (q + kv_dim(m)) / t;
+    st.push_back({elementwise("rope", 4 * qk), "rope.bwd", {}, 4 * qk});
+  }
   if (job.attention == "unfused") {
     // Materialised attention (Megatron before FlashAttention): two batched GEMMs over the
     // full s x s scores (no causal skip), fused scale-mask-softmax and dropout on the

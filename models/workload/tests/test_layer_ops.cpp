@@ -165,6 +165,27 @@ TEST(LayerOps, OutputAndEmbeddingOps) {
   EXPECT_EQ(emb.forward[0].bytes, 2LL * 2048 * 12288);
 }
 
+// Rotary embeddings cost a kernel in every stack: fused (Transformer Engine's fused RoPE, or
+// torch.compile's Triton kernel) it reads Q and K and writes them rotated, 2 + 2 bytes per
+// element, and its backward the same; eager PyTorch's complex fp32 rotation moves 20. GPT's
+// learned positions have none.
+TEST(LayerOps, RotaryEmbeddingIsAKernelOfItsOwn) {
+  JobSpec j = testing::gpt3_job();
+  j.model = testing::llama2_70b();
+  j.parallelism.tensor_parallel = 8;
+  const int64_t tokens = j.micro_batch_size * j.model.seq_length;
+  const int64_t qk = tokens * (8192 + 1024) / 8;
+  const LayerOps fused = transformer_layer_ops(j);
+  EXPECT_EQ(find(fused.forward, "rope").bytes, 4 * qk);
+  EXPECT_EQ(find(fused.backward, "rope.bwd").bytes, 4 * qk);
+  j.stack = "torchtitan";  // eager: the complex fp32 version
+  EXPECT_EQ(find(transformer_layer_ops(j).forward, "rope").bytes, 20 * qk);
+  j.torch_compile = true;
+  EXPECT_EQ(find(transformer_layer_ops(j).forward, "rope").bytes, 4 * qk);
+  const LayerOps gpt = transformer_layer_ops(testing::gpt3_job());
+  for (const Op& op : gpt.forward) EXPECT_NE(op.name, "rope");
+}
+
 // The loss kernel's bytes per logit: Megatron's native cross entropy 10 forward and 20 backward;
 // Transformer Engine's fused kernel 2 + 2 each way (in place), 6 each way with TE 2.18's fp32
 // gradient.
@@ -270,7 +291,8 @@ namespace {
 
 // Eager PyTorch Llama blocks (torchtitan without torch.compile): composite fp32 RMSNorm (36
 // bytes per element against 4), complex-fp32 rotary embeddings on Q and K (20 bytes per
-// element), SwiGLU as silu + mul (10 against 6); compiled, or on Megatron's stack, fused.
+// element against the fused kernel's 4), SwiGLU as silu + mul (10 against 6); compiled, or on
+// Megatron's stack, fused.
 TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   JobSpec j = testing::gpt3_job();
   j.model.activation = "swiglu";
@@ -285,8 +307,7 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   j.torch_compile = true;
   const LayerOps compiled = transformer_layer_ops(j);
   EXPECT_EQ(find(eager, "input_norm"), 9 * find(compiled, "input_norm"));
-  EXPECT_EQ(find(compiled, "rope"), -1);
-  EXPECT_GT(find(eager, "rope"), 0);
+  EXPECT_EQ(find(eager, "rope"), 5 * find(compiled, "rope"));
   EXPECT_EQ(3 * find(eager, "activation"), 5 * find(compiled, "activation"));
   EXPECT_TRUE(eager_llama([&] {
     JobSpec e = j;
@@ -304,10 +325,9 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   EXPECT_FALSE(eager_llama(j));
 }
 
-// model.position_embedding: rotary costs its eager kernel whatever the MLP (a GPT-NeoX-style
-// gelu model with rope gets it, a swiglu model with none or learned positions does not) and
-// nothing on fused stacks; learned positions add seq_length x hidden parameters, rope and none
-// add none.
+// model.position_embedding: rotary costs its kernel whatever the MLP (a GPT-NeoX-style gelu
+// model with rope gets it, a swiglu model with none or learned positions does not), eager or
+// fused; learned positions add seq_length x hidden parameters, rope and none add none.
 TEST(LayerOps, PositionEmbeddingDecidesTheRotaryKernelAndTheTable) {
   JobSpec j = testing::gpt3_job();
   j.stack = "pytorch";
@@ -330,6 +350,8 @@ TEST(LayerOps, PositionEmbeddingDecidesTheRotaryKernelAndTheTable) {
   j.model.position_embedding = "auto";
   EXPECT_TRUE(has_rope(j));
   j.stack = "megatron-core";
+  EXPECT_TRUE(has_rope(j));
+  j.model.position_embedding = "none";
   EXPECT_FALSE(has_rope(j));
 }
 
