@@ -15,6 +15,19 @@ nlohmann::json with_moe(nlohmann::json model, int experts, int top_k) {
   return model;
 }
 
+// Qwen3 (config.json head_dim 128 whatever the hidden size; untied embeddings from 8B up).
+nlohmann::json qwen3(int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn) {
+  nlohmann::json m = llama(layers, hidden, heads, kv_heads, ffn, 151936, 4096);
+  m["head_dim"] = 128;
+  return m;
+}
+
+nlohmann::json qwen3_moe(int layers, int64_t hidden, int heads, int kv_heads, int64_t expert_ffn) {
+  nlohmann::json m = with_moe(qwen3(layers, hidden, heads, kv_heads, expert_ffn), 128, 8);
+  m["moe"]["expert_ffn_hidden"] = expert_ffn;
+  return m;
+}
+
 std::vector<ModelPreset> build() {
   // Shapes are the published config.json of each model on Hugging Face (num_hidden_layers,
   // hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
@@ -55,6 +68,15 @@ std::vector<ModelPreset> build() {
        "Qwen/Qwen2.5-7B config.json; Qwen2.5 technical report (4,096-token pre-training stage)"},
       {"qwen2.5-72b", llama(80, 8192, 64, 8, 29568, 152064, 4096),
        "Qwen/Qwen2.5-72B config.json; Qwen2.5 technical report (4,096-token pre-training stage)"},
+      {"qwen3-8b", qwen3(36, 4096, 32, 8, 12288),
+       "Qwen/Qwen3-8B config.json (head_dim 128); Qwen3 technical report (4,096-token general stage)"},
+      {"qwen3-32b", qwen3(64, 5120, 64, 8, 25600),
+       "Qwen/Qwen3-32B config.json (64 heads of 128 over hidden 5120); Qwen3 technical report"},
+      {"qwen3-30b-a3b", qwen3_moe(48, 2048, 32, 4, 768),
+       "Qwen/Qwen3-30B-A3B config.json (128 experts, 8 per token, moe_intermediate_size 768); Qwen3 report"},
+      {"qwen3-235b-a22b", qwen3_moe(94, 4096, 64, 4, 1536),
+       "Qwen/Qwen3-235B-A22B config.json (128 experts, 8 per token, moe_intermediate_size 1536); Qwen3 "
+       "report"},
   };
 }
 

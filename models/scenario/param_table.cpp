@@ -301,7 +301,8 @@ void job_params(std::vector<Param>& t) {
     }
     t.push_back(
         P(training_job.model.preset, text, "\"none\"",
-          "A published architecture whose keys (layers, hidden, heads, kv_heads, ffn_hidden, activation, "
+          "A published architecture whose keys (layers, hidden, heads, kv_heads, head_dim, ffn_hidden, "
+          "activation, "
           "vocab, seq_length, tied_embeddings, moe) are filled in; keys given beside it win. Presets: " +
               names + " (sources: models/scenario/model_presets.cpp, docs/presets.md).")
             .one_of(choices));

@@ -59,16 +59,20 @@ def test_a_preset_runs_as_the_same_keys_written_out():
 def test_docs_table_lists_every_preset_with_its_values():
     presets = {p["name"]: p for p in json.loads(_core.model_presets())}
     with open(os.path.join(ROOT, "docs", "presets.md")) as f:
-        rows = [line.split("|")[1:-1] for line in f if re.match(r"\| [a-z0-9.]+-[0-9x.]+b \|", line)]
+        rows = [line.split("|")[1:-1] for line in f
+                if re.match(r"\| [a-z0-9.]+-[0-9x.]+b(-a[0-9]+b)? \|", line)]
     assert {r[0].strip() for r in rows} == set(presets)
     for r in rows:
         cells = [c.strip() for c in r]
         m = presets[cells[0]]["model"]
         assert [int(cells[1]), int(cells[2]), int(cells[3])] == [m["layers"], m["hidden"], m["heads"]], cells[0]
-        assert int(cells[4]) == m.get("kv_heads", m["heads"]) and int(cells[5]) == m["ffn_hidden"], cells[0]
-        assert cells[6] == m["activation"] and int(cells[7]) == m["vocab"] and int(cells[8]) == m["seq_length"]
-        assert (cells[9] == "yes") == m["tied_embeddings"]
-        assert ("moe" in m) == bool(cells[10])
+        assert int(cells[4]) == m.get("kv_heads", m["heads"]), cells[0]
+        assert int(cells[5]) == m.get("head_dim", m["hidden"] // m["heads"]), cells[0]
+        ffn = m["moe"].get("expert_ffn_hidden", m["ffn_hidden"]) if "moe" in m else m["ffn_hidden"]
+        assert int(cells[6]) == ffn, cells[0]
+        assert cells[7] == m["activation"] and int(cells[8]) == m["vocab"] and int(cells[9]) == m["seq_length"]
+        assert (cells[10] == "yes") == m["tied_embeddings"]
+        assert ("moe" in m) == bool(cells[11])
 
 
 def test_hf_config_becomes_a_running_scenario(tmp_path):
