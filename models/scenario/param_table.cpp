@@ -476,8 +476,8 @@ void runtime_params(std::vector<Param>& t) {
                 "FlashAttention-3 paper Figs. 5-6, H100): cudnn, fa3 (1.0 / 1.0; Hopper and later), fa2 "
                 "(0.555 fwd / 0.574 bwd on Hopper and later, 1.0 on Ampere; PyTorch SDPA's FLASH backend, "
                 "flash-attn 2), cudnn-8.9 (cuDNN before 9.0, NGC containers to 24.01: FA2's speed, an "
-                "estimate from cuDNN 9.0's release notes), triton (2023 Triton kernel: 0.614 / 0.195 "
-                "estimated). auto = "
+                "estimate from cuDNN 9.0's release notes), triton (LLM Foundry's 2022 Triton kernel, "
+                "FlashAttention-1 class: 0.305 / 0.258 on Hopper, 0.55 / 0.45 on Ampere, estimated). auto = "
                 "the stack's: cudnn for megatron-core, nemo, pytorch; fa2 for torchtitan, deepspeed; triton "
                 "for composer (models/workload/layer_ops.h).")
                   .one_of({"auto", "cudnn", "cudnn-8.9", "fa3", "fa2", "triton"}));

@@ -438,7 +438,8 @@ AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
   // Transformer Engine itself picked flash-attn (v1.4-1.7 DotProductAttention: FusedAttention on
   // sm90, FlashAttention elsewhere).
   if (k == "cudnn-8.9") return {"cudnn-8.9", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574};
-  if (k == "triton") return {"triton", ampere ? 0.9 : 0.614, ampere ? 0.34 : 0.195};
+  // LLM Foundry's 2022 Triton kernel: FlashAttention-1 class (layer_ops.h).
+  if (k == "triton") return {"triton", ampere ? 0.55 : 0.55 * 0.555, ampere ? 0.45 : 0.45 * 0.574};
   return {"cudnn", 1.0, 1.0};
 }
 

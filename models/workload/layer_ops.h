@@ -90,14 +90,19 @@ Op gemm_wgrad(const Op& fwd, std::string_view name);
 // separate choice. The other kernels, from the same figures (H100, head dim 128, 2k-16k):
 //   fa2    forward (causal)  298/521 319/579 333/602 335/616 -> 0.555; backward 291/501 310/542
 //          318/559 322/561 -> 0.574 (FA2 has no Hopper wgmma/TMA path);
-//   triton forward (causal)  323/521 353/579 369/602 378/616 -> 0.614; its 2023 backward is not
-//          measured on H100: on A100 (FlashAttention-2 paper Fig. 4) Triton forward + backward
-//          is 0.42x FA2's, which with its forward at 1.1x FA2 leaves a backward of 0.34x FA2's,
-//          0.34 x 0.574 = 0.195 here (an estimate).
+//   triton is LLM Foundry's kernel: Tri Dao's 2022 flash_attn_triton.py, copied into
+//          llmfoundry/models/layers/flash_attn_triton.py on Triton 2.0.0.dev20221202
+//          (triton_pre_mlir), not the 2024 Triton tutorial kernel the FA2 / FA3 papers plot.
+//          Its header: forward "generally faster" than FlashAttention-1's CUDA kernel, backward
+//          "generally slower", forward + backward "slightly slower". FlashAttention-2 is "around
+//          2x" FlashAttention-1 (Dao 2023, abstract). So forward 1.1 x 0.5 = 0.55 of FA2 and,
+//          for forward + backward at 0.95 x FA1's with backward 2.5x the forward's FLOPs,
+//          backward 0.45 of FA2: on Ampere 0.55 / 0.45, on Hopper (pre-MLIR Triton has no
+//          Hopper path, as FA2) 0.55 x 0.555 = 0.305 / 0.45 x 0.574 = 0.258. An estimate.
 // cudnn-8.9 (cuDNN 8.9.x, NGC containers up to 24.01): FA2's speed, an estimate from cuDNN
 // 9.0's "up to 50% over 8.9.7 on Hopper" and TE 1.7's "cuDNN 20-50% faster than flash-attn 2
 // on Hopper" (layer_ops.cpp). On Ampere FA2 is the native kernel and cuDNN is not faster (TE
-// docs; PyTorch #192799: forward 135 vs 136 TF/s): fa2 1.0, triton 0.9 / 0.34; FA3 needs
+// docs; PyTorch #192799: forward 135 vs 136 TF/s): fa2 1.0, triton 0.55 / 0.45; FA3 needs
 // Hopper (an error before sm_90).
 // Stack defaults (auto): megatron-core, nemo: cudnn (Transformer Engine's FusedAttention on
 // Hopper); pytorch: cudnn (torch 2.11's SDPA default, the calibration's); torchtitan,
