@@ -33,8 +33,7 @@ CheckpointSize checkpoint_size(const workload::JobSpec& job, int gpus_per_node, 
 
   const double d = static_cast<double>(par.data_parallel) * par.context_parallel;
   // Expert data parallelism: TP x CP x DP / (EP x ETP) ranks share each expert shard.
-  const double d_expert =
-      std::max(1.0, d * par.tensor_parallel / workload::expert_tp(par) / par.expert_parallel);
+  const double d_expert = std::max(1.0, d * workload::expert_shard_ratio(par));
   const bool all_write = o.fully_parallel_save || par.zero_stage >= 1;
   double most = 0.0;
   for (int stage = 0; stage < par.pipeline_parallel; ++stage) {

@@ -229,7 +229,7 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
   StageParameters s;
   const int64_t layers = layers_in_stage(job, stage);
   s.dense = layers * ((L.attention + L.dense_mlp) / t + L.norms + L.router);
-  s.expert = layers * (L.experts * L.expert) / (int64_t{par.expert_parallel} * expert_tp(par));
+  s.expert = layers * L.experts_per_gpu(par);
   const int64_t vocab_shard = (m.vocab + t - 1) / t * m.hidden;
   if (stage == 0) s.dense += vocab_shard + (learned_positions(m) ? m.seq_length * m.hidden : 0);
   if (stage == par.pipeline_parallel - 1) {
@@ -246,8 +246,7 @@ ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& par
   const double shard_dense = d(zero_shard_degree(par));
   // Expert state is sharded over the expert data-parallel group: TP x CP x DP / (EP x ETP)
   // ranks hold the same experts (DP x CP / EP without folding, ETP = TP).
-  const double shard_expert =
-      shard_dense * d(par.tensor_parallel) / d(expert_tp(par)) / d(par.expert_parallel);
+  const double shard_expert = shard_dense * expert_shard_ratio(par);
   auto state = [&](double bytes_per_param, bool sharded) {
     const double dense = d(params.dense) * bytes_per_param;
     const double expert = d(params.expert) * bytes_per_param;
@@ -290,8 +289,7 @@ int64_t temporary_bytes(const JobSpec& job, const StackMemory& st, int stage, in
     temporary += to_bytes(d(parameters) * (2.0 + st.reduce_bytes));
   } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
-    const double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router +
-                          L.experts * L.expert / (int64_t{par.expert_parallel} * expert_tp(par)));
+    const double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router + L.experts_per_gpu(par));
     // The stack's fetch plan (sharding.h): the running module and the prefetched ones gathered
     // in bf16; in backward the largest module's 16-bit gradient and its reduce buffer (the
     // reduce bucket, or the module's reduce-scatter input).
@@ -444,8 +442,7 @@ double matmul_parameters_in_stage(const JobSpec& job, int stage) {
   const ParallelSpec& par = job.parallelism;
   const int64_t t = par.tensor_parallel;
   const LayerParameters L = layer_parameters(job.model);
-  const double per_layer = d((L.attention + L.dense_mlp) / t) +
-                           d(L.experts * L.expert / (int64_t{par.expert_parallel} * expert_tp(par)));
+  const double per_layer = d((L.attention + L.dense_mlp) / t) + d(L.experts_per_gpu(par));
   return per_layer * d(layers_in_stage(job, stage));
 }
 

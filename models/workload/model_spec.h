@@ -152,6 +152,11 @@ inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }
 inline int expert_tp(const ParallelSpec& p) {
   return p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel : p.tensor_parallel;
 }
+// Ranks sharing one expert shard, over those sharing a dense shard: the expert data-parallel
+// group is TP x CP x DP / (EP x ETP) where the dense one is DP x CP, so t / (ETP x EP).
+inline double expert_shard_ratio(const ParallelSpec& p) {
+  return static_cast<double>(p.tensor_parallel) / expert_tp(p) / p.expert_parallel;
+}
 
 inline int64_t kv_heads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
 inline int64_t head_dim(const ModelSpec& m) {

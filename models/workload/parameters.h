@@ -36,6 +36,10 @@ struct LayerParameters {
   int64_t top_k = 0;
   int64_t total() const { return attention + norms + dense_mlp + router + experts * expert; }
   int64_t active() const { return attention + norms + dense_mlp + router + top_k * expert; }
+  // The routed experts one GPU holds: experts / EP of them, each split ETP ways.
+  int64_t experts_per_gpu(const ParallelSpec& p) const {
+    return experts * expert / (int64_t{p.expert_parallel} * expert_tp(p));
+  }
 };
 
 struct ParameterCount {

@@ -48,6 +48,32 @@ inline ModelSpec mixtral_8x7b() {
   return m;
 }
 
+// Qwen3-32B (Qwen/Qwen3-32B config.json): 64 heads of 128 over hidden 5120, untied.
+inline ModelSpec qwen3_32b() {
+  ModelSpec m = llama2_70b();
+  m.layers = 64;
+  m.hidden = 5120;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 25600;
+  m.vocab = 151936;
+  return m;
+}
+
+// Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json): 128 experts of width 768, 8 per token.
+inline ModelSpec qwen3_30b_a3b() {
+  ModelSpec m = qwen3_32b();
+  m.layers = 48;
+  m.hidden = 2048;
+  m.heads = 32;
+  m.kv_heads = 4;
+  m.moe.experts = 128;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 768;
+  return m;
+}
+
 // GPT-3 175B on 1536 GPUs as in DESIGN.md's default scenario: TP 8, PP 8, DP 24.
 inline JobSpec gpt3_job() {
   JobSpec j;

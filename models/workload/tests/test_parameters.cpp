@@ -55,28 +55,11 @@ TEST(Parameters, MixtralTotalAndActive) {
 // 3.3B active / 29.9B non-embedding; the twin leaves out only the per-head QK norms (256 per
 // layer).
 TEST(Parameters, Qwen3HeadDimWiderThanHidden) {
-  ModelSpec dense;
-  dense.layers = 64;
-  dense.hidden = 5120;
-  dense.heads = 64;
-  dense.kv_heads = 8;
-  dense.head_dim = 128;
-  dense.ffn_hidden = 25600;
-  dense.activation = "swiglu";
-  dense.vocab = 151936;
-  dense.tied_embeddings = false;
-  const ParameterCount c = count_parameters(dense);
+  const ParameterCount c = count_parameters(testing::qwen3_32b());
   EXPECT_EQ(c.layer.attention, 5120LL * (8192 + 2 * 1024) + 8192LL * 5120);
   EXPECT_NEAR(static_cast<double>(c.total), 32.8e9, 0.05e9);
   EXPECT_NEAR(static_cast<double>(c.non_embedding), 31.2e9, 0.05e9);
-  ModelSpec moe = dense;
-  moe.layers = 48;
-  moe.hidden = 2048;
-  moe.heads = 32;
-  moe.kv_heads = 4;
-  moe.moe.experts = 128;
-  moe.moe.top_k = 8;
-  moe.moe.expert_ffn_hidden = 768;
+  ModelSpec moe = testing::qwen3_30b_a3b();
   const ParameterCount e = count_parameters(moe);
   EXPECT_NEAR(static_cast<double>(e.total), 30.5e9, 0.05e9);
   EXPECT_NEAR(static_cast<double>(e.active), 3.3e9, 0.06e9);
