@@ -78,6 +78,29 @@ double ring_time(int n, double bytes, double factor, double bytes_per_s, double 
   return factor * (nn - 1) * alpha + factor * (nn - 1) / nn * bytes / bytes_per_s;
 }
 
+// One sequence-parallel TP collective of each kind, per layer (seconds): the all-gather of a
+// linear layer's input (forward, and its backward re-gather or recompute), the all-gather of
+// a row-parallel layer's output gradient (backward), and a reduce-scatter. Under FP8 the
+// all-gathers move what the stack casts before gathering (StackMemory::fp8_grad_gathers).
+struct TpCollectives {
+  double input_gather = 0.0, grad_gather = 0.0, reduce_scatter = 0.0;
+};
+
+// Bytes per bf16 byte of an all-gathered activation: 1/2 in FP8, MXFP8 adding one scale byte
+// per 32 elements.
+double fp8_gather_ratio(const workload::JobSpec& job) {
+  if (!workload::is_fp8(job)) return 1.0;
+  return job.precision == "mxfp8" ? (1.0 + 1.0 / 32.0) / 2.0 : 0.5;
+}
+
+TpCollectives tp_collectives(const workload::JobSpec& job, int t, double activation, double rate,
+                             double alpha) {
+  const double fp8 = fp8_gather_ratio(job);
+  const double grad = workload::stack_memory(job).fp8_grad_gathers ? fp8 : 1.0;
+  return {ring_time(t, activation * fp8, 1.0, rate, alpha), ring_time(t, activation * grad, 1.0, rate, alpha),
+          ring_time(t, activation, 1.0, rate, alpha)};
+}
+
 // tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
 // H100 configs set them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py,
 // userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192). Each TP collective u of a layer is
@@ -92,10 +115,11 @@ double ring_time(int n, double bytes, double factor, double bytes_per_s, double 
 //   beside the other GEMM (4 + 24 and 2 + 4 SMs, no margin): exposed max(0, u - g), and the
 //   concurrent GEMM loses k / SMs of its speed while they overlap.
 // EP and CP exchanges keep the plain max(0, comm - gemm) rule.
-// Returns the exposed time per layer of the TP collectives (u each) in forward and backward.
+// Returns the exposed time per layer of the TP collectives (u: their times, by kind) in forward
+// and backward.
 std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
-                                             const hardware::ComputeModel& compute, double u, int t,
-                                             double sms) {
+                                             const hardware::ComputeModel& compute, const TpCollectives& u,
+                                             int t, double sms) {
   auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
     double s = 0.0;
     for (const workload::Op& op : ops) {
@@ -103,26 +127,55 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
     }
     return s;
   };
-  auto ring_exchange = [&](double g) { return std::max(0.0, u - g * (t - 1) / t); };
+  auto ring_exchange = [&](double c, double g) { return std::max(0.0, c - g * (t - 1) / t); };
   auto pipelined_rs = [&](double g, double k) {
-    const double slowed = g * sms / (sms - k);
-    return u / 4.0 + std::max(0.0, 0.75 * (u - slowed)) + (slowed - g);
+    const double c = u.reduce_scatter, slowed = g * sms / (sms - k);
+    return c / 4.0 + std::max(0.0, 0.75 * (c - slowed)) + (slowed - g);
   };
-  auto bulk = [&](double g, double k) { return std::max(0.0, u - g) + std::min(u, g) * k / sms; };
+  auto bulk = [&](double c, double g, double k) { return std::max(0.0, c - g) + std::min(c, g) * k / sms; };
   const auto& F = layer.forward;
   const auto& B = layer.backward;
-  const double fwd = ring_exchange(gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
-                     ring_exchange(gemm_of(F, "fc1") + gemm_of(F, "shared_fc1")) +
+  const double fwd = ring_exchange(u.input_gather, gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
+                     ring_exchange(u.input_gather, gemm_of(F, "fc1") + gemm_of(F, "shared_fc1")) +
                      pipelined_rs(gemm_of(F, "fc2") + gemm_of(F, "shared_fc2"), 16);
-  const double bwd = ring_exchange(gemm_of(B, "proj.dgrad")) + ring_exchange(gemm_of(B, "fc2.dgrad")) +
-                     bulk(gemm_of(B, "qkv.wgrad"), 4) + bulk(gemm_of(B, "qkv.dgrad"), 24) +
-                     bulk(gemm_of(B, "fc1.wgrad"), 2) + bulk(gemm_of(B, "fc1.dgrad"), 4);
+  // Backward: the output-gradient all-gathers before the row-parallel dgrads; beside QKV / MLP-in
+  // the dgrad reduce-scatter (under the wgrad GEMM) and the input re-gather (under the dgrad).
+  const double bwd =
+      ring_exchange(u.grad_gather, gemm_of(B, "proj.dgrad")) +
+      ring_exchange(u.grad_gather, gemm_of(B, "fc2.dgrad")) +
+      bulk(u.reduce_scatter, gemm_of(B, "qkv.wgrad"), 4) + bulk(u.input_gather, gemm_of(B, "qkv.dgrad"), 24) +
+      bulk(u.reduce_scatter, gemm_of(B, "fc1.wgrad"), 2) + bulk(u.input_gather, gemm_of(B, "fc1.dgrad"), 4);
   return {fwd, bwd};
 }
 
 // The TP ring's rate: NVLink inside the NVLink domain; a larger group rings through the NICs.
 double tp_rate(const hardware::NodeSpec& node, const CostParams& params, double nvlink, int t) {
   return t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
+}
+
+// The TP collectives of one layer without overlap, per pass: the forward's (2 input all-gathers
+// + 2 reduce-scatters with sequence parallelism, else 2 all-reduces), the backward's own (2
+// reduce-scatters + 2 output-gradient all-gathers, or 2 all-reduces), and what a recompute
+// replays of them under torchtitan's op-level policy: whatever it does not save, i.e. the
+// all-gathers (its _save_list keeps reduce_scatter_tensor, not all_gather_into_tensor:
+// parallelize_llama.py at 9dec370 and 820504e) or the all-reduces. Full recompute replays the
+// whole forward's.
+struct TpPass {
+  double forward = 0.0, backward = 0.0, replayed = 0.0;
+};
+
+TpPass tp_pass_times(const workload::JobSpec& job, const hardware::NodeSpec& node, const CostParams& params,
+                     double nvlink, double activation, double alpha) {
+  const int t = job.parallelism.tensor_parallel;
+  if (t <= 1) return {};
+  const double rate = tp_rate(node, params, nvlink, t);
+  if (!job.parallelism.sequence_parallel) {
+    const double all_reduces = 2 * ring_time(t, activation, 2.0, rate, alpha);
+    return {all_reduces, all_reduces, all_reduces};
+  }
+  const TpCollectives c = tp_collectives(job, t, activation, rate, alpha);
+  return {2 * (c.input_gather + c.reduce_scatter), 2 * (c.grad_gather + c.reduce_scatter),
+          2 * c.input_gather};
 }
 
 // Megatron's asynchronous TP collectives in backward (tp_async_backward, without userbuffers;
@@ -145,7 +198,8 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
   const int t = job.parallelism.tensor_parallel;
   if (params.tp_comm_overlap || t <= 1 || !job.tp_async_backward) return std::nullopt;
   const double rate = tp_rate(node, params, nvlink, t);
-  const double u = ring_time(t, activation, 1.0, rate, alpha), a = ring_time(t, activation, 2.0, rate, alpha);
+  const TpCollectives u = tp_collectives(job, t, activation, rate, alpha);
+  const double a = ring_time(t, activation, 2.0, rate, alpha);
   const double k = collective::ring_intra_ctas(
       collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()), node.gpu.sm_arch);
   const double sms = node.gpu.sm_count;
@@ -161,9 +215,10 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
   if (!job.parallelism.sequence_parallel) {
     return beside(a, gemm_of("qkv.wgrad", "")) + beside(a, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
   }
-  return 2.0 * u + beside(u, gemm_of("qkv.dgrad", "")) + beside(u, gemm_of("qkv.wgrad", "")) +
-         beside(u, gemm_of("fc1.dgrad", "shared_fc1.dgrad")) +
-         beside(u, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
+  return 2.0 * u.grad_gather + beside(u.input_gather, gemm_of("qkv.dgrad", "")) +
+         beside(u.reduce_scatter, gemm_of("qkv.wgrad", "")) +
+         beside(u.input_gather, gemm_of("fc1.dgrad", "shared_fc1.dgrad")) +
+         beside(u.reduce_scatter, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
 }
 
 // Expert-parallel all-to-all, dispatch or combine, one layer and pass. Megatron-core orders
@@ -338,12 +393,8 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const double activation = static_cast<double>(job.micro_batch_size) *
                             static_cast<double>(job.model.seq_length) / par.context_parallel *
                             static_cast<double>(job.model.hidden) * 2.0;
-  double tp_pass = 0.0;
-  if (t > 1) {
-    const double rate = tp_rate(node, params, nvlink, t);
-    tp_pass = par.sequence_parallel ? 4 * ring_time(t, activation, 1.0, rate, alpha_nvl)
-                                    : 2 * ring_time(t, activation, 2.0, rate, alpha_nvl);
-  }
+  const TpPass tp = tp_pass_times(job, node, params, nvlink, activation, alpha_nvl);
+  const double tp_pass = tp.forward, tp_bwd_own = tp.backward, tp_replayed = tp.replayed;
   // Named copies, not structured bindings: the lambdas below capture them (clang 14 cannot
   // capture a structured binding).
   const std::pair<double, double> ep_cp = ep_cp_pass(job, node, params, nvlink, activation);
@@ -353,7 +404,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   };
 
   const bool ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
-  const double u = t > 1 ? ring_time(t, activation, 1.0, nvlink, alpha_nvl) : 0.0;
+  const TpCollectives u = t > 1 ? tp_collectives(job, t, activation, nvlink, alpha_nvl) : TpCollectives{};
   const std::pair<double, double> ub_exposed =
       ub ? userbuffer_exposed(layer, compute, u, t, node.gpu.sm_count) : std::pair<double, double>{0.0, 0.0};
   const double ub_fwd = ub_exposed.first, ub_bwd = ub_exposed.second;
@@ -366,7 +417,11 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   // another micro-batch's compute, is not modelled): it is exposed, once per pass and again in a
   // fully recomputed layer.
   const double fwd_comm = tp_pass;
-  const double bwd_comm = fwd_comm * (recompute == workload::Recompute::full ? 2.0 : 1.0);
+  const bool op_level =
+      recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;
+  const double bwd_comm = tp_bwd_own + (recompute == workload::Recompute::full ? tp_pass
+                                        : op_level                             ? tp_replayed
+                                                                               : 0.0);
   const std::optional<double> async_bwd =
       async_tp_backward(job, layer, compute, node, params, nvlink, alpha_nvl,
                         activation);  // Megatron, no userbuffers
@@ -406,7 +461,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       } else {
         b.tp_comm_s =
             (recompute == workload::Recompute::full ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
-                                                          (n - n_rec) * comm_exposed(fwd_comm, bwd.gemm)
+                                                          (n - n_rec) * comm_exposed(tp_bwd_own, bwd.gemm)
                                                     : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm)) +
             cp_s + ep_s;
       }

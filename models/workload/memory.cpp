@@ -125,6 +125,7 @@ StackMemory stack_memory(Stack stack) {
       s.unsharded_with_pp = true;
       s.fp8_weight_cache_bytes = 0;  // torchao float8: casts per use, FSDP gathers FP8 shards
       s.fp8_saves_fp8_inputs = false;
+      s.fp8_grad_gathers = false;
       break;
     case Stack::composer:
       // MosaicML Composer / LLM Foundry: FSDP (FULL_SHARD) with bf16 mixed precision over fp32
@@ -149,6 +150,7 @@ StackMemory stack_memory(Stack stack) {
       s.dp_bucket_copy = 4;
       s.fp8_weight_cache_bytes = 0;  // torchao float8
       s.fp8_saves_fp8_inputs = false;
+      s.fp8_grad_gathers = false;
       break;
   }
   return s;

@@ -132,6 +132,14 @@ struct StackMemory {
   // FP8-cast input instead of the bf16 one (TE yes; torchao's float8 keeps bf16 inputs).
   double fp8_weight_cache_bytes = 2;
   bool fp8_saves_fp8_inputs = true;
+  // precision fp8 with sequence parallelism: the tensor-parallel all-gathers move FP8 data (1
+  // byte per element) instead of bf16. Transformer Engine casts before every gather: the
+  // forward input of QKV / MLP-in, its backward re-gather, and the row-parallel layers' output
+  // gradient (module/layernorm_linear.py, base.py grad_output_preprocess, v1.9; MXFP8 with its
+  // 1-in-32 scales, distributed.py _all_gather_mxfp8, v2.5). torchao's Float8ColwiseParallel
+  // casts the forward input before its gather; the gradients stay bf16. Reduce-scatters are
+  // bf16 everywhere.
+  bool fp8_grad_gathers = true;
   double fragmentation = 0.0;  // reserved / allocated - 1 of the caching allocator
 };
 StackMemory stack_memory(Stack stack);

@@ -331,3 +331,41 @@ TEST(Replay, ExpertAllToAllSplitsTrafficByDestination) {
   EXPECT_DOUBLE_EQ(per_layer(8, nic).first, per_layer(8, 1e15).first);
   EXPECT_LT(per_layer(8, nic).first, 0.2 * cross.first);
 }
+
+// Sequence-parallel TP collectives per layer, without overlap: the forward's 2 input all-gathers
+// and 2 reduce-scatters, the backward's 2 output-gradient all-gathers and 2 reduce-scatters.
+// Under FP8 the all-gathers move 1 byte per element where the stack casts before gathering:
+// Transformer Engine every all-gather (forward input, output gradient), torchao's float8 the
+// forward input only; reduce-scatters stay bf16. torchtitan's op-level selective recompute
+// replays what its policy does not save: the all-gathers, half of the forward's collectives.
+TEST(Replay, TensorParallelGathersMoveWhatTheStackCasts) {
+  auto job = small_job(8, 1, 1, 1, 8);
+  job.tp_async_backward = false;
+  const network::ClusterSpec cluster = small_cluster(1);
+  auto per_layer = [&](const std::string& stack, const std::string& precision, const std::string& recompute) {
+    job.stack = stack;
+    job.precision = precision;
+    job.recompute_granularity = recompute;
+    const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, CostParams{});
+    const double layers = job.model.layers;
+    return std::pair{s[0].forward[0].tp_comm_s / layers, s[0].backward[0].tp_comm_s / layers};
+  };
+  const auto te_bf16 = per_layer("megatron-core", "bf16", "none");
+  const auto te_fp8 = per_layer("megatron-core", "fp8", "none");
+  // The bandwidth part of one bf16 all-gather is what FP8 saves on two of them: 2 x B / 2.
+  const double b = te_bf16.first - te_fp8.first;
+  ASSERT_GT(b, 0.0);
+  EXPECT_NEAR(te_bf16.second - te_fp8.second, b, 1e-12);  // TE: the gradient gathers too
+  const auto ao_bf16 = per_layer("torchtitan", "bf16", "none");
+  const auto ao_fp8 = per_layer("torchtitan", "fp8-cs", "none");
+  EXPECT_NEAR(ao_bf16.first - ao_fp8.first, b, 1e-12);
+  EXPECT_NEAR(ao_bf16.second, ao_fp8.second, 1e-12);  // torchao: gradients gathered in bf16
+  // Op-level selective recompute replays the two all-gathers: half the bf16 forward's four.
+  const auto ao_sel = per_layer("torchtitan", "bf16", "selective");
+  EXPECT_NEAR(ao_sel.second - ao_bf16.second, ao_bf16.first / 2, 1e-12);
+  EXPECT_NEAR(per_layer("torchtitan", "fp8-cs", "selective").second - ao_fp8.second, ao_bf16.first / 2 - b,
+              1e-12);
+  // Megatron's selective recompute replays no collective.
+  EXPECT_NEAR(per_layer("megatron-core", "bf16", "selective").second, te_bf16.second, 1e-12);
+}
