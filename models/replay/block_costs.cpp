@@ -336,6 +336,12 @@ std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
   add("transformer", "forward", layer.forward);
   add("transformer", "recompute", layer.recompute);
   add("transformer", "backward", layer.backward);
+  if (workload::dense_layers(job.model) > 0) {  // an MoE model's leading dense layers
+    const workload::LayerOps dense = workload::transformer_layer_ops(workload::dense_layer_job(job));
+    add("dense_transformer", "forward", dense.forward);
+    add("dense_transformer", "recompute", dense.recompute);
+    add("dense_transformer", "backward", dense.backward);
+  }
   const workload::LayerOps output = workload::output_layer_ops(job);
   add("output", "forward", output.forward);
   add("output", "backward", output.backward);
@@ -363,68 +369,139 @@ hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const ha
   };
   // The whole model's kernels of a micro-batch: every layer, the embedding and the output layer
   // (its logits GEMM and loss weigh in for small models with large vocabularies).
-  add(workload::transformer_layer_ops(job), static_cast<double>(job.model.layers));
+  const auto k = static_cast<double>(workload::dense_layers(job.model));
+  add(workload::transformer_layer_ops(job), static_cast<double>(job.model.layers) - k);
+  if (k > 0) add(workload::transformer_layer_ops(workload::dense_layer_job(job)), k);
   add(workload::output_layer_ops(job), 1.0);
   add(workload::embedding_ops(job), 1.0);
   compute.set_steady(hardware::sustained_ratio(node.gpu, mix));
   return compute;
 }
 
+namespace {
+
+// One kind of transformer layer's costs, per layer and pass (an MoE model's leading dense layers
+// are a kind of their own): its kernels, the exposed part of its TP traffic where it runs beside
+// them (userbuffers, Megatron's asynchronous backward), its EP / CP exchanges, and the exposed
+// copy of its activations to the host (offloading).
+struct LayerCosts {
+  PassTimes fwd, bwd, rec;
+  double ep_pass = 0.0, ub_fwd = 0.0, ub_bwd = 0.0, offload_copy = 0.0;
+  std::optional<double> async_bwd;
+  CpExposed cp;
+};
+
+// What every kind of layer of the job shares: the TP collectives' times and how a chunk's
+// recompute and overlap settings expose them.
+struct LayerContext {
+  LayerContext(const workload::JobSpec& j, const hardware::ComputeModel& c, const hardware::NodeSpec& n,
+               const CostParams& p)
+      : job(j), compute(c), node(n), params(p) {}
+  const workload::JobSpec& job;
+  const hardware::ComputeModel& compute;
+  const hardware::NodeSpec& node;
+  const CostParams& params;
+  double nvlink = 0.0, alpha = 0.0, activation = 0.0;
+  workload::Recompute recompute = workload::Recompute::none;
+  TpPass tp;
+  bool ub = false;
+  double bwd_comm = 0.0;  // the backward's TP collectives with what its recompute replays
+};
+
+LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
+  LayerCosts L;
+  const workload::LayerOps layer = workload::transformer_layer_ops(job);
+  const workload::AttentionKernelSpeed kernel =
+      workload::attention_kernel_speed(job, x.compute.gpu().sm_arch);
+  L.fwd = pass_time(layer.forward, x.compute, kernel);
+  L.bwd = pass_time(layer.backward, x.compute, kernel);
+  L.rec = pass_time(layer.recompute, x.compute, kernel);
+  const std::pair<double, double> ep_cp = ep_cp_pass(job, x.node, x.params, x.nvlink, x.activation);
+  L.ep_pass = ep_cp.first;
+  L.cp = cp_ring_exposed(job.parallelism.context_parallel, ep_cp.second, L.fwd, L.bwd, L.rec);
+  const int t = job.parallelism.tensor_parallel;
+  if (x.ub) {
+    const TpCollectives u = tp_collectives(job, t, x.activation, x.nvlink, x.alpha);
+    const std::pair<double, double> e = userbuffer_exposed(layer, x.compute, u, t, x.node.gpu.sm_count);
+    L.ub_fwd = e.first;
+    L.ub_bwd = e.second;
+  }
+  L.async_bwd = async_tp_backward(job, layer, x.compute, x.node, x.params, x.nvlink, x.alpha,
+                                  x.activation);  // Megatron, no userbuffers
+  if (job.offload_activation_layers > 0) L.offload_copy = offload_copy_s(job, x.node);
+  return L;
+}
+
+// Adds n layers of one kind to a chunk's forward f and backward b: n_rec of them recompute their
+// forward before backward (full recompute), `off` offload their activations.
+void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_rec, double off, BlockCost& f,
+                BlockCost& b) {
+  if (n <= 0) return;
+  using workload::Recompute;
+  const bool full = x.recompute == Recompute::full;
+  auto comm_exposed = [&](double comm, double gemm) {
+    return x.params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
+  };
+  f.compute_s += n * L.fwd.total;
+  f.tp_comm_s += n * ((x.ub ? L.ub_fwd : comm_exposed(x.tp.forward, L.fwd.gemm)) + L.ep_pass + L.cp.forward);
+  b.compute_s += n * L.bwd.total + n_rec * L.rec.total;
+  // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
+  // attention is recomputed (full: the chunk's first n_rec layers; selective: all). The expert
+  // all-to-all waits on the router's output and feeds the expert GEMMs, so nothing runs beside
+  // it (Megatron's moe_a2a_overlap, which pairs it with another micro-batch's compute, is not
+  // modelled): it is exposed, once per pass and again in a fully recomputed layer.
+  const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
+  const double ep_s = (n + (full ? n_rec : 0.0)) * L.ep_pass;
+  const double rec_layers = full ? n_rec : 0.0;
+  if (x.ub) {
+    // Backward's own exchanges, plus the forward's again for each recomputed layer.
+    b.tp_comm_s += n * L.ub_bwd + rec_layers * L.ub_fwd + cp_s + ep_s;
+  } else if (L.async_bwd) {
+    // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
+    b.tp_comm_s += n * *L.async_bwd + rec_layers * x.tp.forward + cp_s + ep_s;
+  } else {
+    b.tp_comm_s += (full ? n_rec * comm_exposed(x.bwd_comm, L.bwd.gemm + L.rec.gemm) +
+                               (n - n_rec) * comm_exposed(x.tp.backward, L.bwd.gemm)
+                         : n * comm_exposed(x.bwd_comm, L.bwd.gemm + L.rec.gemm)) +
+                   cp_s + ep_s;
+  }
+  // Activation offloading (PP 1): each offloaded layer's activations go to the host while the
+  // next layer computes (Transformer Engine's double-buffered CPU offload) and come back while
+  // the layer after it runs backward; what the copy outlasts is exposed.
+  if (off > 0) {
+    f.compute_s += off * std::max(0.0, L.offload_copy - L.fwd.total);
+    b.compute_s += off * std::max(0.0, L.offload_copy - L.bwd.total);
+  }
+}
+
+}  // namespace
+
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
                                     const hardware::NodeSpec& node, const CostParams& params) {
   const auto& par = job.parallelism;
   const int p = par.pipeline_parallel, v = par.virtual_pipeline, t = par.tensor_parallel;
-  const workload::Recompute recompute = workload::parse_recompute(job.recompute_granularity);
-
-  const workload::LayerOps layer = workload::transformer_layer_ops(job);
-  const workload::AttentionKernelSpeed kernel = workload::attention_kernel_speed(job, compute.gpu().sm_arch);
-  const PassTimes fwd = pass_time(layer.forward, compute, kernel);
-  const PassTimes bwd = pass_time(layer.backward, compute, kernel);
-  const PassTimes rec = pass_time(layer.recompute, compute, kernel);
-
+  LayerContext x(job, compute, node, params);
+  x.recompute = workload::parse_recompute(job.recompute_granularity);
   // Tensor-parallel collectives per layer and pass, on NVLink, at most at NCCL's ring bandwidth
   // inside the domain (collective/nccl_tuning.h: H100 360 of the wire's 427 GB/s; measured
   // nccl-tests rings 365-370, tests/validation/nccl-tests-h100.json).
-  const double nvlink = std::min(
+  x.nvlink = std::min(
       node.nvlink_rate.bytes_per_second() * params.protocol_efficiency,
       1e9 * collective::ring_intra_busbw(collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
                                          node.gpu.sm_arch));
-  const double alpha_nvl = params.step_latency_s + node.nvlink_latency.seconds();
-  const double activation = static_cast<double>(job.micro_batch_size) *
-                            static_cast<double>(job.model.seq_length) / par.context_parallel *
-                            static_cast<double>(job.model.hidden) * 2.0;
-  const TpPass tp = tp_pass_times(job, node, params, nvlink, activation, alpha_nvl);
-  const double tp_pass = tp.forward, tp_bwd_own = tp.backward, tp_replayed = tp.replayed;
-  // Named copies, not structured bindings: the lambdas below capture them (clang 14 cannot
-  // capture a structured binding).
-  const std::pair<double, double> ep_cp = ep_cp_pass(job, node, params, nvlink, activation);
-  const double ep_pass = ep_cp.first, cp_pass = ep_cp.second;
-  auto comm_exposed = [&](double comm, double gemm) {
-    return params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
-  };
-
-  const bool ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
-  const TpCollectives u = t > 1 ? tp_collectives(job, t, activation, nvlink, alpha_nvl) : TpCollectives{};
-  const std::pair<double, double> ub_exposed =
-      ub ? userbuffer_exposed(layer, compute, u, t, node.gpu.sm_count) : std::pair<double, double>{0.0, 0.0};
-  const double ub_fwd = ub_exposed.first, ub_bwd = ub_exposed.second;
-  const CpExposed cp = cp_ring_exposed(par.context_parallel, cp_pass, fwd, bwd, rec);
-  const double cp_f = cp.forward, cp_b = cp.backward, cp_r = cp.recompute;
-  auto tp_fwd = [&](double gemm) { return (ub ? ub_fwd : comm_exposed(tp_pass, gemm)) + ep_pass + cp_f; };
-
-  // Tensor-parallel traffic only: the expert all-to-all waits on the router's output and feeds
-  // the expert GEMMs, so nothing runs beside it (Megatron's moe_a2a_overlap, which pairs it with
-  // another micro-batch's compute, is not modelled): it is exposed, once per pass and again in a
-  // fully recomputed layer.
-  const double fwd_comm = tp_pass;
+  x.alpha = params.step_latency_s + node.nvlink_latency.seconds();
+  x.activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
+                 par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
+  x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha);
+  x.ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const bool op_level =
-      recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;
-  const double bwd_comm = tp_bwd_own + (recompute == workload::Recompute::full ? tp_pass
-                                        : op_level                             ? tp_replayed
-                                                                               : 0.0);
-  const std::optional<double> async_bwd =
-      async_tp_backward(job, layer, compute, node, params, nvlink, alpha_nvl,
-                        activation);  // Megatron, no userbuffers
+      x.recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;
+  x.bwd_comm = x.tp.backward + (x.recompute == workload::Recompute::full ? x.tp.forward
+                                : op_level                               ? x.tp.replayed
+                                                                         : 0.0);
+  const LayerCosts moe = layer_costs(x, job);  // every layer of a dense model
+  const bool leading_dense = workload::dense_layers(job.model) > 0;
+  const LayerCosts dense = leading_dense ? layer_costs(x, workload::dense_layer_job(job)) : moe;
 
   const workload::LayerOps embed = workload::embedding_ops(job);
   const workload::LayerOps output = workload::output_layer_ops(job);
@@ -439,40 +516,15 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       const int virtual_stage = c * p + s;
       BlockCost f, b;
       const auto n = static_cast<double>(workload::layers_in_chunk(job, s, c));
-      f.compute_s = n * fwd.total;
-      f.tp_comm_s = n * tp_fwd(fwd.gemm);
-      // Full recompute of only the chunk's first recompute_layers layers (block method).
-      const double n_rec = recompute == workload::Recompute::full
+      const auto nd = static_cast<double>(workload::dense_layers_in_chunk(job, s, c));
+      // Full recompute of only the chunk's first recompute_layers layers (block method); a
+      // chunk's leading dense layers come first.
+      const double n_rec = x.recompute == workload::Recompute::full
                                ? static_cast<double>(workload::recomputed_layers_in_chunk(job, s, c))
                                : n;
-      b.compute_s = n * bwd.total + n_rec * rec.total;
-      // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
-      // attention is recomputed (full: the chunk's first n_rec layers; selective: all).
-      const double cp_s = n * cp_b + (recompute == workload::Recompute::full ? n_rec : n) * cp_r;
-      const double ep_s = (n + (recompute == workload::Recompute::full ? n_rec : 0.0)) * ep_pass;
-      if (ub) {
-        // Backward's own exchanges, plus the forward's again for each recomputed layer.
-        const double rec_layers = recompute == workload::Recompute::full ? n_rec : 0.0;
-        b.tp_comm_s = n * ub_bwd + rec_layers * ub_fwd + cp_s + ep_s;
-      } else if (async_bwd) {
-        // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
-        b.tp_comm_s =
-            n * *async_bwd + (recompute == workload::Recompute::full ? n_rec : 0.0) * fwd_comm + cp_s + ep_s;
-      } else {
-        b.tp_comm_s =
-            (recompute == workload::Recompute::full ? n_rec * comm_exposed(bwd_comm, bwd.gemm + rec.gemm) +
-                                                          (n - n_rec) * comm_exposed(tp_bwd_own, bwd.gemm)
-                                                    : n * comm_exposed(bwd_comm, bwd.gemm + rec.gemm)) +
-            cp_s + ep_s;
-      }
-      // Activation offloading (PP 1): each offloaded layer's activations go to the host while
-      // the next layer computes (Transformer Engine's double-buffered CPU offload) and come back
-      // while the layer after it runs backward; what the copy outlasts is exposed.
-      if (const double off = std::min<double>(job.offload_activation_layers, n); off > 0) {
-        const double copy_s = offload_copy_s(job, node);
-        f.compute_s += off * std::max(0.0, copy_s - fwd.total);
-        b.compute_s += off * std::max(0.0, copy_s - bwd.total);
-      }
+      const double off = std::min<double>(job.offload_activation_layers, n);
+      add_layers(x, dense, nd, std::min(nd, n_rec), std::min(nd, off), f, b);
+      add_layers(x, moe, n - nd, n_rec - std::min(nd, n_rec), off - std::min(nd, off), f, b);
       if (virtual_stage == 0) {
         f.compute_s += embed_f.total;
         b.compute_s += embed_b.total;

@@ -56,7 +56,8 @@ struct CostParams {
 };
 
 // One kernel of a block, as block_costs() times it: the pass (forward, backward, recompute), the
-// layer (transformer, output: final norm + logits + loss, embedding), the op's name and kind
+// layer (transformer, dense_transformer: an MoE model's leading dense layers, output: final
+// norm + logits + loss, embedding), the op's name and kind
 // (gemm, attention, elementwise), its FLOPs and HBM bytes (element-wise), and seconds on the
 // calibrated compute model with the job's attention kernel.
 struct KernelTime {

@@ -345,6 +345,9 @@ void job_params(std::vector<Param>& t) {
           .at_most(1e7));
   t.push_back(
       P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
+  t.push_back(P(training_job.model.moe.dense_layers, count, "0",
+                "Leading dense layers of an MoE model (MLP of ffn_hidden; DeepSeek's first_k_dense_replace).")
+                  .at_most(1e5));
   t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0",
                 "Expert capacity factor: GEMMs padded to this x balanced load.")
                   .at_least(1)

@@ -54,10 +54,12 @@ double hardware_flops_per_iteration(const JobSpec& job) {
   if (r == Recompute::selective && stack_memory(job).op_level_selective) {
     // torchtitan's op-level policy: the GEMMs its recompute list holds (layer_ops.cpp), per
     // token of the whole layer (the ops are one TP rank's share of b s / cp tokens).
-    const LayerOps ops = transformer_layer_ops(job);
     const double tokens =
         d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
-    recompute = ops.recompute_flops() * d(job.parallelism.tensor_parallel) / tokens * d(job.model.layers);
+    const int64_t k = dense_layers(job.model);
+    double layer_flops = transformer_layer_ops(job).recompute_flops() * d(job.model.layers - k);
+    if (k > 0) layer_flops += transformer_layer_ops(dense_layer_job(job)).recompute_flops() * d(k);
+    recompute = layer_flops * d(job.parallelism.tensor_parallel) / tokens;
   }
   return (model_flops_per_token(job.model) + recompute) * d(job.global_batch_size) * d(job.model.seq_length);
 }

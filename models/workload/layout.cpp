@@ -85,6 +85,24 @@ int64_t layers_in_stage(const JobSpec& job, int stage) {
   return n;
 }
 
+int64_t dense_layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage) {
+  const int64_t k = dense_layers(job.model);
+  if (k <= 0) return 0;
+  int64_t first = 0;  // global index of the virtual stage's first layer
+  for (int64_t u = 0; u < virtual_stage && first < k; ++u) first += layers_in_virtual_stage(job, u);
+  return std::clamp<int64_t>(k - first, 0, layers_in_virtual_stage(job, virtual_stage));
+}
+
+int64_t dense_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
+  return dense_layers_in_virtual_stage(job, int64_t{chunk} * job.parallelism.pipeline_parallel + stage);
+}
+
+int64_t dense_layers_in_stage(const JobSpec& job, int stage) {
+  int64_t n = 0;
+  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c) n += dense_layers_in_chunk(job, stage, c);
+  return n;
+}
+
 int64_t recomputed_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
   const int64_t n = layers_in_chunk(job, stage, chunk);
   if (job.recompute_granularity != "full") return 0;
@@ -150,6 +168,13 @@ void check_model(Errors& err, const JobSpec& job) {
     if (!(m.moe.capacity_factor > 0.0)) {
       err.add() << E << "capacity_factor = " << m.moe.capacity_factor << " must be > 0";
     }
+    if (m.moe.dense_layers < 0 || (m.layers > 0 && m.moe.dense_layers >= m.layers)) {
+      err.add() << E << "dense_layers = " << m.moe.dense_layers << " must be in 0.." << M
+                << "layers - 1 = " << m.layers - 1 << " (an MoE model keeps at least one MoE layer)";
+    }
+  } else if (m.moe.dense_layers != 0) {
+    err.add() << E << "dense_layers = " << m.moe.dense_layers << " needs " << E
+              << "experts > 0 (the leading dense layers of an MoE model)";
   }
 }
 

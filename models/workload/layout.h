@@ -40,6 +40,11 @@ inline int64_t gradient_accumulation_steps(const JobSpec& job) { return microbat
 int64_t layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage);
 int64_t layers_in_chunk(const JobSpec& job, int stage, int chunk);
 int64_t layers_in_stage(const JobSpec& job, int stage);
+// Of those, the MoE model's leading dense layers (model.moe.dense_layers): virtual stages hold
+// consecutive layers in virtual-stage order, so these are the first ones of the first chunks.
+int64_t dense_layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage);
+int64_t dense_layers_in_chunk(const JobSpec& job, int stage, int chunk);
+int64_t dense_layers_in_stage(const JobSpec& job, int stage);
 // Layers of chunk c of rank s that recompute their forward before backward (full recompute
 // with recompute_layers = N: the chunk's first min(N, layers) layers; all when N = 0; none
 // for other granularities, whose recompute is per layer, see layer_ops.h).

@@ -198,6 +198,16 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   return to_bytes(bytes);
 }
 
+// activation_bytes per layer averaged over the stage's layers: its MoE layers and the model's
+// leading dense layers it holds.
+int64_t stage_activation_bytes(const JobSpec& job, Recompute recompute, const StackMemory& st, int stage) {
+  const int64_t moe = activation_bytes(job, recompute, st);
+  const int64_t n = layers_in_stage(job, stage), k = dense_layers_in_stage(job, stage);
+  if (k <= 0 || n <= 0) return moe;
+  const int64_t dense = activation_bytes(dense_layer_job(job), recompute, st);
+  return to_bytes((d(n - k) * d(moe) + d(k) * d(dense)) / d(n));
+}
+
 int communicators(const ParallelSpec& p) {
   int n = 0;
   for (int size : {p.tensor_parallel, p.pipeline_parallel, p.data_parallel * p.context_parallel,
@@ -229,9 +239,13 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
   const ParameterCount c = count_parameters(m);
   const LayerParameters& L = c.layer;
   StageParameters s;
-  const int64_t layers = layers_in_stage(job, stage);
-  s.dense = layers * ((L.attention + L.dense_mlp) / t + L.norms + L.router);
-  s.expert = layers * L.experts_per_gpu(par);
+  const int64_t layers = layers_in_stage(job, stage), dense = dense_layers_in_stage(job, stage);
+  s.dense = (layers - dense) * ((L.attention + L.dense_mlp) / t + L.norms + L.router);
+  s.expert = (layers - dense) * L.experts_per_gpu(par);
+  if (dense > 0) {  // an MoE model's leading dense layers
+    const LayerParameters D = layer_parameters(dense_layer_model(m));
+    s.dense += dense * ((D.attention + D.dense_mlp) / t + D.norms);
+  }
   const int64_t vocab_shard = (m.vocab + t - 1) / t * m.hidden;
   if (stage == 0) s.dense += vocab_shard + (learned_positions(m) ? m.seq_length * m.hidden : 0);
   if (stage == par.pipeline_parallel - 1) {
@@ -291,7 +305,11 @@ int64_t temporary_bytes(const JobSpec& job, const StackMemory& st, int stage, in
     temporary += to_bytes(d(parameters) * (2.0 + st.reduce_bytes));
   } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
-    const double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router + L.experts_per_gpu(par));
+    double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router + L.experts_per_gpu(par));
+    if (dense_layers_in_stage(job, stage) > 0) {  // the larger unit, where leading layers are dense
+      const LayerParameters D = layer_parameters(dense_layer_model(m));
+      unit = std::max(unit, d((D.attention + D.dense_mlp) / t + D.norms));
+    }
     // The stack's fetch plan (sharding.h): the running module and the prefetched ones gathered
     // in bf16; in backward the largest module's 16-bit gradient and its reduce buffer (the
     // reduce bucket, or the module's reduce-scatter input).
@@ -371,8 +389,9 @@ MemoryBreakdown memory_per_gpu(const JobSpec& job, int stage, const MemoryOption
   const int64_t offloaded = std::clamp<int64_t>(job.offload_activation_layers, 0, layers);
   const double resident_layers = offloaded > 0 ? d(layers - offloaded + 1) : d(layers);
   const double layer_microbatches = b.in_flight_microbatches * resident_layers;
-  const int64_t full_layer = activation_bytes(job, Recompute::none, st);
-  int64_t per_layer = activation_bytes(job, rc, st);
+  // Per layer, averaged over the stage's MoE and leading dense layers.
+  const int64_t full_layer = stage_activation_bytes(job, Recompute::none, st, stage);
+  int64_t per_layer = stage_activation_bytes(job, rc, st, stage);
   if (rc == Recompute::full && layers > 0) {
     // Block recompute: the stage's first recompute_layers layers per chunk keep their input,
     // the others everything.
@@ -445,7 +464,13 @@ double matmul_parameters_in_stage(const JobSpec& job, int stage) {
   const int64_t t = par.tensor_parallel;
   const LayerParameters L = layer_parameters(job.model);
   const double per_layer = d((L.attention + L.dense_mlp) / t) + d(L.experts_per_gpu(par));
-  return per_layer * d(layers_in_stage(job, stage));
+  const int64_t dense = dense_layers_in_stage(job, stage);
+  double dense_layer = 0.0;
+  if (dense > 0) {
+    const LayerParameters D = layer_parameters(dense_layer_model(job.model));
+    dense_layer = d((D.attention + D.dense_mlp) / t);
+  }
+  return per_layer * d(layers_in_stage(job, stage) - dense) + dense_layer * d(dense);
 }
 
 std::vector<MemoryBreakdown> memory_per_stage(const JobSpec& job, const MemoryOptions& options) {

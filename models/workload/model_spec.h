@@ -35,6 +35,10 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;  // 0 = ffn_hidden
   int shared_experts = 0;
   double capacity_factor = 1.0;  // expert GEMMs are padded to capacity_factor x balanced load
+  // The first dense_layers layers keep a dense MLP of ffn_hidden (DeepSeek-V2/V3 and GLM-4.5's
+  // first_k_dense_replace, Kimi K2's first_k_dense_replace = 1; Megatron's --moe-layer-freq
+  // with leading zeros); the rest are MoE layers.
+  int dense_layers = 0;
 };
 
 struct ModelSpec {
@@ -148,6 +152,18 @@ inline bool rotary_positions(const ModelSpec& m) {
 // LayerNorm has weight and bias per channel, RMSNorm only a weight.
 inline int64_t norm_params(const ModelSpec& m) { return is_swiglu(m) ? m.hidden : 2 * m.hidden; }
 inline bool is_moe(const ModelSpec& m) { return m.moe.experts > 0; }
+// Leading dense layers of an MoE model (0 for a dense model, whose layers are all alike).
+inline int64_t dense_layers(const ModelSpec& m) { return is_moe(m) ? m.moe.dense_layers : 0; }
+// The model one of an MoE model's leading dense layers belongs to: the same attention, a dense
+// MLP of ffn_hidden.
+inline ModelSpec dense_layer_model(ModelSpec m) {
+  m.moe = MoeSpec{};
+  return m;
+}
+inline JobSpec dense_layer_job(JobSpec j) {
+  j.model = dense_layer_model(j.model);
+  return j;
+}
 
 inline int expert_tp(const ParallelSpec& p) {
   return p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel : p.tensor_parallel;

@@ -34,8 +34,13 @@ ParameterCount count_parameters(const ModelSpec& m) {
   c.embedding = m.vocab * h + (learned_positions(m) ? m.seq_length * h : 0);
   c.output_layer = m.tied_embeddings ? 0 : m.vocab * h;
   c.final_norm = norm_params(m);
-  c.total = m.layers * c.layer.total() + c.embedding + c.output_layer + c.final_norm;
-  c.active = m.layers * c.layer.active() + c.embedding + c.output_layer + c.final_norm;
+  // An MoE model's leading dense layers (model.moe.dense_layers) have a dense MLP instead.
+  const int64_t k = dense_layers(m);
+  const LayerParameters dense = k > 0 ? layer_parameters(dense_layer_model(m)) : LayerParameters{};
+  c.total =
+      (m.layers - k) * c.layer.total() + k * dense.total() + c.embedding + c.output_layer + c.final_norm;
+  c.active =
+      (m.layers - k) * c.layer.active() + k * dense.active() + c.embedding + c.output_layer + c.final_norm;
   c.non_embedding = c.total - c.embedding - c.output_layer;
 
   // Weight matrices only: attention projections, active MLP matrices, router, logits.
@@ -48,7 +53,8 @@ ParameterCount count_parameters(const ModelSpec& m) {
     mlp = (m.moe.top_k + m.moe.shared_experts) * mlp_matrices(m) * h * expert_ffn_hidden(m);
     router = h * m.moe.experts;
   }
-  c.matmul_active = m.layers * (attn + mlp + router) + m.vocab * h;
+  const int64_t dense_mlp = mlp_matrices(m) * h * ffn_hidden(m);
+  c.matmul_active = (m.layers - k) * (attn + mlp + router) + k * (attn + dense_mlp) + m.vocab * h;
   return c;
 }
 

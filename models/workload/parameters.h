@@ -43,7 +43,7 @@ struct LayerParameters {
 };
 
 struct ParameterCount {
-  LayerParameters layer;     // one transformer layer (all layers are identical)
+  LayerParameters layer;     // one transformer layer (an MoE layer where leading ones are dense)
   int64_t embedding = 0;     // token embedding V h + learned positions s h (gelu family)
   int64_t output_layer = 0;  // V h when untied, 0 when tied
   int64_t final_norm = 0;

@@ -294,8 +294,10 @@ def estimate(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[st
 
 
 def layer_kernels(scenario: Scenario | Mapping[str, Any] | str, overrides: Mapping[str, Any] | None = None):
-    """Where a micro-batch's compute time goes: every kernel of one transformer layer, the output
-    layer (final norm, logits, loss) and the embedding, per micro-batch and TP rank, as the step
+    """Where a micro-batch's compute time goes: every kernel of one transformer layer (layer
+    ``transformer``; an MoE model's leading dense layers, ``model.moe.dense_layers``, are one
+    ``dense_transformer`` layer more), the output layer (final norm, logits, loss) and the
+    embedding, per micro-batch and TP rank, as the step
     model times them on the calibrated compute model. A pandas DataFrame: layer, pass (forward,
     recompute, backward), name, kind (gemm, attention, elementwise), flops, bytes (element-wise
     HBM traffic), seconds, and tflops (achieved FLOP/s of a GEMM or attention kernel, /1e12).

@@ -71,7 +71,8 @@ def _fill_data_parallel(sc: dict, notes: list[str]) -> None:
 
 # Hugging Face config.json -> training_job.model
 _HF_GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-             "phi3", "olmo", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "cohere"}
+             "phi3", "olmo", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "cohere",
+             "glm4_moe"}
 _HF_PLAIN = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "gpt_bigcode", "mpt", "starcoder2", "phi"}
 _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect on step time or memory
     "architectures", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "transformers_version",
@@ -81,9 +82,19 @@ _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect o
     "sliding_window", "tie_word_embeddings", "max_position_embeddings", "head_dim", "num_hidden_layers",
     "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "vocab_size",
     "num_local_experts", "num_experts_per_tok", "num_experts", "moe_intermediate_size", "n_routed_experts",
-    "n_shared_experts", "shared_expert_intermediate_size", "n_embd", "n_layer", "n_head", "n_inner",
+    "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "n_embd", "n_layer", "n_head", "n_inner",
     "n_positions", "ffn_hidden_size", "activation_function", "resid_pdrop", "embd_pdrop", "attn_pdrop",
     "hidden_dropout", "dropout"}
+
+
+def _leading_dense_layers(value: str | None) -> int | None:
+    """Megatron's --moe-layer-freq as leading dense layers: 1 (every layer MoE) is 0, a pattern
+    ``([0]*k+[1]*n)`` (DeepSeek-V3's recipes: ``([0]*3+[1]*58)``) is k; anything else None."""
+    text = str(value or "").replace(" ", "")
+    if text == "1":
+        return 0
+    m = re.fullmatch(r"\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?", text)
+    return int(m.group(1)) if m else None
 
 
 def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
@@ -154,6 +165,8 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
             moe["shared_experts"] = max(1, round(cfg["shared_expert_intermediate_size"] / moe["expert_ffn_hidden"]))
             notes.append(f"shared_expert_intermediate_size {cfg['shared_expert_intermediate_size']} as "
                          f"{moe['shared_experts']} shared expert(s) of width {moe['expert_ffn_hidden']}")
+        if cfg.get("first_k_dense_replace"):  # DeepSeek-V2/V3, GLM-4.5, Kimi K2: leading dense layers
+            moe["dense_layers"] = int(cfg["first_k_dense_replace"])
         model["moe"] = moe
     if cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
         unmapped.append(f"sliding_window = {cfg['sliding_window']}: attention is modelled over the full sequence")
@@ -318,6 +331,13 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
                                 "layer unless --recompute-num-layers)")
         elif flag == "--moe-shared-expert-intermediate-size":
             given["_shared_width"] = int(value)
+        elif flag == "--moe-layer-freq":
+            dense = _leading_dense_layers(value)
+            if dense is None:
+                unmapped.append(f"--moe-layer-freq {value}: only every layer MoE (1) or leading dense layers "
+                                "([0]*k+[1]*n) are modelled")
+            elif dense > 0:
+                given["training_job.model.moe.dense_layers"] = dense
         elif flag == "--num-layers-per-virtual-pipeline-stage":
             given["_layers_per_vp"] = int(value)
         elif flag == "--fp16":

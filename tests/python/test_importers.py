@@ -111,6 +111,43 @@ def test_head_dim_wider_than_hidden_is_modelled_in_every_mode():
         ct.run(sc, overrides={"training_job.model.head_dim": -1})
 
 
+def test_leading_dense_layers_are_modelled_in_every_mode():
+    # GLM-4.5-Air's config.json (zai-org/GLM-4.5-Air), cut to 8 layers: first_k_dense_replace 1
+    air = {"model_type": "glm4_moe", "num_hidden_layers": 8, "hidden_size": 4096, "num_attention_heads": 96,
+           "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+           "n_routed_experts": 128, "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 1,
+           "vocab_size": 151552, "hidden_act": "silu", "tie_word_embeddings": False}
+    sc = ct.from_hf_config(air, seq_length=4096)
+    assert sc["training_job"]["model"]["moe"]["dense_layers"] == 1
+    assert not any(u.startswith("first_k_dense_replace") for u in sc.unmapped)
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.pipeline_parallel": 2, "training_job.parallelism.data_parallel": 8,
+            "training_job.parallelism.expert_parallel": 8, "training_job.global_batch_size": 64,
+            "training_job.micro_batch_size": 1}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        dense, moe = (ct.run(sc, overrides={**o, "training_job.model.moe.dense_layers": k}).report for k in (1, 0))
+        # One layer trades 128 routed experts + a shared one + the router for a dense MLP of 10944
+        assert moe["model"]["parameters"] - dense["model"]["parameters"] == \
+            129 * 3 * 4096 * 1408 + 4096 * 128 - 3 * 4096 * 10944
+        # ... on the first pipeline stage, whose time and memory move; a dense MLP of 10944 costs
+        # more per token than 8 + 1 experts of 1408 (12672 wide), and no all-to-all
+        assert dense["step_time_s"] != moe["step_time_s"]
+        assert dense["memory"]["stages"][0]["activations_bytes"] != moe["memory"]["stages"][0]["activations_bytes"]
+        assert dense["memory"]["stages"][1] == moe["memory"]["stages"][1]
+    with pytest.raises(ct.ScenarioError, match="training_job.model.moe.dense_layers"):
+        ct.run(sc, overrides={"training_job.model.moe.dense_layers": 8})
+    # Megatron's --moe-layer-freq: leading zeros are dense layers; other patterns are unmapped
+    args = ("--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --swiglu "
+            "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 512 --micro-batch-size 1 "
+            "--global-batch-size 64 --expert-model-parallel-size 8")
+    freq = ct.from_megatron_args(args + " --moe-layer-freq '([0]*1+[1]*7)'")
+    assert freq["training_job"]["model"]["moe"]["dense_layers"] == 1 and freq.unmapped == []
+    every_other = ct.from_megatron_args(args + " --moe-layer-freq 2")
+    assert "dense_layers" not in every_other["training_job"]["model"]["moe"]
+    assert any(u.startswith("--moe-layer-freq 2") for u in every_other.unmapped)
+
+
 def test_hf_moe_unmapped_fields_and_refusals():
     sc = ct.from_hf_config(MIXTRAL_HF, seq_length=4096)
     m = sc["training_job"]["model"]

@@ -74,6 +74,40 @@ inline ModelSpec qwen3_30b_a3b() {
   return m;
 }
 
+// GLM-4.5 (zai-org/GLM-4.5 config.json): 92 layers, the first 3 dense (first_k_dense_replace,
+// intermediate_size 12288), then 160 routed experts of 1536, 8 per token, and one shared expert;
+// 96 query heads of 128 over hidden 5120, 8 KV heads. The config's MTP layer
+// (num_nextn_predict_layers) is not a training layer of the twin.
+inline ModelSpec glm45() {
+  ModelSpec m = qwen3_32b();
+  m.layers = 92;
+  m.hidden = 5120;
+  m.heads = 96;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 12288;
+  m.vocab = 151552;
+  m.moe.experts = 160;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 1536;
+  m.moe.shared_experts = 1;
+  m.moe.dense_layers = 3;
+  return m;
+}
+
+// GLM-4.5-Air (zai-org/GLM-4.5-Air config.json): 46 layers, the first dense (10944), 128
+// experts of 1408, 8 per token, one shared; 96 heads of 128 over hidden 4096, 8 KV heads.
+inline ModelSpec glm45_air() {
+  ModelSpec m = glm45();
+  m.layers = 46;
+  m.hidden = 4096;
+  m.ffn_hidden = 10944;
+  m.moe.experts = 128;
+  m.moe.expert_ffn_hidden = 1408;
+  m.moe.dense_layers = 1;
+  return m;
+}
+
 // GPT-3 175B on 1536 GPUs as in DESIGN.md's default scenario: TP 8, PP 8, DP 24.
 inline JobSpec gpt3_job() {
   JobSpec j;

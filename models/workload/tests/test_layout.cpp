@@ -62,6 +62,40 @@ TEST(Layout, EveryVirtualStageNeedsALayer) {
                 "8 x 13 = 104", "training_job.model.layers + 2", "got 96"});
 }
 
+// An MoE model's leading dense layers (model.moe.dense_layers) are the first layers in virtual-
+// stage order: GLM-4.5's 92 layers on 4 x 2 virtual stages (11 on the two at each end, 12 on the
+// others: 23 per rank) put its 3 dense layers in chunk 0 of stage 0, which then holds the fewest
+// expert parameters (a dense MLP of 12288 against 160 experts). The key is checked: in
+// 0..layers - 1, and only for MoE models.
+TEST(Layout, LeadingDenseLayersSitInTheFirstVirtualStages) {
+  JobSpec j = testing::gpt3_job();
+  j.model = testing::glm45();
+  j.parallelism = {};
+  j.parallelism.tensor_parallel = 1;
+  j.parallelism.pipeline_parallel = 4;
+  j.parallelism.virtual_pipeline = 2;
+  j.parallelism.data_parallel = 8;
+  j.parallelism.expert_parallel = 8;
+  j.global_batch_size = 64;
+  EXPECT_NO_THROW(validate(j, 32));
+  EXPECT_EQ(dense_layers_in_chunk(j, 0, 0), 3);
+  EXPECT_EQ(dense_layers_in_stage(j, 0), 3);
+  for (int s = 1; s < 4; ++s) EXPECT_EQ(dense_layers_in_stage(j, s), 0);
+  const StageParameters first = stage_parameters(j, 0), second = stage_parameters(j, 1);
+  ASSERT_EQ(layers_in_stage(j, 0), layers_in_stage(j, 1));
+  EXPECT_EQ(second.expert - first.expert, 3 * (second.expert / 23));
+  EXPECT_LT(first.dense + first.expert, second.dense + second.expert);
+  j.model.moe.dense_layers = 12;  // the whole first virtual stage and one layer of the next
+  EXPECT_EQ(dense_layers_in_chunk(j, 0, 0), layers_in_chunk(j, 0, 0));
+  EXPECT_EQ(dense_layers_in_chunk(j, 1, 0), 12 - layers_in_chunk(j, 0, 0));
+  j.model.moe.dense_layers = 92;
+  expect_error(j, 32, {"training_job.model.moe.dense_layers = 92", "training_job.model.layers - 1 = 91"});
+  j.model.moe.dense_layers = 3;
+  j.model.moe.experts = 0;
+  j.parallelism.expert_parallel = 1;
+  expect_error(j, 32, {"training_job.model.moe.dense_layers = 3", "training_job.model.moe.experts > 0"});
+}
+
 // Megatron-Bridge's 405B recipes: 126 layers + embedding + loss on 16 x 8 = 128 virtual stages
 // (--account-for-embedding/loss-in-pipeline-split): the first and last hold no layer.
 TEST(Layout, EndVirtualStagesMayHoldOnlyTheEmbeddingAndTheLoss) {

@@ -69,6 +69,28 @@ TEST(Parameters, Qwen3HeadDimWiderThanHidden) {
   EXPECT_LT(count_parameters(moe).layer.attention, e.layer.attention);
 }
 
+// Leading dense layers (model.moe.dense_layers): GLM-4.5 and GLM-4.5-Air, whose model cards give
+// 355B and 106B parameters in total (the released weights add one MTP layer, 1.1% and 2.2% of
+// them, which the twin does not train). Counted as MoE layers, both would be 2-3% over.
+TEST(Parameters, LeadingDenseLayersHaveADenseMlp) {
+  for (const auto& [m, published] :
+       {std::pair{testing::glm45(), 355e9}, std::pair{testing::glm45_air(), 106e9}}) {
+    const ParameterCount c = count_parameters(m);
+    EXPECT_NEAR(static_cast<double>(c.total) / published, 1.0, 0.01) << m.layers;
+    ModelSpec all_moe = m;
+    all_moe.moe.dense_layers = 0;
+    EXPECT_GT(static_cast<double>(count_parameters(all_moe).total) / published, 1.02) << m.layers;
+    // Exactly: k layers trade the MoE MLP (routed + shared + router) for a dense one.
+    const int64_t k = m.moe.dense_layers, h = m.hidden;
+    const int64_t moe_mlp =
+        (int64_t{m.moe.experts} + m.moe.shared_experts) * 3 * h * m.moe.expert_ffn_hidden + h * m.moe.experts;
+    EXPECT_EQ(count_parameters(all_moe).total - c.total, k * (moe_mlp - 3 * h * m.ffn_hidden));
+    EXPECT_EQ(count_parameters(all_moe).active - c.active,
+              k * ((m.moe.top_k + m.moe.shared_experts) * 3 * h * m.moe.expert_ffn_hidden +
+                   h * m.moe.experts - 3 * h * m.ffn_hidden));
+  }
+}
+
 TEST(Parameters, SharedExpertsAreAlwaysActive) {
   ModelSpec m = mixtral_8x7b();
   m.moe.shared_experts = 1;
