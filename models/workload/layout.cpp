@@ -75,14 +75,25 @@ int64_t layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage) {
   return base - (rank < deficit ? 1 : 0);
 }
 
+namespace {
+
+// A per-virtual-stage count summed over one pipeline rank's chunks (chunk c is virtual stage
+// c p + s).
+int64_t over_chunks(const JobSpec& job, int stage, int64_t (*per_virtual_stage)(const JobSpec&, int64_t)) {
+  int64_t n = 0;
+  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c)
+    n += per_virtual_stage(job, int64_t{c} * job.parallelism.pipeline_parallel + stage);
+  return n;
+}
+
+}  // namespace
+
 int64_t layers_in_chunk(const JobSpec& job, int stage, int chunk) {
   return layers_in_virtual_stage(job, int64_t{chunk} * job.parallelism.pipeline_parallel + stage);
 }
 
 int64_t layers_in_stage(const JobSpec& job, int stage) {
-  int64_t n = 0;
-  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c) n += layers_in_chunk(job, stage, c);
-  return n;
+  return over_chunks(job, stage, layers_in_virtual_stage);
 }
 
 int64_t dense_layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage) {
@@ -98,9 +109,7 @@ int64_t dense_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
 }
 
 int64_t dense_layers_in_stage(const JobSpec& job, int stage) {
-  int64_t n = 0;
-  for (int c = 0; c < job.parallelism.virtual_pipeline; ++c) n += dense_layers_in_chunk(job, stage, c);
-  return n;
+  return over_chunks(job, stage, dense_layers_in_virtual_stage);
 }
 
 int64_t recomputed_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
