@@ -258,7 +258,7 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
   double cp_pass = 0.0;
   if (par.context_parallel > 1) {
     const int c = par.context_parallel;
-    const double kv = 2.0 * activation / t * static_cast<double>(workload::kv_dim(job.model)) /
+    const double kv = activation / t * static_cast<double>(workload::kv_elements(job.model)) /
                       static_cast<double>(job.model.hidden);
     cp_pass = ring_time(c, kv * c, 1.0, group_rate(c), params.step_latency_s);
   }

@@ -28,6 +28,23 @@ nlohmann::json qwen3_moe(int layers, int64_t hidden, int heads, int kv_heads, in
   return m;
 }
 
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json): multi-head latent attention, the first 3 of
+// 61 layers dense (first_k_dense_replace), 256 routed experts + 1 shared; 4K pre-training
+// sequence (DeepSeek-V3 technical report, Sec. 4.2). Its MTP module is not a preset layer.
+nlohmann::json deepseek_v3() {
+  nlohmann::json m = llama(61, 7168, 128, 128, 18432, 129280, 4096);
+  m["moe"] = {{"experts", 256},
+              {"top_k", 8},
+              {"expert_ffn_hidden", 2048},
+              {"shared_experts", 1},
+              {"dense_layers", 3}};
+  m["mla"] = {{"q_lora_rank", 1536},
+              {"kv_lora_rank", 512},
+              {"qk_nope_head_dim", 128},
+              {"qk_rope_head_dim", 64},
+              {"v_head_dim", 128}};
+  return m;
+}
 std::vector<ModelPreset> build() {
   // Shapes are the published config.json of each model on Hugging Face (num_hidden_layers,
   // hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
@@ -72,6 +89,9 @@ std::vector<ModelPreset> build() {
        "Qwen/Qwen3-8B config.json (head_dim 128); Qwen3 technical report (4,096-token general stage)"},
       {"qwen3-32b", qwen3(64, 5120, 64, 8, 25600),
        "Qwen/Qwen3-32B config.json (64 heads of 128 over hidden 5120); Qwen3 technical report"},
+      {"deepseek-v3", deepseek_v3(),
+       "deepseek-ai/DeepSeek-V3 config.json (MLA, 3 leading dense layers, 256 experts + 1 shared, 8 per "
+       "token); DeepSeek-V3 technical report (4K pre-training sequence)"},
       {"qwen3-30b-a3b", qwen3_moe(48, 2048, 32, 4, 768),
        "Qwen/Qwen3-30B-A3B config.json (128 experts, 8 per token, moe_intermediate_size 768); Qwen3 report"},
       {"qwen3-235b-a22b", qwen3_moe(94, 4096, 64, 4, 1536),
@@ -101,9 +121,9 @@ const ModelPreset* find_model_preset(std::string_view name) {
 }
 
 std::string unavailable_model_preset(std::string_view name) {
-  if (name == "deepseek-v3" || name == "deepseek-v2") {
-    return "not available: its multi-head latent attention (compressed KV) and leading dense layers "
-           "are not modelled; give the MoE shape as model keys if an approximation will do";
+  if (name == "deepseek-v2") {
+    return "not available as a preset: give its shape as model keys (mla, moe with dense_layers), as "
+           "from_hf_config does from its config.json";
   }
   if (name.starts_with("nemotron")) return "not available: squared-ReLU MLPs are not modelled";
   return "";

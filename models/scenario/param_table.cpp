@@ -345,6 +345,19 @@ void job_params(std::vector<Param>& t) {
           .at_most(1e7));
   t.push_back(
       P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
+  t.push_back(P(training_job.model.mla.kv_lora_rank, count, "0",
+                "Multi-head latent attention (DeepSeek-V2/V3): K/V latent width (0 = no MLA).")
+                  .at_most(1e6));
+  t.push_back(
+      P(training_job.model.mla.q_lora_rank, count, "0", "MLA: Q latent width (0 = Q projected directly).")
+          .at_most(1e6));
+  t.push_back(
+      P(training_job.model.mla.qk_nope_head_dim, count, "0", "MLA: per-head Q/K width without rotary.")
+          .at_most(1e5));
+  t.push_back(P(training_job.model.mla.qk_rope_head_dim, count, "0",
+                "MLA: per-head rotary Q/K width (the rotary key is shared by every head).")
+                  .at_most(1e5));
+  t.push_back(P(training_job.model.mla.v_head_dim, count, "0", "MLA: per-head V width.").at_most(1e5));
   t.push_back(P(training_job.model.moe.dense_layers, count, "0",
                 "Leading dense layers of an MoE model (MLP of ffn_hidden; DeepSeek's first_k_dense_replace).")
                   .at_most(1e5));

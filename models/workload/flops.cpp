@@ -10,9 +10,10 @@ namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// Forward attention-core FLOPs per token per layer: QK^T and AV, full square.
+// Forward attention-core FLOPs per token per layer: QK^T and AV, full square (MLA: the qk and v
+// head widths, attention_head_width).
 double attention_core_forward(const ModelSpec& m) {
-  return 4.0 * d(m.heads) * d(head_dim(m)) * d(m.seq_length);
+  return 4.0 * d(m.heads) * d(attention_head_width(m)) * d(m.seq_length);
 }
 
 }  // namespace

@@ -270,6 +270,29 @@ bool eager_pytorch(const JobSpec& job) {
 
 bool eager_llama(const JobSpec& job) { return is_swiglu(job.model) && eager_pytorch(job); }
 
+// Multi-head latent attention's projections (MlaSpec; Megatron-core MLASelfAttention): the
+// down-projections of Q (when q_lora_rank > 0) and of K/V (latent + shared rotary key) run
+// unsplit on the layer's T tokens (built duplicated over TP), each latent through its RMSNorm,
+// then the column-parallel up-projections, which the TP overlap models see as the layer's QKV.
+namespace {
+void add_mla_projections(std::vector<Step>& st, const ModelSpec& m, int64_t T, int64_t t) {
+  const MlaSpec& a = m.mla;
+  const int64_t h = m.hidden, H = m.heads, qk = mla_qk_head_dim(m);
+  if (a.q_lora_rank > 0) {
+    st.push_back({gemm("q_down", T, a.q_lora_rank, h), "q_down.dgrad", "q_down.wgrad"});
+    st.push_back({elementwise("q_norm", 4 * T * a.q_lora_rank), "q_norm.bwd", {}});
+    st.push_back({gemm("qkv", T, H * qk / t, a.q_lora_rank), "qkv.dgrad", "qkv.wgrad"});
+  } else {
+    st.push_back({gemm("qkv", T, H * qk / t, h), "qkv.dgrad", "qkv.wgrad"});
+  }
+  st.push_back(
+      {gemm("kv_down", T, a.kv_lora_rank + a.qk_rope_head_dim, h), "kv_down.dgrad", "kv_down.wgrad"});
+  st.push_back({elementwise("kv_norm", 4 * T * a.kv_lora_rank), "kv_norm.bwd", {}});
+  st.push_back({gemm("qkv", T, H * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank), "qkv.dgrad",
+                "qkv.wgrad"});
+}
+}  // namespace
+
 LayerOps transformer_layer_ops(const JobSpec& job) {
   const ModelSpec& m = job.model;
   const Dims x = dims(job);
@@ -281,14 +304,21 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   std::vector<Step> st;
   st.push_back({elementwise("input_norm", 4 * X), "input_norm.bwd", {}});
   const int64_t q = q_dim(m);
-  st.push_back({gemm("qkv", T, (q + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
+  // Elements of Q and K the rotary embedding turns: MLA rotates only its rope part, the key's
+  // shared by every head (not split by TP).
+  const int64_t qk = is_mla(m) ? T * (m.heads * m.mla.qk_rope_head_dim / t + m.mla.qk_rope_head_dim)
+                               : T * (q + kv_dim(m)) / t;
+  if (is_mla(m)) {
+    add_mla_projections(st, m, T, t);
+  } else {
+    st.push_back({gemm("qkv", T, (q + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
+  }
   if (rotary_positions(m) && !eager_pytorch(job)) {
     // Fused rotary embedding: one kernel reads Q and K and writes them rotated (2 + 2 bytes per
     // element), its backward the same for their gradients: Transformer Engine's
     // fused_rope_forward / _backward, applied to Q and K out of place (Megatron-core
     // apply_rotary_pos_emb with apply_rope_fusion), and the Triton kernel torch.compile makes
     // of the rotation. Eager PyTorch's complex fp32 version is add_eager_rope below.
-    const int64_t qk = T * (q + kv_dim(m)) / t;
     st.push_back({elementwise("rope", 4 * qk), "rope.bwd", {}, 4 * qk});
   }
   if (job.attention == "unfused") {
@@ -298,15 +328,17 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     // writes and stores a 1-byte mask (5 B/element). Backward: softmax reads probabilities
     // and gradient and writes the gradient (6 B), dropout reads gradient and mask and writes
     // (5 B).
-    const int64_t heads = m.heads / t, d = head_dim(m), sq = x.s / x.c, skv = x.s;
+    // Q.K over the qk head width, the context over the v width (both head_dim without MLA)
+    const int64_t heads = m.heads / t, sq = x.s / x.c, skv = x.s;
+    const int64_t dqk = is_mla(m) ? mla_qk_head_dim(m) : head_dim(m), dv = is_mla(m) ? m.mla.v_head_dim : dqk;
     const int64_t probs = x.b * heads * sq * skv;
-    st.push_back({gemm("attn_core.scores", sq, skv, d, x.b * heads), "attn_core.scores.dgrad",
+    st.push_back({gemm("attn_core.scores", sq, skv, dqk, x.b * heads), "attn_core.scores.dgrad",
                   "attn_core.scores.wgrad"});
     st.push_back({elementwise("attn_core.softmax", 4 * probs), "attn_core.softmax.bwd", {}, 6 * probs});
     if (has_dropout(m)) {
       st.push_back({elementwise("attn_core.dropout", 5 * probs), "attn_core.dropout.bwd", {}, 5 * probs});
     }
-    st.push_back({gemm("attn_core.context", sq, d, skv, x.b * heads), "attn_core.context.dgrad",
+    st.push_back({gemm("attn_core.context", sq, dv, skv, x.b * heads), "attn_core.context.dgrad",
                   "attn_core.context.wgrad"});
   } else {
     Op attn;
@@ -316,11 +348,11 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     attn.heads = m.heads / t;
     attn.seq_q = x.s / x.c;
     attn.seq_kv = x.s;
-    attn.head_dim = head_dim(m);
+    attn.head_dim = attention_head_width(m);
     attn.causal = true;
     st.push_back({attn, "attention.bwd", {}});
   }
-  st.push_back({gemm("proj", T, h, q / t), "proj.dgrad", "proj.wgrad"});
+  st.push_back({gemm("proj", T, h, attention_out_dim(m) / t), "proj.dgrad", "proj.wgrad"});
   st.push_back({elementwise("attn_residual", residual_bytes), "attn_residual.bwd", {}});
   st.push_back({elementwise("mlp_norm", 4 * X), "mlp_norm.bwd", {}});
 
@@ -363,7 +395,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   if (is_fp8(job)) to_fp8(st, microbatches(job), job.precision);
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
   if (eager_llama(job)) to_eager_llama(st, parse_stack(job.stack) != Stack::pytorch);
-  if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, T * (q + kv_dim(m)) / t);
+  if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, qk);
   return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
 }
 

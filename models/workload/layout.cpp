@@ -144,6 +144,38 @@ int64_t layers_per_chunk(const JobSpec& job) {
 
 namespace {
 
+// Multi-head latent attention's widths: all of them with kv_lora_rank, none without; its heads
+// carry their own widths and share no KV heads.
+void check_mla(Errors& err, const ModelSpec& m) {
+  const std::string M = kModel, A = M + "mla.";
+  const MlaSpec& a = m.mla;
+  const std::pair<const char*, int64_t> fields[] = {{"q_lora_rank", a.q_lora_rank},
+                                                    {"kv_lora_rank", a.kv_lora_rank},
+                                                    {"qk_nope_head_dim", a.qk_nope_head_dim},
+                                                    {"qk_rope_head_dim", a.qk_rope_head_dim},
+                                                    {"v_head_dim", a.v_head_dim}};
+  for (const auto& [name, value] : fields) {
+    if (value < 0) err.add() << A << name << " = " << value << " must be >= 0";
+  }
+  if (a.kv_lora_rank <= 0) {
+    for (const auto& [name, value] : fields) {
+      if (value > 0) err.add() << A << name << " = " << value << " needs " << A << "kv_lora_rank > 0";
+    }
+    return;
+  }
+  if (a.qk_nope_head_dim <= 0)
+    err.add() << A << "qk_nope_head_dim = " << a.qk_nope_head_dim << " must be > 0";
+  if (a.v_head_dim <= 0) err.add() << A << "v_head_dim = " << a.v_head_dim << " must be > 0";
+  if (m.head_dim != 0) {
+    err.add() << M << "head_dim = " << m.head_dim << " must be 0 with " << A
+              << "kv_lora_rank (latent attention sets its own head widths)";
+  }
+  if (m.kv_heads != 0 && m.kv_heads != m.heads) {
+    err.add() << M << "kv_heads = " << m.kv_heads << " must be 0 or " << M << "heads = " << m.heads
+              << " with " << A << "kv_lora_rank (every head has its own K and V)";
+  }
+}
+
 // The model's own fields.
 void check_model(Errors& err, const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -160,9 +192,10 @@ void check_model(Errors& err, const JobSpec& job) {
     err.add() << M << "activation = \"" << m.activation << "\" must be gelu or swiglu";
   }
   if (m.head_dim < 0) err.add() << M << "head_dim = " << m.head_dim << " must be >= 0";
-  if (m.head_dim == 0) divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
+  if (m.head_dim == 0 && !is_mla(m)) divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
   if (m.kv_heads > 0) divides(err, M + "kv_heads", m.kv_heads, M + "heads", m.heads);
 
+  check_mla(err, m);
   if (m.moe.experts < 0) err.add() << E << "experts = " << m.moe.experts << " must be >= 0";
   if (m.moe.experts > 0) {
     if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts) {

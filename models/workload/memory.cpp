@@ -51,13 +51,21 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
   ActivationTerms a;
   a.replicated = 2.0 * st.residual_bytes * h + (fp8 ? 2.0 : 4.0) * h + (has_dropout(m) ? 2.0 * h : 0.0);
   a.split = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
+  if (is_mla(m)) {
+    // Q and K of heads x (nope + rope), V and the attention output of heads x v_head_dim; the
+    // two normed latents each saved by its RMSNorm and by its up-projection (FP8 there), not
+    // split by TP (the down-projections are duplicated).
+    const double H = d(m.heads), qk = d(mla_qk_head_dim(m)), v = d(m.mla.v_head_dim);
+    a.split = 4.0 * H * qk + 4.0 * H * v + (fp8 ? H * v : 0.0);
+    a.gathered = (fp8 ? 3.0 : 4.0) * d(m.mla.q_lora_rank + m.mla.kv_lora_rank);
+  }
   if (!is_moe(m)) {
     a.split += mlp_per_width * d(ffn_hidden(m));
   } else {
     const double fe = d(expert_ffn_hidden(m));
     const double routed = m.moe.capacity_factor * d(m.moe.top_k);
     a.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
-    a.gathered = 2.0 * h * routed;
+    a.gathered += 2.0 * h * routed;
   }
   if (flash) {
     a.lse = 4.0 * d(m.heads);
@@ -73,8 +81,9 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
 // exp, and half of the matmul outputs (Q, K, V, projection, MLP in and out).
 double op_level_selective(const ModelSpec& m, const StackMemory& st, const ActivationTerms& a) {
   const double h = d(m.hidden);
-  const double q = d(q_dim(m));
-  const double kv = d(kv_dim(m));
+  // Q's width, and half of K + V's (MLA: heads x (nope + rope), heads x (qk + v) / 2)
+  const double q = d(is_mla(m) ? int64_t{m.heads} * mla_qk_head_dim(m) : q_dim(m));
+  const double kv = d(kv_elements(m)) / 2.0;
   const double mlp_out =
       is_moe(m) ? (a.split - 8.0 * q - 4.0 * kv) * 2.0 / 3.0 : (is_swiglu(m) ? 4.0 : 2.0) * d(ffn_hidden(m));
   const double matmul_outputs = 2.0 * q + 4.0 * kv + 2.0 * h + mlp_out + 2.0 * h;

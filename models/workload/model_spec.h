@@ -41,6 +41,22 @@ struct MoeSpec {
   int dense_layers = 0;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; Megatron-core MLASelfAttention, the
+// Hugging Face config's fields of the same names): Q comes from a down-projection to q_lora_rank,
+// normed, and an up-projection to heads x (qk_nope_head_dim + qk_rope_head_dim) (a direct
+// projection when q_lora_rank is 0); K and V from one down-projection to kv_lora_rank +
+// qk_rope_head_dim (the rotary key shared by every head), the latent normed and up-projected to
+// heads x (qk_nope_head_dim + v_head_dim); the attention runs on heads of qk_nope + qk_rope for
+// Q.K and v_head_dim for V, and the output projection maps heads x v_head_dim back to hidden.
+// The down-projections are not split by TP (Megatron builds them duplicated).
+struct MlaSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;  // 0 = no latent attention
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
 struct ModelSpec {
   std::string preset = "none";  // training_job.model.preset the fields came from (scenario/model_presets.h)
   int layers = 0;
@@ -65,6 +81,7 @@ struct ModelSpec {
   // rope with swiglu.
   std::string position_embedding = "auto";
   MoeSpec moe;
+  MlaSpec mla;
 };
 
 struct ParallelSpec {
@@ -183,6 +200,31 @@ inline int64_t head_dim(const ModelSpec& m) {
 // the hidden size unless model.head_dim says otherwise.
 inline int64_t q_dim(const ModelSpec& m) { return static_cast<int64_t>(m.heads) * head_dim(m); }
 inline int64_t kv_dim(const ModelSpec& m) { return kv_heads(m) * head_dim(m); }
+
+// Multi-head latent attention (MlaSpec) and the widths its layers see.
+inline bool is_mla(const ModelSpec& m) { return m.mla.kv_lora_rank > 0; }
+inline int64_t mla_qk_head_dim(const ModelSpec& m) { return m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim; }
+// Width of the attention output the projection reads: heads x v_head_dim with MLA, else q_dim.
+inline int64_t attention_out_dim(const ModelSpec& m) {
+  return is_mla(m) ? int64_t{m.heads} * m.mla.v_head_dim : q_dim(m);
+}
+// K and V elements per token (all heads): 2 kv_dim, or heads x (qk + v head widths) with MLA.
+inline int64_t kv_elements(const ModelSpec& m) {
+  return is_mla(m) ? int64_t{m.heads} * (mla_qk_head_dim(m) + m.mla.v_head_dim) : 2 * kv_dim(m);
+}
+// One head's width as the attention kernel's FLOPs see it: QK^T over the qk width and AV over
+// the v width, 2 (qk + v) per query-key pair, i.e. head_dim where both are head_dim.
+inline int64_t attention_head_width(const ModelSpec& m) {
+  return is_mla(m) ? (mla_qk_head_dim(m) + m.mla.v_head_dim) / 2 : head_dim(m);
+}
+// MLA's weight matrices per layer: Q (down + up, or direct), KV down and up.
+inline int64_t mla_qkv_weights(const ModelSpec& m) {
+  const MlaSpec& a = m.mla;
+  const int64_t h = m.hidden, H = m.heads, qk = mla_qk_head_dim(m);
+  const int64_t q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * H * qk : h * H * qk;
+  return q + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+         a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim);
+}
 
 inline int64_t ffn_hidden(const ModelSpec& m) {
   if (m.ffn_hidden > 0) return m.ffn_hidden;

@@ -14,6 +14,9 @@ LayerParameters layer_parameters(const ModelSpec& m) {
   const int64_t kv = kv_dim(m);
   LayerParameters p;
   p.attention = h * (q + 2 * kv) + q * h + (has_biases(m) ? q + 2 * kv + h : 0);
+  if (is_mla(m)) {  // the latent projections, their two RMSNorms, the output projection
+    p.attention = mla_qkv_weights(m) + m.mla.q_lora_rank + m.mla.kv_lora_rank + attention_out_dim(m) * h;
+  }
   p.norms = 2 * norm_params(m);
   if (is_moe(m)) {
     p.router = h * m.moe.experts;
@@ -46,7 +49,7 @@ ParameterCount count_parameters(const ModelSpec& m) {
   // Weight matrices only: attention projections, active MLP matrices, router, logits.
   const int64_t q = q_dim(m);
   const int64_t kv = kv_dim(m);
-  const int64_t attn = h * (q + 2 * kv) + q * h;
+  const int64_t attn = is_mla(m) ? mla_qkv_weights(m) + attention_out_dim(m) * h : h * (q + 2 * kv) + q * h;
   int64_t mlp = mlp_matrices(m) * h * ffn_hidden(m);
   int64_t router = 0;
   if (is_moe(m)) {

@@ -33,8 +33,9 @@ Zero3Plan zero3_plan(const JobSpec& job) {
     double weight, bias;
   };
   const bool bias = has_biases(m);
-  const Linear linears[] = {{h * (q + 2.0 * kv), bias ? q + 2.0 * kv : 0.0},
-                            {q * h, bias ? h : 0.0},
+  const double qkv = is_mla(m) ? d(mla_qkv_weights(m)) : h * (q + 2.0 * kv);
+  const Linear linears[] = {{qkv, bias ? q + 2.0 * kv : 0.0},
+                            {d(attention_out_dim(m)) * h, bias ? h : 0.0},
                             {experts * h * mlp_in_width, bias ? experts * mlp_in_width : 0.0},
                             {experts * f * h, bias ? experts * h : 0.0}};
   double params = 0.0, weights = 0.0;

@@ -74,6 +74,7 @@ _HF_GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen
              "phi3", "olmo", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "cohere",
              "glm4_moe"}
 _HF_PLAIN = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "gpt_bigcode", "mpt", "starcoder2", "phi"}
+_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect on step time or memory
     "architectures", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "transformers_version",
     "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
@@ -82,9 +83,22 @@ _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect o
     "sliding_window", "tie_word_embeddings", "max_position_embeddings", "head_dim", "num_hidden_layers",
     "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "vocab_size",
     "num_local_experts", "num_experts_per_tok", "num_experts", "moe_intermediate_size", "n_routed_experts",
-    "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "n_embd", "n_layer", "n_head", "n_inner",
+    "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", *_MLA_FIELDS,
+    "n_embd", "n_layer", "n_head", "n_inner",
     "n_positions", "ffn_hidden_size", "activation_function", "resid_pdrop", "embd_pdrop", "attn_pdrop",
     "hidden_dropout", "dropout"}
+
+
+def _mla_fields(cfg: dict, where: str) -> dict[str, int]:
+    """training_job.model.mla from the fields of the same names (Hugging Face config.json, NeMo /
+    Megatron-Bridge model config); q_lora_rank null or absent is a direct Q projection (0)."""
+    out = {"q_lora_rank": int(cfg.get("q_lora_rank") or 0)}
+    for name in _MLA_FIELDS[1:]:
+        if not cfg.get(name):
+            raise ValueError(f"{where}: {name} missing: multi-head latent attention needs kv_lora_rank, "
+                             "qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+        out[name] = int(cfg[name])
+    return out
 
 
 def _leading_dense_layers(value: str | None) -> int | None:
@@ -130,10 +144,10 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
     }
     if cfg.get("num_key_value_heads"):
         model["kv_heads"] = int(cfg["num_key_value_heads"])
-    if mtype in ("deepseek_v2", "deepseek_v3") or cfg.get("kv_lora_rank"):
-        raise ValueError(f"{where}: model_type {mtype!r} uses multi-head latent attention, which the twin does not "
-                         "model; give the MoE shape as training_job.model keys if an approximation will do")
-    if cfg.get("head_dim") and int(cfg["head_dim"]) * model["heads"] != model["hidden"]:
+    if cfg.get("kv_lora_rank"):  # DeepSeek-V2/V3, Kimi K2: multi-head latent attention
+        model["mla"] = _mla_fields(cfg, where)
+        model.pop("kv_heads", None)  # every head has its own K and V (the config repeats the head count)
+    if cfg.get("head_dim") and "mla" not in model and int(cfg["head_dim"]) * model["heads"] != model["hidden"]:
         model["head_dim"] = int(cfg["head_dim"])  # Qwen3, Gemma: attention wider than the residual stream
     gated = mtype in _HF_GATED or (mtype not in _HF_PLAIN and str(cfg.get("hidden_act", "")) in ("silu", "swish"))
     model["activation"] = "swiglu" if gated else "gelu"
@@ -167,6 +181,9 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
                          f"{moe['shared_experts']} shared expert(s) of width {moe['expert_ffn_hidden']}")
         if cfg.get("first_k_dense_replace"):  # DeepSeek-V2/V3, GLM-4.5, Kimi K2: leading dense layers
             moe["dense_layers"] = int(cfg["first_k_dense_replace"])
+        if cfg.get("moe_layer_freq", 1) != 1:  # DeepSeek's config: 1 = every layer after them is MoE
+            unmapped.append(f"moe_layer_freq = {cfg['moe_layer_freq']}: only every layer after the leading dense "
+                            "ones as MoE (1) is modelled")
         model["moe"] = moe
     if cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
         unmapped.append(f"sliding_window = {cfg['sliding_window']}: attention is modelled over the full sequence")
@@ -211,6 +228,11 @@ _MEGATRON_VALUE = {
     "--num-experts": ("training_job.model.moe.experts", int),
     "--moe-router-topk": ("training_job.model.moe.top_k", int),
     "--moe-ffn-hidden-size": ("training_job.model.moe.expert_ffn_hidden", int),
+    "--q-lora-rank": ("training_job.model.mla.q_lora_rank", int),
+    "--kv-lora-rank": ("training_job.model.mla.kv_lora_rank", int),
+    "--qk-head-dim": ("training_job.model.mla.qk_nope_head_dim", int),
+    "--qk-pos-emb-head-dim": ("training_job.model.mla.qk_rope_head_dim", int),
+    "--v-head-dim": ("training_job.model.mla.v_head_dim", int),
     "--tensor-model-parallel-size": ("training_job.parallelism.tensor_parallel", int),
     "--pipeline-model-parallel-size": ("training_job.parallelism.pipeline_parallel", int),
     "--virtual-pipeline-model-parallel-size": ("training_job.parallelism.virtual_pipeline", int),
@@ -331,6 +353,8 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
                                 "layer unless --recompute-num-layers)")
         elif flag == "--moe-shared-expert-intermediate-size":
             given["_shared_width"] = int(value)
+        elif flag == "--multi-latent-attention":
+            given["_latent"] = True
         elif flag == "--moe-layer-freq":
             dense = _leading_dense_layers(value)
             if dense is None:
@@ -361,6 +385,10 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     if "training_job.model.vocab" not in given:
         _guess_vocab(given, notes, "no --vocab-size/--padded-vocab-size (the tokenizer decides it)")
     _cross_entropy(given.pop("_ce_fusion", False), given.pop("_ce_impl", None), given, notes)
+    if given.pop("_latent", False):  # the MLA widths from their flags; no query groups
+        mla = {k.rsplit(".", 1)[1]: v for k, v in given.items() if k.startswith("training_job.model.mla.")}
+        _mla_fields(mla, "Megatron arguments: --multi-latent-attention")
+        given.pop("training_job.model.kv_heads", None)
     shared = given.pop("_shared_width", None)
     if shared:
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")
@@ -437,7 +465,8 @@ _NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
 _NEMO_READ = {
     "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
     "recompute_method", "activations_checkpoint_method", "fp8", "fp8_recipe", "fp8_e4m3", "fp8_hybrid",
-    "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "mcore_gpt",
+    "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "q_lora_rank", "qk_head_dim",
+    "qk_pos_emb_head_dim", "v_head_dim", "mcore_gpt",
     "use_distributed_optimizer", "name", "precision", "num_nodes", "devices", "transformer_engine",
     "use_flash_attention", "attention_backend", "bf16", "fp16", "mixed_precision", "fp8_wgrad", "fsdp",
     "cross_entropy_loss_fusion", "cross_entropy_fusion_impl"}
@@ -509,9 +538,7 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     model = sections.get("model")
     if not isinstance(model, dict) or "num_layers" not in model:
         raise ValueError(f"{where}: no model.num_layers; not a NeMo / Megatron-Bridge GPT training config")
-    if model.get("multi_latent_attention") or model.get("kv_lora_rank"):
-        raise ValueError(f"{where}: model.multi_latent_attention: multi-head latent attention (DeepSeek) is not "
-                         "modelled; give the MoE shape as training_job.model keys if an approximation will do")
+    latent = bool(model.get("multi_latent_attention") or model.get("kv_lora_rank"))
     unmapped: list[str] = []
     notes: list[str] = []
     given: dict[str, Any] = {}
@@ -540,6 +567,17 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     _nemo_cross_entropy(sections, given, notes, unmapped)
     root = doc["training"] if isinstance(doc.get("training"), dict) and "model" in doc["training"] else doc
     _nemo_precision(sections, root.get("mixed_precision"), given, notes, unmapped)
+    if latent:  # Megatron-core's MLATransformerConfig names
+        mla: dict[str, Any] = {}
+        for twin, name in (("q_lora_rank", "q_lora_rank"), ("kv_lora_rank", "kv_lora_rank"),
+                           ("qk_nope_head_dim", "qk_head_dim"), ("qk_rope_head_dim", "qk_pos_emb_head_dim"),
+                           ("v_head_dim", "v_head_dim")):
+            ok, v = field(f"model.{name}")
+            if ok and v is not None:
+                used.add(f"model.{name}")
+                mla[twin] = v
+        given["training_job.model.mla"] = _mla_fields(mla, f"{where}: model (multi-head latent attention)")
+        given.pop("training_job.model.kv_heads", None)
     ok, shared = field("model.moe_shared_expert_intermediate_size")
     if ok and given.get("training_job.model.moe.experts"):
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")

@@ -60,14 +60,18 @@ def test_docs_table_lists_every_preset_with_its_values():
     presets = {p["name"]: p for p in json.loads(_core.model_presets())}
     with open(os.path.join(ROOT, "docs", "presets.md")) as f:
         rows = [line.split("|")[1:-1] for line in f
-                if re.match(r"\| [a-z0-9.]+-[0-9x.]+b(-a[0-9]+b)? \|", line)]
+                if re.match(r"\| [a-z0-9.]+-([0-9x.]+b(-a[0-9]+b)?|v[0-9]+) \|", line)]
     assert {r[0].strip() for r in rows} == set(presets)
     for r in rows:
         cells = [c.strip() for c in r]
         m = presets[cells[0]]["model"]
         assert [int(cells[1]), int(cells[2]), int(cells[3])] == [m["layers"], m["hidden"], m["heads"]], cells[0]
         assert int(cells[4]) == m.get("kv_heads", m["heads"]), cells[0]
-        assert int(cells[5]) == m.get("head_dim", m["hidden"] // m["heads"]), cells[0]
+        if "mla" in m:  # latent attention: the Q/K head over the V head
+            a = m["mla"]
+            assert cells[5] == f"{a['qk_nope_head_dim'] + a['qk_rope_head_dim']}/{a['v_head_dim']}", cells[0]
+        else:
+            assert int(cells[5]) == m.get("head_dim", m["hidden"] // m["heads"]), cells[0]
         ffn = m["moe"].get("expert_ffn_hidden", m["ffn_hidden"]) if "moe" in m else m["ffn_hidden"]
         assert int(cells[6]) == ffn, cells[0]
         assert cells[7] == m["activation"] and int(cells[8]) == m["vocab"] and int(cells[9]) == m["seq_length"]
@@ -146,6 +150,42 @@ def test_leading_dense_layers_are_modelled_in_every_mode():
     every_other = ct.from_megatron_args(args + " --moe-layer-freq 2")
     assert "dense_layers" not in every_other["training_job"]["model"]["moe"]
     assert any(u.startswith("--moe-layer-freq 2") for u in every_other.unmapped)
+
+
+def test_latent_attention_is_modelled_in_every_mode():
+    # DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3), cut to 6 layers and 32 experts
+    ds = {"model_type": "deepseek_v3", "num_hidden_layers": 6, "hidden_size": 7168, "num_attention_heads": 128,
+          "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+          "n_routed_experts": 32, "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 1,
+          "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+          "v_head_dim": 128, "vocab_size": 129280, "hidden_act": "silu", "tie_word_embeddings": False}
+    sc = ct.from_hf_config(ds, seq_length=4096)
+    m = sc["training_job"]["model"]
+    assert m["mla"] == {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                        "v_head_dim": 128}
+    assert "kv_heads" not in m and not any(u.split(" ")[0] in ("kv_lora_rank", "v_head_dim") for u in sc.unmapped)
+    over = {"training_job.parallelism.tensor_parallel": 1, "training_job.parallelism.data_parallel": 64,
+            "training_job.parallelism.expert_parallel": 8, "training_job.global_batch_size": 64}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        base, wide = (ct.run(sc, overrides={**o, "training_job.model.mla.v_head_dim": v}).report for v in (128, 192))
+        # V's up-projection and the output projection widen by 128 heads x 64 per layer
+        assert wide["model"]["parameters"] - base["model"]["parameters"] == 6 * (512 * 128 * 64 + 128 * 64 * 7168)
+        assert wide["step_time_s"] > base["step_time_s"]
+        assert wide["memory"]["activations_bytes"] > base["memory"]["activations_bytes"]
+    for key, value, match in (("training_job.model.head_dim", 128, "training_job.model.head_dim = 128 must be 0"),
+                              ("training_job.model.kv_heads", 8, "training_job.model.kv_heads = 8 must be 0 or"),
+                              ("training_job.model.mla.v_head_dim", 0, "training_job.model.mla.v_head_dim = 0")):
+        with pytest.raises(ct.ScenarioError, match=match):
+            ct.run(sc, overrides={**over, key: value})
+    with pytest.raises(ct.ScenarioError, match="needs training_job.model.mla.kv_lora_rank > 0"):
+        ct.run(sc, overrides={**over, "training_job.model.mla.kv_lora_rank": 0})
+    # Megatron's flags name the same widths
+    meg = ct.from_megatron_args("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+                                "--multi-latent-attention --q-lora-rank 256 --kv-lora-rank 128 --qk-head-dim 64 "
+                                "--qk-pos-emb-head-dim 32 --v-head-dim 64 --micro-batch-size 1 "
+                                "--global-batch-size 64")
+    assert meg["training_job"]["model"]["mla"]["kv_lora_rank"] == 128 and meg.unmapped == []
 
 
 def test_hf_moe_unmapped_fields_and_refusals():

@@ -348,8 +348,8 @@ TEST(Loader, EveryPresetLoadsAndBadPresetsSayWhy) {
   json doc = minimal();
   doc["training_job"]["model"]["preset"] = "llama9";
   EXPECT_TRUE(has_problem(doc, "training_job.model.preset: got 'llama9'", "llama3-8b"));
-  doc["training_job"]["model"]["preset"] = "deepseek-v3";
-  EXPECT_TRUE(has_problem(doc, "training_job.model.preset", "latent attention"));
+  doc["training_job"]["model"]["preset"] = "deepseek-v2";
+  EXPECT_TRUE(has_problem(doc, "training_job.model.preset", "model keys (mla, moe with dense_layers)"));
   doc["training_job"]["model"]["preset"] = 7;
   EXPECT_TRUE(has_problem(doc, "training_job.model.preset: got 7", "expected one of"));
   EXPECT_EQ(problems_of(doc).size(), 1u);  // reported once, and the model keys it would fill are given

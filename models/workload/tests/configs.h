@@ -108,6 +108,32 @@ inline ModelSpec glm45_air() {
   return m;
 }
 
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json): 61 layers, the first 3 dense (18432), then
+// 256 routed experts of 2048, 8 per token, one shared; multi-head latent attention with 128
+// heads (q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v 128) over hidden
+// 7168; vocabulary 129280, untied. Its MTP module (num_nextn_predict_layers) is not trained here.
+inline ModelSpec deepseek_v3() {
+  ModelSpec m = qwen3_32b();
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 0;
+  m.head_dim = 0;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.shared_experts = 1;
+  m.moe.dense_layers = 3;
+  m.mla.q_lora_rank = 1536;
+  m.mla.kv_lora_rank = 512;
+  m.mla.qk_nope_head_dim = 128;
+  m.mla.qk_rope_head_dim = 64;
+  m.mla.v_head_dim = 128;
+  return m;
+}
+
 // GPT-3 175B on 1536 GPUs as in DESIGN.md's default scenario: TP 8, PP 8, DP 24.
 inline JobSpec gpt3_job() {
   JobSpec j;

@@ -32,12 +32,15 @@ IterationFlops iteration_flops(const JobSpec& j) {
       double{1.0} * j.parallelism.tensor_parallel * j.parallelism.context_parallel;
   const double replicas_x_micro =
       static_cast<double>(j.parallelism.data_parallel) * static_cast<double>(microbatches(j));
-  const double l = j.model.layers;
-  const double per_micro =
-      l * (layer.forward_flops() + layer.backward_flops()) + out.forward_flops() + out.backward_flops();
+  const double k = static_cast<double>(dense_layers(j.model)), l = j.model.layers - k;
+  const LayerOps dense = transformer_layer_ops(dense_layer_job(j));  // an MoE model's leading ones
+  const double per_micro = l * (layer.forward_flops() + layer.backward_flops()) +
+                           k * (dense.forward_flops() + dense.backward_flops()) + out.forward_flops() +
+                           out.backward_flops();
   IterationFlops f;
   f.model = per_micro * ranks_per_replica * replicas_x_micro;
-  f.hardware = f.model + l * layer.recompute_flops() * ranks_per_replica * replicas_x_micro;
+  f.hardware = f.model + (l * layer.recompute_flops() + k * dense.recompute_flops()) * ranks_per_replica *
+                             replicas_x_micro;
   return f;
 }
 
@@ -127,6 +130,32 @@ TEST(LayerOps, GqaSwigluShapes) {
   EXPECT_EQ(attn.seq_kv, 4096);
   const IterationFlops f = iteration_flops(j);
   EXPECT_NEAR(f.model, model_flops_per_iteration(j), 1e-9 * f.model);
+}
+
+// DeepSeek-V3's layer: latent attention's projections (the down-projections unsplit by TP,
+// the up-projections and the output projection split), attention over heads of 192 for Q.K
+// and 128 for V, and its 3 leading dense layers. On one TP rank the per-op sum over the
+// iteration is the model FLOPs (6 x matmul parameters + attention), exactly.
+TEST(LayerOps, LatentAttentionShapesAndFlops) {
+  JobSpec j;
+  j.model = testing::deepseek_v3();
+  j.model.seq_length = 4096;
+  j.parallelism.expert_parallel = 8;
+  j.parallelism.data_parallel = 8;
+  j.global_batch_size = 16;
+  const IterationFlops f = iteration_flops(j);
+  EXPECT_NEAR(f.model, model_flops_per_iteration(j), 1e-9 * f.model);
+  j.parallelism.tensor_parallel = 2;
+  j.parallelism.data_parallel = 4;
+  const LayerOps ops = transformer_layer_ops(j);
+  EXPECT_EQ(find(ops.forward, "q_down").n, 1536);
+  EXPECT_EQ(find(ops.forward, "kv_down").n, 512 + 64);
+  EXPECT_EQ(find(ops.forward, "qkv").n, 128 * 192 / 2);  // Q's up-projection, then K/V's
+  EXPECT_EQ(find(ops.forward, "proj").k, 128 * 128 / 2);
+  const Op& attn = find(ops.forward, "attention");
+  EXPECT_EQ(attn.heads, 64);
+  EXPECT_EQ(attn.head_dim, (192 + 128) / 2);
+  EXPECT_EQ(find(ops.forward, "rope").bytes, 4LL * 4096 * (64 * 64 + 64));
 }
 
 TEST(LayerOps, MoeExpertGemms) {

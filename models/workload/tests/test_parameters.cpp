@@ -91,6 +91,23 @@ TEST(Parameters, LeadingDenseLayersHaveADenseMlp) {
   }
 }
 
+// Multi-head latent attention: DeepSeek-V3's card gives 671B parameters in total and 37B
+// activated per token (its released weights add a 14B MTP module). The attention of one layer
+// is the five projections and the two latent norms, summed from the config.
+TEST(Parameters, LatentAttentionCountsItsProjections) {
+  const ModelSpec m = testing::deepseek_v3();
+  const ParameterCount c = count_parameters(m);
+  EXPECT_EQ(c.layer.attention, 7168LL * 1536 + 1536LL * 128 * 192 + 7168LL * 576 + 512LL * 128 * 256 +
+                                   128LL * 128 * 7168 + 1536 + 512);
+  EXPECT_NEAR(static_cast<double>(c.total) / 671e9, 1.0, 0.005);
+  EXPECT_NEAR(static_cast<double>(c.active) / 37e9, 1.0, 0.02);
+  // Without the Q latent, Q is projected directly: h x heads x 192 in place of the two.
+  ModelSpec direct = m;
+  direct.mla.q_lora_rank = 0;
+  EXPECT_EQ(c.layer.attention - count_parameters(direct).layer.attention,
+            7168LL * 1536 + 1536LL * 128 * 192 + 1536 - 7168LL * 128 * 192);
+}
+
 TEST(Parameters, SharedExpertsAreAlwaysActive) {
   ModelSpec m = mixtral_8x7b();
   m.moe.shared_experts = 1;
