@@ -361,6 +361,13 @@ def _vocab(row: dict) -> int | None:
     return next((v for prefix, v in _FAMILY_VOCAB.items() if row["model"].startswith(prefix)), None)
 
 
+# Rows whose shape is a model preset of the twin (models/scenario/model_presets.cpp): Megatron-
+# Bridge's DeepSeek-V3 rows say "w/o MTP", as the preset trains it; their notes say the routing
+# was force-balanced and dropless, as the twin's expert GEMMs assume (capacity factor 1).
+_PRESET_ROWS = ("DeepSeekV3 (w/o MTP)",)
+_ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3"}
+
+
 def _perf_reason(row: dict, quantity: str) -> str | None:
     if quantity == "TFLOP/s per GPU":
         if "performance_long_sequence" not in row["source"]:
@@ -372,6 +379,8 @@ def _perf_reason(row: dict, quantity: str) -> str | None:
                     "the layout is ambiguous")
     if row["gpu"] not in _GPUS:
         return f"GPU {row['gpu']} is not in the catalog"
+    if row["model"].startswith(_PRESET_ROWS):  # the shape from the twin's preset of the model
+        return None
     if row.get("layers") is None or row.get("hidden") is None:
         return "the model shape is not in the row"
     if quantity == "layer ms":
@@ -403,10 +412,13 @@ def _perf_scenario(row: dict, mode: str):
     fsdp = (row.get("fsdp") or 0) > 1 or torchtitan  # torchtitan always shards with FSDP2 (over DP x CP)
     recompute = str(row.get("recompute") or "none").split(" ")[0]
     recompute = recompute if recompute in ("none", "selective", "full") else "none"
-    model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"],
-             "kv_heads": row.get("kv_heads") or 0, "ffn_hidden": row.get("ffn_hidden") or 0,
-             "activation": "swiglu" if "llama" in row["model"].lower() else "gelu", "vocab": _vocab(row),
-             "tied_embeddings": False, "seq_length": row["seq_length"]}
+    if row["model"] in _ROW_PRESET:
+        model = {"preset": _ROW_PRESET[row["model"]], "seq_length": row["seq_length"]}
+    else:
+        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"],
+                 "kv_heads": row.get("kv_heads") or 0, "ffn_hidden": row.get("ffn_hidden") or 0,
+                 "activation": "swiglu" if "llama" in row["model"].lower() else "gelu", "vocab": _vocab(row),
+                 "tied_embeddings": False, "seq_length": row["seq_length"]}
     if row["model"].startswith("Nemotron-"):
         model["dropout"] = "no"  # NeMo's Nemotron recipes: hidden and attention dropout 0 (squared-ReLU MLP, 2 GEMMs as gelu)
     mb = row.get("micro_batch") or 1
@@ -420,6 +432,10 @@ def _perf_scenario(row: dict, mode: str):
         vp = 2
     par = {"tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp, "data_parallel": dp,
            "virtual_pipeline": vp, "zero_stage": 3 if fsdp else 1}
+    if (row.get("ep") or 1) > 1:
+        # Megatron-Bridge's MoE recipes fold experts below TP (expert_tensor_parallel_size=1,
+        # scripts/performance/configs/deepseek/workload_base_configs.py at 5a7e66e)
+        par.update({"expert_parallel": row["ep"], "expert_tensor_parallel": 1})
     nvidia = _group(row) in ("nemo", "nemo-long-sequence", "megatron-bridge")
     runtime = {"recompute_granularity": recompute,
                "stack": "torchtitan" if torchtitan else "nemo" if nvidia else "megatron-core",
