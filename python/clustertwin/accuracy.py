@@ -294,7 +294,7 @@ _GRAND_TETON_H100 = {"hbm": "96GiB", "hbm_bandwidth": "2.4TB/s", "power_limit": 
 
 _GPUS = {"A100": ("A100-80GB", "200Gbps", 8), "H100": ("H100-SXM", "400Gbps", 8), "B200": ("B200", "400Gbps", 8),
          "H100 (96GB HBM2e, 500W)": ("H100-SXM", "400Gbps", 8), "GB200": ("GB200", "400Gbps", 4),
-         "GB300": ("GB300", "800Gbps", 4)}
+         "GB300": ("GB300", "800Gbps", 4), "B300": ("B300", "800Gbps", 8)}
 
 
 def _perf_rows(mode: str, group: str) -> Iterable[_Case]:
@@ -364,8 +364,13 @@ def _vocab(row: dict) -> int | None:
 # Rows whose shape is a model preset of the twin (models/scenario/model_presets.cpp): Megatron-
 # Bridge's DeepSeek-V3 rows say "w/o MTP", as the preset trains it; their notes say the routing
 # was force-balanced and dropless, as the twin's expert GEMMs assume (capacity factor 1).
-_PRESET_ROWS = ("DeepSeekV3 (w/o MTP)",)
-_ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3"}
+_ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
+               "Qwen3_235B_a22B": "qwen3-235b-a22b"}
+_PRESET_ROWS = tuple(_ROW_PRESET)
+# megatron-bridge-moe rows the twin cannot compute, and why.
+_MOE_NOT_MODELLED = {
+    "GPT OSS 120B": "GPT-OSS's attention sinks and alternating 128-token sliding windows are not modelled",
+    "Kimi_K2": "the Muon optimizer (the table's note) is not modelled, nor is there a Kimi K2 preset"}
 
 
 def _perf_reason(row: dict, quantity: str) -> str | None:
@@ -470,6 +475,19 @@ def _perf_scenario(row: dict, mode: str):
         # 64-GPU NVLink domains joined by InfiniBand.
         cluster["nvlink_domain"] = 64
     return [_scenario(cluster, model, par, mb, gbs, runtime, mode)], lambda report, sc: report["tokens_per_s_per_gpu"]
+
+
+def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
+    """megatron-bridge-moe.json: Megatron-Bridge's MoE rows, each model from the twin's preset,
+    run as the megatron-bridge set runs its rows (_perf_scenario: stack nemo, TE cross entropy,
+    NVL72 racks in 64-GPU NVLink blocks, experts folded below TP)."""
+    for row in _load("megatron-bridge-moe.json")["rows"]:
+        label = f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} EP{row['ep']} PP{row['pp']}"
+        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"])
+        case.reason = _MOE_NOT_MODELLED.get(row["model"])
+        if case.reason is None:
+            case.scenarios, case.predict = _perf_scenario(row, mode)
+        yield case
 
 
 def _group(row: dict) -> str:
@@ -761,6 +779,8 @@ SETS = [
     _SetSpec("nemo-long-sequence", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo-long-sequence"),
              "NeMo 25.04 long-sequence tables: Llama 2 7B FP8 on 4-1,024 H100, 4K-1M tokens with CP (model TFLOP/s)"),
     _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
+    _SetSpec("megatron-bridge-moe", "megatron-bridge-moe.json", _megatron_bridge_moe,
+             "Megatron-Bridge MoE tables (26.06)"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
