@@ -386,6 +386,9 @@ namespace {
 // copy of its activations to the host (offloading).
 struct LayerCosts {
   PassTimes fwd, bwd, rec;
+  // The MLP (MoE) block's share of each pass: from mlp_norm on in forward, up to mlp_norm.bwd in
+  // backward (the attention block is the rest).
+  double fwd_mlp = 0.0, bwd_mlp = 0.0;
   double ep_pass = 0.0, ub_fwd = 0.0, ub_bwd = 0.0, offload_copy = 0.0;
   std::optional<double> async_bwd;
   CpExposed cp;
@@ -405,7 +408,8 @@ struct LayerContext {
   workload::Recompute recompute = workload::Recompute::none;
   TpPass tp;
   bool ub = false;
-  double bwd_comm = 0.0;  // the backward's TP collectives with what its recompute replays
+  double bwd_comm = 0.0;       // the backward's TP collectives with what its recompute replays
+  double nccl_sm_share = 0.0;  // of the GPU's SMs, what NCCL's CTAs take while they overlap compute
 };
 
 LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
@@ -416,6 +420,18 @@ LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
   L.fwd = pass_time(layer.forward, x.compute, kernel);
   L.bwd = pass_time(layer.backward, x.compute, kernel);
   L.rec = pass_time(layer.recompute, x.compute, kernel);
+  auto mlp_share = [&](const std::vector<Op>& ops, std::string_view mark, bool from_mark) {
+    double s = 0.0;
+    bool in = !from_mark;
+    for (const Op& op : ops) {
+      if (from_mark && op.name == mark) in = true;
+      if (in) s += op_time(op, x.compute, kernel);
+      if (!from_mark && op.name == mark) in = false;
+    }
+    return s;
+  };
+  L.fwd_mlp = mlp_share(layer.forward, "mlp_norm", true);
+  L.bwd_mlp = mlp_share(layer.backward, "mlp_norm.bwd", false);
   const std::pair<double, double> ep_cp = ep_cp_pass(job, x.node, x.params, x.nvlink, x.activation);
   L.ep_pass = ep_cp.first;
   L.cp = cp_ring_exposed(job.parallelism.context_parallel, ep_cp.second, L.fwd, L.bwd, L.rec);
@@ -442,8 +458,23 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   auto comm_exposed = [&](double comm, double gemm) {
     return x.params.tp_comm_overlap ? std::max(0.0, comm - gemm) : comm;
   };
+  // The expert dispatch + combine of a pass (half of ep_pass each): alone, or under Megatron's
+  // combined 1F1B schedule (megatron/core/pipeline_parallel/combined_1f1b.py: a forward and a
+  // backward of two micro-batches co-scheduled layer by layer, each layer split into attention,
+  // dispatch, MLP and combine), beside the other micro-batch's sub-module that runs meanwhile:
+  // the forward's dispatch beside the backward's MLP, its combine beside the backward's
+  // attention, the backward's combine beside the forward's attention and its dispatch beside
+  // the forward's MLP. Exposed what outlasts that compute, which loses NCCL's SMs meanwhile.
+  auto beside = [&](double comm, double compute) {
+    return std::max(0.0, comm - compute) + std::min(comm, compute) * x.nccl_sm_share;
+  };
+  const double half = L.ep_pass / 2.0;
+  const double ep_f =
+      x.job.moe_a2a_overlap ? beside(half, L.bwd_mlp) + beside(half, L.bwd.total - L.bwd_mlp) : L.ep_pass;
+  const double ep_b =
+      x.job.moe_a2a_overlap ? beside(half, L.fwd.total - L.fwd_mlp) + beside(half, L.fwd_mlp) : L.ep_pass;
   f.compute_s += n * L.fwd.total;
-  f.tp_comm_s += n * ((x.ub ? L.ub_fwd : comm_exposed(x.tp.forward, L.fwd.gemm)) + L.ep_pass + L.cp.forward);
+  f.tp_comm_s += n * ((x.ub ? L.ub_fwd : comm_exposed(x.tp.forward, L.fwd.gemm)) + ep_f + L.cp.forward);
   b.compute_s += n * L.bwd.total + n_rec * L.rec.total;
   // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
   // attention is recomputed (full: the chunk's first n_rec layers; selective: all). The expert
@@ -451,7 +482,7 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // it (Megatron's moe_a2a_overlap, which pairs it with another micro-batch's compute, is not
   // modelled): it is exposed, once per pass and again in a fully recomputed layer.
   const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
-  const double ep_s = (n + (full ? n_rec : 0.0)) * L.ep_pass;
+  const double ep_s = n * ep_b + (full ? n_rec : 0.0) * L.ep_pass;
   const double rec_layers = full ? n_rec : 0.0;
   if (x.ub) {
     // Backward's own exchanges, plus the forward's again for each recomputed layer.
@@ -499,6 +530,10 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.bwd_comm = x.tp.backward + (x.recompute == workload::Recompute::full ? x.tp.forward
                                 : op_level                               ? x.tp.replayed
                                                                          : 0.0);
+  x.nccl_sm_share =
+      collective::ring_intra_ctas(collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
+                                  node.gpu.sm_arch) /
+      static_cast<double>(node.gpu.sm_count);
   const LayerCosts moe = layer_costs(x, job);  // every layer of a dense model
   const bool leading_dense = workload::dense_layers(job.model) > 0;
   const LayerCosts dense = leading_dense ? layer_costs(x, workload::dense_layer_job(job)) : moe;

@@ -154,6 +154,7 @@ struct RuntimeSection {
   std::string fp8_amax_reduction;
   std::string tp_async_backward;
   bool tp_comm_overlap = false;
+  bool moe_a2a_overlap = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool overlap_p2p = true;

@@ -227,6 +227,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.fp8_params = workload::is_fp8(j) && (fp8_params == "yes" || (fp8_params == "auto" && j.stack == "nemo"));
   j.master_remainders = c.training_job.runtime.master_weights == "remainder";
   j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
+  j.moe_a2a_overlap = c.training_job.runtime.moe_a2a_overlap;
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward =
       async == "on" || (async == "auto" && (j.stack == "megatron-core" || j.stack == "nemo"));
@@ -362,6 +363,21 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
     if (!why.empty()) {
       problems.push_back("training_job.runtime.offload_activation_layers: got " + std::to_string(off) +
                          ", expected 0 or " + why);
+    }
+  }
+  if (c.training_job.runtime.moe_a2a_overlap) {
+    const auto& par = c.training_job.parallelism;
+    const std::string why =
+        !(c.training_job.model.moe.experts > 0 && par.expert_parallel > 1)
+            ? "an MoE model with expert_parallel > 1"
+        : par.pipeline_parallel > 1 && par.virtual_pipeline <= 1
+            ? "pipeline_parallel 1 or virtual_pipeline > 1 (Megatron's combined 1F1B schedule exists for "
+              "no pipelining and for the interleaved one)"
+        : c.training_job.runtime.recompute_granularity == "full" ? "recompute_granularity none or selective"
+        : (stack != "megatron-core" && stack != "nemo")          ? "the megatron-core or nemo stack"
+                                                                 : "";
+    if (!why.empty()) {
+      problems.push_back("training_job.runtime.moe_a2a_overlap: got true, expected false or " + why);
     }
   }
   master_weight_problems(c, problems);

@@ -508,6 +508,11 @@ void runtime_params(std::vector<Param>& t) {
                 "before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell "
                 "1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).")
                   .one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));
+  t.push_back(P(training_job.runtime.moe_a2a_overlap, boolean, "false",
+                "Megatron's combined 1F1B schedule for MoE (--overlap-moe-expert-parallel-comm, "
+                "Megatron-Bridge moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs "
+                "under another's backward compute and vice versa, taking NCCL's SMs from it. Needs EP > 1, "
+                "PP 1 or an interleaved pipeline, and no full recompute."));
   t.push_back(
       P(training_job.runtime.tp_async_backward, text, "\"auto\"",
         "Megatron's asynchronous TP collectives in backward (on by default since Megatron-LM 3f65246, Sep "

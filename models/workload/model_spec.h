@@ -144,6 +144,10 @@ struct JobSpec {
   // beside them (--async-tensor-model-parallel-allreduce, block_costs.h); resolved from
   // training_job.runtime.tp_async_backward (auto: megatron-core and nemo).
   bool tp_async_backward = false;
+  // Megatron's combined 1F1B schedule (--overlap-moe-expert-parallel-comm; Megatron-Bridge
+  // moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs under another's
+  // backward compute and vice versa (block_costs.h).
+  bool moe_a2a_overlap = false;
 };
 
 // The linear layers run in FP8 (any of the FP8 recipes).

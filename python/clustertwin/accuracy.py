@@ -367,6 +367,11 @@ def _vocab(row: dict) -> int | None:
 _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
                "Qwen3_235B_a22B": "qwen3-235b-a22b"}
 _PRESET_ROWS = tuple(_ROW_PRESET)
+# Megatron-Bridge recipes that run the combined 1F1B schedule (moe_a2a_overlap: comm_overlap.
+# overlap_moe_expert_parallel_comm with delay_wgrad_compute): Qwen3-235B-A22B on 256 H100
+# (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
+# 5a7e66e); the other rows' recipes leave it off.
+_MOE_A2A_OVERLAP = {("Qwen3_235B_a22B", "H100")}
 # megatron-bridge-moe rows the twin cannot compute, and why.
 _MOE_NOT_MODELLED = {
     "GPT OSS 120B": "GPT-OSS's attention sinks and alternating 128-token sliding windows are not modelled",
@@ -487,6 +492,8 @@ def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
         case.reason = _MOE_NOT_MODELLED.get(row["model"])
         if case.reason is None:
             case.scenarios, case.predict = _perf_scenario(row, mode)
+            if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP:
+                case.scenarios[0]["training_job"]["runtime"]["moe_a2a_overlap"] = True
         yield case
 
 

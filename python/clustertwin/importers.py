@@ -251,6 +251,7 @@ _MEGATRON_SWITCH = {
     "--overlap-grad-reduce": ("training_job.runtime.overlap_grad_reduce", True),
     "--overlap-param-gather": ("training_job.runtime.overlap_param_gather", True),
     "--tp-comm-overlap": ("training_job.runtime.tp_comm_overlap", True),
+    "--overlap-moe-expert-parallel-comm": ("training_job.runtime.moe_a2a_overlap", True),
     "--overlap-p2p-communication": ("training_job.runtime.overlap_p2p", True),
     "--use-flash-attn": ("training_job.runtime.attention", "flash"),
     "--bf16": ("training_job.runtime.precision", "bf16"),
@@ -459,6 +460,8 @@ _NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
     ("training_job.runtime.tp_comm_overlap", bool, ("comm_overlap.tp_comm_overlap", "model.tp_comm_overlap",
                                                     "model.ub_tp_comm_overlap")),
     ("training_job.runtime.overlap_p2p", bool, ("comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm")),
+    ("training_job.runtime.moe_a2a_overlap", bool, ("comm_overlap.overlap_moe_expert_parallel_comm",
+                                                    "model.overlap_moe_expert_parallel_comm")),
 ]
 # Fields read above or in from_nemo_config, and fields with no effect on step time or memory in
 # the twin (initialisation, norms' epsilon, rotary details, loss scaling, logging, data paths).

@@ -152,6 +152,31 @@ def test_leading_dense_layers_are_modelled_in_every_mode():
     assert any(u.startswith("--moe-layer-freq 2") for u in every_other.unmapped)
 
 
+def test_moe_a2a_overlap_hides_the_expert_exchange_in_every_mode():
+    # Qwen3-30B-A3B with its experts over two nodes (EP 16): Megatron's combined 1F1B schedule
+    # hides part of the all-to-all under the other micro-batch's compute
+    sc = _model({"preset": "qwen3-30b-a3b"})
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
+            "training_job.global_batch_size": 64,
+            "training_job.micro_batch_size": 1, "training_job.runtime.stack": "megatron-core"}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        alone, paired = (ct.run(sc, overrides={**o, "training_job.runtime.moe_a2a_overlap": v}).report
+                         for v in (False, True))
+        assert paired["breakdown"]["exposed_tp_comm_s"] < alone["breakdown"]["exposed_tp_comm_s"]
+        assert paired["step_time_s"] < alone["step_time_s"]
+    for key, value, why in (("training_job.parallelism.expert_parallel", 1, "expert_parallel > 1"),
+                            ("training_job.runtime.recompute_granularity", "full", "recompute_granularity none"),
+                            ("training_job.runtime.stack", "torchtitan", "megatron-core or nemo")):
+        with pytest.raises(ct.ScenarioError, match=f"training_job.runtime.moe_a2a_overlap: got true.*{why}"):
+            ct.run(sc, overrides={**over, "training_job.runtime.moe_a2a_overlap": True, key: value})
+    meg = ct.from_megatron_args("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+                                "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 "
+                                "--overlap-moe-expert-parallel-comm --micro-batch-size 1 --global-batch-size 64")
+    assert meg["training_job"]["runtime"]["moe_a2a_overlap"] is True and meg.unmapped == []
+
+
 def test_latent_attention_is_modelled_in_every_mode():
     # DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3), cut to 6 layers and 32 experts
     ds = {"model_type": "deepseek_v3", "num_hidden_layers": 6, "hidden_size": 7168, "num_attention_heads": 128,

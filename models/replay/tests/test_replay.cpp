@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "models/collective/nccl_tuning.h"
 #include "models/replay/block_costs.h"
 #include "models/replay/tests/fixtures.h"
 #include "models/workload/layout.h"
@@ -368,4 +369,61 @@ TEST(Replay, TensorParallelGathersMoveWhatTheStackCasts) {
               1e-12);
   // Megatron's selective recompute replays no collective.
   EXPECT_NEAR(per_layer("megatron-core", "bf16", "selective").second, te_bf16.second, 1e-12);
+}
+
+// Megatron's combined 1F1B schedule (moe_a2a_overlap): two micro-batches' forward and backward
+// co-scheduled layer by layer, each layer in attention, dispatch, MLP and combine. The forward's
+// dispatch runs beside the backward's MLP and its combine beside the backward's attention; the
+// backward's combine beside the forward's attention and its dispatch beside the forward's MLP.
+// What outlasts that compute is exposed, and the compute loses NCCL's SMs while both run.
+TEST(Replay, CombinedOneFOneBHidesTheExpertAllToAllUnderTheOtherPass) {
+  auto job = small_job(1, 1, 16, 1, 16);
+  job.model.activation = "swiglu";
+  job.model.moe.experts = 16;
+  job.model.moe.top_k = 2;
+  job.model.layers = 4;
+  job.recompute_granularity = "none";
+  job.parallelism.expert_parallel = 16;
+  const network::ClusterSpec cluster = small_cluster(2);
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  // Each pass's attention and MLP blocks: forward from mlp_norm on, backward up to mlp_norm.bwd.
+  double attn_f = 0.0, mlp_f = 0.0, attn_b = 0.0, mlp_b = 0.0;
+  bool f_mlp = false, b_mlp = true;
+  for (const KernelTime& k : layer_kernel_times(job, compute)) {
+    if (k.layer != "transformer") continue;
+    if (k.pass == "forward") {
+      f_mlp = f_mlp || k.name == "mlp_norm";
+      (f_mlp ? mlp_f : attn_f) += k.seconds;
+    } else if (k.pass == "backward") {
+      (b_mlp ? mlp_b : attn_b) += k.seconds;
+      b_mlp = b_mlp && k.name != "mlp_norm.bwd";
+    }
+  }
+  ASSERT_GT(mlp_b, attn_b);
+  auto per_layer = [&](bool overlap, double nic) {
+    job.moe_a2a_overlap = overlap;
+    CostParams p;
+    p.nic_bytes_per_s = nic;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, p);
+    return std::pair{s[0].forward[0].tp_comm_s / 4, s[0].backward[0].tp_comm_s / 4};
+  };
+  const double share =
+      collective::ring_intra_ctas(collective::nccl_nvlink_total(cluster.node.nvlink_rate.bytes_per_second()),
+                                  cluster.node.gpu.sm_arch) /
+      static_cast<double>(cluster.node.gpu.sm_count);
+  ASSERT_GT(share, 0.0);
+  auto beside = [&](double comm, double busy) {
+    return std::max(0.0, comm - busy) + std::min(comm, busy) * share;
+  };
+  // The NIC rate at which dispatch (half the exchange) lasts as long as the backward's two blocks
+  // on average: longer than its attention, shorter than its MLP.
+  const double unit = per_layer(false, 1e9).first * 1e9;  // exchange x NIC rate (latency aside: tiny)
+  for (const double nic : {5e8, unit / (attn_b + mlp_b), 5e11}) {
+    const auto alone = per_layer(false, nic), paired = per_layer(true, nic);
+    const double half = alone.first / 2;  // the forward's dispatch or combine (nothing else exposed)
+    ASSERT_GT(half, 0.0);
+    EXPECT_NEAR(paired.first, beside(half, mlp_b) + beside(half, attn_b), 1e-12) << nic;
+    EXPECT_NEAR(paired.second, beside(half, attn_f) + beside(half, mlp_f), 1e-12) << nic;
+    EXPECT_LT(paired.first, alone.first);
+  }
 }
