@@ -12,6 +12,17 @@ using namespace ct::replay::testing;
 
 namespace {
 
+// A 4-layer MoE (16 experts, top 2) on 16 single-GPU DP ranks, without recompute.
+workload::JobSpec small_moe_job() {
+  auto job = small_job(1, 1, 16, 1, 16);
+  job.model.activation = "swiglu";
+  job.model.moe.experts = 16;
+  job.model.moe.top_k = 2;
+  job.model.layers = 4;
+  job.recompute_granularity = "none";
+  return job;
+}
+
 StepResult run(const workload::JobSpec& job, int nodes, const std::string& mode, bool fold) {
   StepInput in;
   in.job = job;
@@ -307,12 +318,7 @@ TEST(Replay, ContextParallelRingHidesBehindAttention) {
 // dispatch and the combine are exposed (nothing else waits-free beside them). Two nodes of 8:
 // EP 16 sends half of the routed bytes over the NICs; EP 8 stays in the node, whatever the NIC.
 TEST(Replay, ExpertAllToAllSplitsTrafficByDestination) {
-  auto job = small_job(1, 1, 16, 1, 16);
-  job.model.activation = "swiglu";
-  job.model.moe.experts = 16;
-  job.model.moe.top_k = 2;
-  job.model.layers = 4;
-  job.recompute_granularity = "none";
+  auto job = small_moe_job();
   const network::ClusterSpec cluster = small_cluster(2);
   const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
   auto per_layer = [&](int ep, double nic_bytes_per_s) {
@@ -377,12 +383,7 @@ TEST(Replay, TensorParallelGathersMoveWhatTheStackCasts) {
 // backward's combine beside the forward's attention and its dispatch beside the forward's MLP.
 // What outlasts that compute is exposed, and the compute loses NCCL's SMs while both run.
 TEST(Replay, CombinedOneFOneBHidesTheExpertAllToAllUnderTheOtherPass) {
-  auto job = small_job(1, 1, 16, 1, 16);
-  job.model.activation = "swiglu";
-  job.model.moe.experts = 16;
-  job.model.moe.top_k = 2;
-  job.model.layers = 4;
-  job.recompute_granularity = "none";
+  auto job = small_moe_job();
   job.parallelism.expert_parallel = 16;
   const network::ClusterSpec cluster = small_cluster(2);
   const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
