@@ -78,6 +78,19 @@ double ring_time(int n, double bytes, double factor, double bytes_per_s, double 
   return factor * (nn - 1) * alpha + factor * (nn - 1) / nn * bytes / bytes_per_s;
 }
 
+// A collective running beside a compute kernel: exposed what outlasts the compute, and the
+// compute loses `share` of its speed (the SMs the collective's CTAs hold) while both run.
+double beside(double comm, double compute, double share) {
+  return std::max(0.0, comm - compute) + std::min(comm, compute) * share;
+}
+
+// Of a GPU's SMs, the share NCCL's ring channels take (their CTAs, nccl_tuning.h ring_intra_ctas).
+double nccl_sm_share(const hardware::NodeSpec& node) {
+  return collective::ring_intra_ctas(collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
+                                     node.gpu.sm_arch) /
+         static_cast<double>(node.gpu.sm_count);
+}
+
 // One sequence-parallel TP collective of each kind, per layer (seconds): the all-gather of a
 // linear layer's input (forward, and its backward re-gather or recompute), the all-gather of
 // a row-parallel layer's output gradient (backward), and a reduce-scatter. Under FP8 the
@@ -132,7 +145,7 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
     const double c = u.reduce_scatter, slowed = g * sms / (sms - k);
     return c / 4.0 + std::max(0.0, 0.75 * (c - slowed)) + (slowed - g);
   };
-  auto bulk = [&](double c, double g, double k) { return std::max(0.0, c - g) + std::min(c, g) * k / sms; };
+  auto bulk = [&](double c, double g, double k) { return beside(c, g, k / sms); };
   const auto& F = layer.forward;
   const auto& B = layer.backward;
   const double fwd = ring_exchange(u.input_gather, gemm_of(F, "qkv")) + pipelined_rs(gemm_of(F, "proj"), 24) +
@@ -200,9 +213,7 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
   const double rate = tp_rate(node, params, nvlink, t);
   const TpCollectives u = tp_collectives(job, t, activation, rate, alpha);
   const double a = ring_time(t, activation, 2.0, rate, alpha);
-  const double k = collective::ring_intra_ctas(
-      collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()), node.gpu.sm_arch);
-  const double sms = node.gpu.sm_count;
+  const double share = nccl_sm_share(node);
   auto gemm_of = [&](std::string_view name, std::string_view shared) {
     double s = 0.0;
     for (const workload::Op& op : layer.backward) {
@@ -211,14 +222,14 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
     }
     return s;
   };
-  auto beside = [&](double comm, double g) { return std::max(0.0, comm - g) + std::min(comm, g) * k / sms; };
   if (!job.parallelism.sequence_parallel) {
-    return beside(a, gemm_of("qkv.wgrad", "")) + beside(a, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
+    return beside(a, gemm_of("qkv.wgrad", ""), share) +
+           beside(a, gemm_of("fc1.wgrad", "shared_fc1.wgrad"), share);
   }
-  return 2.0 * u.grad_gather + beside(u.input_gather, gemm_of("qkv.dgrad", "")) +
-         beside(u.reduce_scatter, gemm_of("qkv.wgrad", "")) +
-         beside(u.input_gather, gemm_of("fc1.dgrad", "shared_fc1.dgrad")) +
-         beside(u.reduce_scatter, gemm_of("fc1.wgrad", "shared_fc1.wgrad"));
+  return 2.0 * u.grad_gather + beside(u.input_gather, gemm_of("qkv.dgrad", ""), share) +
+         beside(u.reduce_scatter, gemm_of("qkv.wgrad", ""), share) +
+         beside(u.input_gather, gemm_of("fc1.dgrad", "shared_fc1.dgrad"), share) +
+         beside(u.reduce_scatter, gemm_of("fc1.wgrad", "shared_fc1.wgrad"), share);
 }
 
 // Expert-parallel all-to-all, dispatch or combine, one layer and pass. Megatron-core orders
@@ -465,22 +476,21 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // the forward's dispatch beside the backward's MLP, its combine beside the backward's
   // attention, the backward's combine beside the forward's attention and its dispatch beside
   // the forward's MLP. Exposed what outlasts that compute, which loses NCCL's SMs meanwhile.
-  auto beside = [&](double comm, double compute) {
-    return std::max(0.0, comm - compute) + std::min(comm, compute) * x.nccl_sm_share;
-  };
-  const double half = L.ep_pass / 2.0;
-  const double ep_f =
-      x.job.moe_a2a_overlap ? beside(half, L.bwd_mlp) + beside(half, L.bwd.total - L.bwd_mlp) : L.ep_pass;
-  const double ep_b =
-      x.job.moe_a2a_overlap ? beside(half, L.fwd.total - L.fwd_mlp) + beside(half, L.fwd_mlp) : L.ep_pass;
+  const double half = L.ep_pass / 2.0, share = x.nccl_sm_share;
+  const double ep_f = x.job.moe_a2a_overlap
+                          ? beside(half, L.bwd_mlp, share) + beside(half, L.bwd.total - L.bwd_mlp, share)
+                          : L.ep_pass;
+  const double ep_b = x.job.moe_a2a_overlap
+                          ? beside(half, L.fwd.total - L.fwd_mlp, share) + beside(half, L.fwd_mlp, share)
+                          : L.ep_pass;
   f.compute_s += n * L.fwd.total;
   f.tp_comm_s += n * ((x.ub ? L.ub_fwd : comm_exposed(x.tp.forward, L.fwd.gemm)) + ep_f + L.cp.forward);
   b.compute_s += n * L.bwd.total + n_rec * L.rec.total;
   // Every layer's backward K/V + dK/dV ring, and the forward ring again in each layer whose
   // attention is recomputed (full: the chunk's first n_rec layers; selective: all). The expert
-  // all-to-all waits on the router's output and feeds the expert GEMMs, so nothing runs beside
-  // it (Megatron's moe_a2a_overlap, which pairs it with another micro-batch's compute, is not
-  // modelled): it is exposed, once per pass and again in a fully recomputed layer.
+  // all-to-all waits on the router's output and feeds the expert GEMMs, so nothing of its own
+  // micro-batch runs beside it: it is exposed (ep_b, above), and again in a fully recomputed
+  // layer.
   const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
   const double ep_s = n * ep_b + (full ? n_rec : 0.0) * L.ep_pass;
   const double rec_layers = full ? n_rec : 0.0;
@@ -530,10 +540,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.bwd_comm = x.tp.backward + (x.recompute == workload::Recompute::full ? x.tp.forward
                                 : op_level                               ? x.tp.replayed
                                                                          : 0.0);
-  x.nccl_sm_share =
-      collective::ring_intra_ctas(collective::nccl_nvlink_total(node.nvlink_rate.bytes_per_second()),
-                                  node.gpu.sm_arch) /
-      static_cast<double>(node.gpu.sm_count);
+  x.nccl_sm_share = nccl_sm_share(node);
   const LayerCosts moe = layer_costs(x, job);  // every layer of a dense model
   const bool leading_dense = workload::dense_layers(job.model) > 0;
   const LayerCosts dense = leading_dense ? layer_costs(x, workload::dense_layer_job(job)) : moe;

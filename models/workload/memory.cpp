@@ -249,12 +249,9 @@ StageParameters stage_parameters(const JobSpec& job, int stage) {
   const LayerParameters& L = c.layer;
   StageParameters s;
   const int64_t layers = layers_in_stage(job, stage), dense = dense_layers_in_stage(job, stage);
-  s.dense = (layers - dense) * ((L.attention + L.dense_mlp) / t + L.norms + L.router);
+  s.dense = (layers - dense) * L.non_expert_per_gpu(par);
   s.expert = (layers - dense) * L.experts_per_gpu(par);
-  if (dense > 0) {  // an MoE model's leading dense layers
-    const LayerParameters D = layer_parameters(dense_layer_model(m));
-    s.dense += dense * ((D.attention + D.dense_mlp) / t + D.norms);
-  }
+  if (dense > 0) s.dense += dense * layer_parameters(dense_layer_model(m)).non_expert_per_gpu(par);
   const int64_t vocab_shard = (m.vocab + t - 1) / t * m.hidden;
   if (stage == 0) s.dense += vocab_shard + (learned_positions(m) ? m.seq_length * m.hidden : 0);
   if (stage == par.pipeline_parallel - 1) {
@@ -314,10 +311,9 @@ int64_t temporary_bytes(const JobSpec& job, const StackMemory& st, int stage, in
     temporary += to_bytes(d(parameters) * (2.0 + st.reduce_bytes));
   } else if (par.zero_stage >= 3) {
     const LayerParameters L = layer_parameters(m);
-    double unit = d((L.attention + L.dense_mlp) / t + L.norms + L.router + L.experts_per_gpu(par));
+    double unit = d(L.non_expert_per_gpu(par) + L.experts_per_gpu(par));
     if (dense_layers_in_stage(job, stage) > 0) {  // the larger unit, where leading layers are dense
-      const LayerParameters D = layer_parameters(dense_layer_model(m));
-      unit = std::max(unit, d((D.attention + D.dense_mlp) / t + D.norms));
+      unit = std::max(unit, d(layer_parameters(dense_layer_model(m)).non_expert_per_gpu(par)));
     }
     // The stack's fetch plan (sharding.h): the running module and the prefetched ones gathered
     // in bf16; in backward the largest module's 16-bit gradient and its reduce buffer (the

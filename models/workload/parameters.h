@@ -40,6 +40,10 @@ struct LayerParameters {
   int64_t experts_per_gpu(const ParallelSpec& p) const {
     return experts * expert / (int64_t{p.expert_parallel} * expert_tp(p));
   }
+  // What one GPU holds of the rest: attention and dense MLP split by TP, norms and router whole.
+  int64_t non_expert_per_gpu(const ParallelSpec& p) const {
+    return (attention + dense_mlp) / p.tensor_parallel + norms + router;
+  }
 };
 
 struct ParameterCount {

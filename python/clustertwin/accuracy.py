@@ -366,7 +366,6 @@ def _vocab(row: dict) -> int | None:
 # was force-balanced and dropless, as the twin's expert GEMMs assume (capacity factor 1).
 _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
                "Qwen3_235B_a22B": "qwen3-235b-a22b"}
-_PRESET_ROWS = tuple(_ROW_PRESET)
 # Megatron-Bridge recipes that run the combined 1F1B schedule (moe_a2a_overlap: comm_overlap.
 # overlap_moe_expert_parallel_comm with delay_wgrad_compute): Qwen3-235B-A22B on 256 H100
 # (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
@@ -389,7 +388,7 @@ def _perf_reason(row: dict, quantity: str) -> str | None:
                     "the layout is ambiguous")
     if row["gpu"] not in _GPUS:
         return f"GPU {row['gpu']} is not in the catalog"
-    if row["model"].startswith(_PRESET_ROWS):  # the shape from the twin's preset of the model
+    if row["model"] in _ROW_PRESET:  # the shape from the twin's preset of the model
         return None
     if row.get("layers") is None or row.get("hidden") is None:
         return "the model shape is not in the row"
