@@ -24,6 +24,7 @@
 
 #include "models/collective/layout.h"
 #include "models/collective/nccl_tuning.h"
+#include "models/collective/plan_cache.h"
 #include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/network/path_uses.h"
@@ -53,6 +54,9 @@ struct CollectiveParams {
   sim::Bytes tree_chunk{128 << 10};  // tree pipeline chunk: fill = steps x chunk time
   // false = NCCL_PROTO=Simple: every collective runs the Simple protocol's step-structured chain.
   bool low_latency_protocols = true;
+  // Plans shared with other runs over the same cluster and network parameters (plan_cache.h;
+  // not owned). nullptr: the engine builds every plan itself.
+  PlanCache* shared_plans = nullptr;
 };
 
 class CompletionHandler {
@@ -142,8 +146,9 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
     Op op;
     int64_t bytes;
     std::vector<int> group;
-    Plan plan;
+    std::shared_ptr<const Plan> plan;
   };
+  uint64_t params_fingerprint_ = 0;  // what PlanCache keys this engine's plans by
   const Plan& cached_plan(Op op, std::span<const int> group, sim::Bytes bytes);
   std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;
   size_t cached_plans_ = 0;

@@ -10,7 +10,9 @@
 // algorithm's NCCL bandwidth (cap()).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -77,6 +79,15 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
   if (params.step_latency < sim::Duration::zero()) {
     throw std::invalid_argument("collective.step_latency: must not be negative");
   }
+  uint64_t f = 0x6A09E667F3BCC908ULL;
+  const auto mix = [&f](uint64_t v) { f = (f ^ v) * 0x100000001B3ULL; };
+  mix(static_cast<uint64_t>(channels_));
+  mix(static_cast<uint64_t>(params.step_latency.count_ps()));
+  mix(static_cast<uint64_t>(params.algorithm));
+  mix(static_cast<uint64_t>(params.tree_chunk.n));
+  mix(params.low_latency_protocols ? 1 : 0);
+  mix(std::bit_cast<uint64_t>(net.params().protocol_efficiency));
+  params_fingerprint_ = f;
 }
 
 void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes, Algorithm algorithm,
@@ -184,7 +195,8 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
 sim::Duration CollectiveEngine::pipeline_fill(const Plan& plan, double chunk, int steps,
                                               double rate_cap_bps) {
   uses_.clear();
-  for (const network::Leg& l : plan.legs) uses_.add(l.src_gpu, l.dst_gpu, 0);
+  for (size_t i = 0; i < plan.legs.size(); ++i)
+    uses_.add(plan.legs[i].src_gpu, plan.legs[i].dst_gpu, network::chain_leg_flow(i));
   const double rate =
       std::min(uses_.bottleneck_bps(capacity_), rate_cap_bps) * net_.params().protocol_efficiency;
   return network::serialization(8.0 * std::min(chunk, plan.bytes_per_leg.as_double()), rate) * steps;
@@ -193,8 +205,9 @@ sim::Duration CollectiveEngine::pipeline_fill(const Plan& plan, double chunk, in
 sim::Duration CollectiveEngine::estimate_plan(const Plan& plan) {
   uses_.clear();
   sim::Duration latency = plan.fixed_latency;
-  for (const network::Leg& l : plan.legs) {
-    const sim::Duration lat = uses_.add(l.src_gpu, l.dst_gpu, 0);
+  for (size_t i = 0; i < plan.legs.size(); ++i) {  // the paths the network gives these legs
+    const network::Leg& l = plan.legs[i];
+    const sim::Duration lat = uses_.add(l.src_gpu, l.dst_gpu, network::chain_leg_flow(i));
     if (plan.point_to_point) latency = lat;
   }
   const double rate = std::min(uses_.bottleneck_bps(capacity_), plan.leg_rate_cap_bps);
@@ -273,12 +286,13 @@ void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes
   }
   const Plan& plan = cached_plan(op, group, bytes);
   const uint32_t slot = new_slot(h, tag);
-  // The network tag is also the ECMP flow id: a serial number above the slot spreads
-  // successive collectives of the same ranks over the fabric's equal-cost paths.
+  // The network tag names the delivery (a serial number above the slot). The legs keep their
+  // connections' paths whatever the tag (network.h chain_leg_flow), a send_recv its one leg's.
   const uint64_t net_tag = (++serial_ << 32) | slot;
   auto& handler = *static_cast<network::DeliveryHandler*>(this);
   if (plan.point_to_point) {
-    net_.send(plan.legs[0].src_gpu, plan.legs[0].dst_gpu, bytes, handler, net_tag);
+    net_.send_flow(plan.legs[0].src_gpu, plan.legs[0].dst_gpu, network::chain_leg_flow(0), bytes, handler,
+                   net_tag);
   } else {
     net_.send_chain(plan.chain_id, plan.legs, plan.bytes_per_leg, plan.fixed_latency, plan.leg_rate_cap_bps,
                     handler, net_tag);
@@ -308,14 +322,23 @@ const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim
   for (const CachedPlan& c : bucket) {
     if (c.op == op && c.bytes == bytes.n &&
         std::equal(c.group.begin(), c.group.end(), group.begin(), group.end()))
-      return c.plan;
+      return *c.plan;
   }
-  CachedPlan c{op, bytes.n, std::vector<int>(group.begin(), group.end()), Plan{}};
-  build(op, group, bytes, choose(op, group, bytes), c.plan);
-  c.plan.chain_id = next_chain_id();
+  PlanCache* shared = params_.shared_plans;
+  if (shared != nullptr && shared->routing_epoch() != epoch) shared = nullptr;
+  const int code = static_cast<int>(op);
+  std::shared_ptr<const Plan> plan =
+      shared != nullptr ? shared->find(code, bytes.n, params_fingerprint_, group) : nullptr;
+  if (plan == nullptr) {
+    auto fresh = std::make_shared<Plan>();
+    build(op, group, bytes, choose(op, group, bytes), *fresh);
+    fresh->chain_id = next_chain_id();
+    plan = std::move(fresh);
+    if (shared != nullptr) plan = shared->put(code, bytes.n, params_fingerprint_, group, plan);
+  }
   ++cached_plans_;
-  bucket.push_back(std::move(c));
-  return bucket.back().plan;
+  bucket.push_back(CachedPlan{op, bytes.n, std::vector<int>(group.begin(), group.end()), std::move(plan)});
+  return *bucket.back().plan;
 }
 
 void CollectiveEngine::on_delivered(uint64_t net_tag) { on_event(net_tag & 0xffffffffU); }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/network/chain_cache.h"
+
 namespace ct::network {
 
 void validate(const NetworkParams& params) {
@@ -29,8 +31,7 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
       stats_(cluster, resource_capacities(cluster)),
       uses_(cluster),
       bandwidth_uses_(cluster),
-      chain_scratch_(cluster),
-      ecmp_uses_(cluster) {
+      chain_scratch_(cluster) {
   validate(params_);
 }
 
@@ -44,10 +45,10 @@ void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHa
   sim_.schedule_in(delay, *this, slot);
 }
 
-void AnalyticalNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
-                             uint64_t tag) {
+void AnalyticalNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
+                                  DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
-  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, tag);
+  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, flow_id);
   const double bits = 8.0 * bytes.as_double() / params_.protocol_efficiency;
   const double rate = uses_.bottleneck_bps(stats_.capacities());
   const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
@@ -67,7 +68,6 @@ void AnalyticalNetwork::forget_chains_if_stale() {
 
 AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> legs) {
   Chain c;
-  c.legs.assign(legs.begin(), legs.end());
   c.fixed = true;
   chain_scratch_.clear();
   for (size_t i = 0; i < legs.size(); ++i) {
@@ -76,18 +76,13 @@ AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> leg
       c.fixed = false;
       break;
     }
-    bool unique = false;
-    (void)cluster_.path(l.src_gpu, l.dst_gpu, 0, path_, -1, &unique);
-    if (unique) {
-      chain_scratch_.add(l.src_gpu, l.dst_gpu, 0);
-    } else {
-      c.ecmp_legs.push_back(static_cast<uint32_t>(i));
-    }
+    chain_scratch_.add(l.src_gpu, l.dst_gpu, chain_leg_flow(i));
   }
   if (c.fixed) {
-    c.unique_uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
-    std::sort(c.unique_uses.begin(), c.unique_uses.end(),
+    std::vector<PathUses::Use> uses(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
+    std::sort(uses.begin(), uses.end(),
               [](const PathUses::Use& a, const PathUses::Use& b) { return a.resource < b.resource; });
+    c.uses = std::make_shared<const std::vector<PathUses::Use>>(std::move(uses));
   }
   chain_scratch_.clear();
   return c;
@@ -111,14 +106,28 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
     if (std::equal(legs.begin(), legs.end(), it->second.legs.begin(), it->second.legs.end(), same))
       return it->second;
   }
-  return chains_.emplace(key, build_chain(legs)).first->second;
+  Chain& c = chains_.emplace(key, build_chain(legs)).first->second;
+  c.legs.assign(legs.begin(), legs.end());
+  return c;
 }
 
 AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {
   forget_chains_if_stale();
   const auto it = named_chains_.find(id);
   if (it != named_chains_.end()) return it->second;
-  return named_chains_.emplace(id, build_chain(legs)).first->second;
+  ChainCache* shared = params_.shared_chains;
+  if (shared != nullptr && shared->routing_epoch() != cluster_.topology().routing_epoch()) shared = nullptr;
+  if (shared != nullptr) {
+    if (std::shared_ptr<const ChainCache::Uses> uses = shared->find(legs)) {
+      Chain c;
+      c.fixed = true;
+      c.uses = std::move(uses);
+      return named_chains_.emplace(id, std::move(c)).first->second;
+    }
+  }
+  Chain c = build_chain(legs);
+  if (shared != nullptr && c.fixed) c.uses = shared->put(legs, c.uses);
+  return named_chains_.emplace(id, std::move(c)).first->second;
 }
 
 void AnalyticalNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
@@ -134,49 +143,31 @@ void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs,
   send_over(c, legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
 }
 
-// The chain's common rate without its list of uses (no link statistics to feed): a resource's
-// share is C / a_unique where only unique legs cross it and C / (a_unique + a_ecmp) where the
-// call's ECMP legs do; adding legs only lowers a share, so the least of all is min(the least
-// unique share, the ECMP-crossed shares). The coefficients are whole leg counts (a fixed chain
-// has no multi-port NIC), so the sums, and the rate, are those of adding every leg in turn.
-double AnalyticalNetwork::bottleneck(Chain& c, std::span<const Leg> legs, uint64_t tag) {
+// The chain's common rate: the least C / a over its uses (a = legs on the resource), at the
+// capacities of `fixed_min_version`. Every leg's path is fixed for the chain's life
+// (chain_leg_flow), so it is computed once per capacity change.
+double AnalyticalNetwork::bottleneck(Chain& c) {
   const std::vector<double>& capacity = stats_.capacities();
   if (c.fixed_min_version != capacity_version_) {
     double m = std::numeric_limits<double>::infinity();
-    for (const PathUses::Use& u : c.unique_uses)
+    for (const PathUses::Use& u : *c.uses)
       m = std::min(m, capacity[static_cast<size_t>(u.resource)] / u.coefficient);
     c.fixed_min = m;
     c.fixed_min_version = capacity_version_;
   }
-  double best = c.fixed_min;
-  if (c.ecmp_legs.empty()) return best;
-  ecmp_uses_.clear();
-  for (const uint32_t i : c.ecmp_legs) ecmp_uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
-  const auto by_resource = [](const PathUses::Use& u, int32_t r) { return u.resource < r; };
-  for (const PathUses::Use& e : ecmp_uses_.uses()) {
-    double a = 0.0;
-    const auto it = std::lower_bound(c.unique_uses.begin(), c.unique_uses.end(), e.resource, by_resource);
-    if (it != c.unique_uses.end() && it->resource == e.resource) a = it->coefficient;
-    best = std::min(best, capacity[static_cast<size_t>(e.resource)] / (a + e.coefficient));
-  }
-  return best;
+  return c.fixed_min;
 }
 
 void AnalyticalNetwork::send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                   sim::Duration fixed_latency, double leg_rate_cap_bps,
                                   DeliveryHandler& handler, uint64_t tag) {
   double links = 0.0;
-  if (c.fixed && !params_.link_statistics) {
-    links = bottleneck(c, legs, tag);
+  if (c.fixed) {
+    links = bottleneck(c);
+    if (params_.link_statistics) uses_.assign(*c.uses);
   } else {
-    if (c.fixed) {
-      // The same sums as adding every leg in turn: each leg adds 1 to the resources it crosses.
-      uses_.assign(c.unique_uses);
-      for (const uint32_t i : c.ecmp_legs) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, tag);
-    } else {
-      uses_.clear();
-      for (const Leg& l : legs) uses_.add(l.src_gpu, l.dst_gpu, tag);
-    }
+    uses_.clear();
+    for (size_t i = 0; i < legs.size(); ++i) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, chain_leg_flow(i));
     links = uses_.bottleneck_bps(stats_.capacities());
   }
   const double bits = 8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -28,7 +29,8 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
  public:
   AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
+  void send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes, DeliveryHandler& handler,
+                 uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                       double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
   void send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
@@ -51,19 +53,15 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   void on_event(uint64_t slot) override;
   void finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler, uint64_t tag);
   // What a chain's legs cross, remembered by the legs themselves while the routes stay as they
-  // are (a step starts the same collectives again and again): the summed uses of the legs
-  // whose path no flow id changes, and which legs have an ECMP choice (routed at every call,
-  // by its tag). A chain with a multi-port NIC is not remembered (`fixed` false): its legs'
-  // 1/ports shares are added in leg order, as before.
+  // are (a step starts the same collectives again and again): the summed uses of its legs,
+  // each on its connection's path (chain_leg_flow), and the bottleneck rate they give. A chain
+  // with a multi-port NIC is not remembered (`fixed` false): its legs' 1/ports shares are
+  // added in leg order at every call.
   struct Chain {
-    std::vector<Leg> legs;
+    std::vector<Leg> legs;  // unnamed chains: what chain() compares
     bool fixed = false;
-    std::vector<PathUses::Use> unique_uses;  // by resource
-    std::vector<uint32_t> ecmp_legs;
-    // Without link statistics only the bottleneck is needed: the least C / a over the unique
-    // uses, at the capacities of `fixed_min_version`, bounds it, and the ECMP legs can only
-    // lower it on the resources they cross (bottleneck()).
-    double fixed_min = 0.0;
+    std::shared_ptr<const std::vector<PathUses::Use>> uses;  // by resource; set when fixed
+    double fixed_min = 0.0;  // the least C / a over `uses` at fixed_min_version
     uint64_t fixed_min_version = ~uint64_t{0};
   };
   Chain& chain(std::span<const Leg> legs);
@@ -71,7 +69,7 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   Chain& named_chain(uint64_t id, std::span<const Leg> legs);
   Chain build_chain(std::span<const Leg> legs);
   void forget_chains_if_stale();
-  double bottleneck(Chain& c, std::span<const Leg> legs, uint64_t tag);
+  double bottleneck(Chain& c);
   void send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                  double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag);
 
@@ -87,7 +85,6 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   std::unordered_map<uint64_t, Chain> named_chains_;
   uint64_t chains_epoch_ = 0;
   PathUses chain_scratch_;
-  PathUses ecmp_uses_;             // bottleneck()'s scratch
   uint64_t capacity_version_ = 0;  // set_resource_capacity calls so far
 };
 

@@ -34,25 +34,26 @@ sim::Duration FlowNetwork::route(int src_gpu, int dst_gpu, uint64_t tag) {
   }
 }
 
-void FlowNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) {
+void FlowNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
+                            DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
-  const sim::Duration latency = route(src_gpu, dst_gpu, tag);
+  const sim::Duration latency = route(src_gpu, dst_gpu, flow_id);
   const Leg leg{src_gpu, dst_gpu};
   start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag,
-        std::span<const Leg>(&leg, 1));
+        std::span<const Leg>(&leg, 1), false, flow_id);
 }
 
 void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                  sim::Duration fixed_latency, double leg_rate_cap_bps,
                                  DeliveryHandler& handler, uint64_t tag) {
   uses_.clear();
-  for (const Leg& l : legs) route(l.src_gpu, l.dst_gpu, tag);
+  for (size_t i = 0; i < legs.size(); ++i) route(legs[i].src_gpu, legs[i].dst_gpu, chain_leg_flow(i));
   start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag, legs,
-        leg_rate_cap_bps);
+        true, 0, leg_rate_cap_bps);
 }
 
 void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
-                        std::span<const Leg> legs, double rate_cap_bps) {
+                        std::span<const Leg> legs, bool chain, uint64_t flow_id, double rate_cap_bps) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -74,6 +75,8 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
   t.last_ps = sim_.now().ps();
   t.uses.assign(uses_.uses().begin(), uses_.uses().end());
   t.legs.assign(legs.begin(), legs.end());
+  t.chain = chain;
+  t.flow_id = flow_id;
   t.rate_cap_bps = rate_cap_bps;
   t.stalled = false;
   if (bits <= 0.0 || t.uses.empty()) {  // nothing to move: only the latency
@@ -120,7 +123,8 @@ void FlowNetwork::resume(Transfer& t, uint32_t slot) {
   t.stalled = false;
   ++counters_.resumed;
   uses_.clear();
-  for (const Leg& l : t.legs) route(l.src_gpu, l.dst_gpu, t.tag);
+  for (size_t i = 0; i < t.legs.size(); ++i)
+    route(t.legs[i].src_gpu, t.legs[i].dst_gpu, t.chain ? chain_leg_flow(i) : t.flow_id);
   t.uses.assign(uses_.uses().begin(), uses_.uses().end());
   t.last_ps = sim_.now().ps();
   add_variable(t, slot);

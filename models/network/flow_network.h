@@ -41,7 +41,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
  public:
   FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
+  void send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes, DeliveryHandler& handler,
+                 uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                       double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
@@ -75,6 +76,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
     sim::Duration latency;
     std::vector<Use> uses;
     std::vector<Leg> legs;  // to route again after a link failure
+    bool chain = false;     // legs of a chain (flows chain_leg_flow(i)), else one send (flow_id)
+    uint64_t flow_id = 0;
     double rate_cap_bps = std::numeric_limits<double>::infinity();
     bool stalled = false;          // lost packets on a dead link: waiting for the retransmission
     double bits = 0.0;             // at start (wire bits, protocol overhead included)
@@ -85,7 +88,8 @@ class FlowNetwork final : public Network, private sim::EventHandler {
 
   void on_event(uint64_t tag) override;
   void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
-             std::span<const Leg> legs, double rate_cap_bps = std::numeric_limits<double>::infinity());
+             std::span<const Leg> legs, bool chain, uint64_t flow_id,
+             double rate_cap_bps = std::numeric_limits<double>::infinity());
   void add_variable(Transfer& t, uint32_t slot);
   sim::Duration route(int src_gpu, int dst_gpu, uint64_t tag);
   void resume(Transfer& t, uint32_t slot);

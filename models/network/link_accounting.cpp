@@ -7,29 +7,41 @@
 namespace ct::network {
 
 LinkAccounting::LinkAccounting(const Cluster& cluster, std::vector<double> capacity_bps)
-    : cluster_(cluster), capacity_(std::move(capacity_bps)), acc_(capacity_.size()) {}
+    : cluster_(cluster), capacity_(std::move(capacity_bps)) {}
+
+// The accumulators exist from the first transfer on (a run that counts nothing, a layout
+// sweep's analytical step, never allocates one per resource).
+LinkAccounting::Acc& LinkAccounting::mut(size_t r) {
+  if (acc_.empty()) acc_.resize(capacity_.size());
+  return acc_[r];
+}
+
+const LinkAccounting::Acc& LinkAccounting::at(size_t r) const {
+  static const Acc kNone;
+  return r < acc_.size() ? acc_[r] : kNone;
+}
 
 void LinkAccounting::set_capacity(int32_t r, double bps) { capacity_[static_cast<size_t>(r)] = bps; }
 
 void LinkAccounting::flow_started(int32_t r, sim::Time now) {
-  Acc& a = acc_[static_cast<size_t>(r)];
+  Acc& a = mut(static_cast<size_t>(r));
   if (a.active++ == 0) a.busy_since_ps = now.ps();
 }
 
 void LinkAccounting::flow_stopped(int32_t r, sim::Time now) {
-  Acc& a = acc_[static_cast<size_t>(r)];
+  Acc& a = mut(static_cast<size_t>(r));
   if (--a.active == 0) a.busy_s += static_cast<double>(now.ps() - a.busy_since_ps) * 1e-12;
 }
 
 void LinkAccounting::add_bits(int32_t r, double bits) {
-  Acc& a = acc_[static_cast<size_t>(r)];
+  Acc& a = mut(static_cast<size_t>(r));
   a.bits += bits;
   const double c = capacity_[static_cast<size_t>(r)];
   if (c > 0.0) a.util_s += bits / c;
 }
 
 void LinkAccounting::add_work(int32_t r, double bits) {
-  Acc& a = acc_[static_cast<size_t>(r)];
+  Acc& a = mut(static_cast<size_t>(r));
   a.bits += bits;
   const double c = capacity_[static_cast<size_t>(r)];
   if (c > 0.0) {
@@ -39,13 +51,13 @@ void LinkAccounting::add_work(int32_t r, double bits) {
 }
 
 double LinkAccounting::busy(size_t r, sim::Time now) const {
-  const Acc& a = acc_[r];
+  const Acc& a = at(r);
   return a.busy_s + (a.active > 0 ? static_cast<double>(now.ps() - a.busy_since_ps) * 1e-12 : 0.0);
 }
 
 double LinkAccounting::utilization(size_t r, sim::Time now, double in_flight) const {
   if (now.ps() <= 0) return 0.0;
-  double util = acc_[r].util_s;
+  double util = at(r).util_s;
   if (in_flight > 0.0 && capacity_[r] > 0.0) util += in_flight / capacity_[r];
   return util / now.seconds();
 }
@@ -55,7 +67,7 @@ LinkStats LinkAccounting::stats(int32_t r, sim::Time now, double in_flight) cons
   LinkStats s;
   s.resource = r;
   s.name = cluster_.resource_name(r);
-  s.bytes = (acc_[i].bits + in_flight) / 8.0;
+  s.bytes = (at(i).bits + in_flight) / 8.0;
   s.busy_s = busy(i, now);
   s.utilization = utilization(i, now, in_flight);
   return s;
@@ -64,10 +76,9 @@ LinkStats LinkAccounting::stats(int32_t r, sim::Time now, double in_flight) cons
 std::vector<LinkStats> LinkAccounting::top(size_t k, sim::Time now, std::span<const double> in_flight) const {
   const auto extra = [&](size_t r) { return in_flight.empty() ? 0.0 : in_flight[r]; };
   std::vector<std::pair<double, int32_t>> all;
-  all.reserve(acc_.size());
-  for (size_t r = 0; r < acc_.size(); ++r) {
+  for (size_t r = 0; r < capacity_.size(); ++r) {
     const double u = utilization(r, now, extra(r));
-    if (u > 0.0 || acc_[r].bits > 0.0 || extra(r) > 0.0 || acc_[r].active > 0)
+    if (u > 0.0 || at(r).bits > 0.0 || extra(r) > 0.0 || at(r).active > 0)
       all.emplace_back(-u, static_cast<int32_t>(r));
   }
   k = std::min(k, all.size());
@@ -83,7 +94,7 @@ std::vector<LinkStats> LinkAccounting::top(size_t k, sim::Time now, std::span<co
 
 double LinkAccounting::max_utilization(sim::Time now, std::span<const double> in_flight) const {
   double best = 0.0;
-  for (size_t r = 0; r < acc_.size(); ++r)
+  for (size_t r = 0; r < capacity_.size(); ++r)
     best = std::max(best, utilization(r, now, in_flight.empty() ? 0.0 : in_flight[r]));
   return best;
 }

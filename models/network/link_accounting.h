@@ -50,6 +50,8 @@ class LinkAccounting {
     int32_t active = 0;         // transfers with a positive rate on it
     int64_t busy_since_ps = 0;  // when `active` last rose from 0
   };
+  Acc& mut(size_t r);
+  [[nodiscard]] const Acc& at(size_t r) const;
   [[nodiscard]] double utilization(size_t r, sim::Time now, double in_flight) const;
   [[nodiscard]] double busy(size_t r, sim::Time now) const;
 

@@ -52,6 +52,18 @@ struct Leg {
   int dst_gpu;
 };
 
+// The ECMP flow id of leg `leg` of a chain (send_pipelined, send_chain): its connection, which
+// keeps one fabric path for the communicator's life. NCCL connects its channels' queue pairs
+// when a communicator first runs a collective and reuses them for every later one; RoCE
+// switches hash a QP's UDP source port, fixed for the QP (which is why NCCL_IB_QPS_PER_CONNECTION
+// exists: "multi-level fabrics ... need multiple queue pairs to have good routing entropy",
+// NCCL's environment variable documentation), and InfiniBand routes by destination LID. So
+// the same legs of successive collectives take the same paths, and two channels between the
+// same GPUs (distinct legs) may take different ones. The call's tag only names the delivery.
+constexpr uint64_t chain_leg_flow(size_t leg) { return 0x43484149ULL + leg; }
+
+class ChainCache;
+
 struct NetworkParams {
   // Payload bytes / wire bytes, in (0, 1].
   double protocol_efficiency = 0.95;
@@ -61,6 +73,9 @@ struct NetworkParams {
   // reads none of them (a batch of layouts: scenario::evaluate_layouts) turns them off; the
   // readings are then not kept (meaningless). Timing is the same either way.
   bool link_statistics = true;
+  // Chains' fabric uses shared with other runs over the same cluster (chain_cache.h; not
+  // owned; analytical backend). nullptr: each network routes its chains itself.
+  ChainCache* shared_chains = nullptr;
 };
 
 // One resource (link direction, NVLink or PCIe port) over the run so far.
@@ -85,9 +100,17 @@ class Network {
   virtual ~Network() = default;
 
   // Point-to-point: `bytes` from src to dst; handler.on_delivered(tag) when the last byte
-  // arrives. src == dst is delivered after a zero delay.
-  virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) = 0;
-  // A pipelined chain (an NCCL ring or tree): every leg moves `bytes_per_leg`, all legs at ONE
+  // arrives. src == dst is delivered after a zero delay. The tag is also the flow id: each
+  // send may take another of the fabric's equal-cost paths (a traffic study's flows).
+  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) {
+    send_flow(src_gpu, dst_gpu, tag, bytes, handler, tag);
+  }
+  // The same on a connection: flow_id picks the path (a connection keeps one: a pipeline's
+  // sends between two ranks, chain_leg_flow's reasoning), the tag only names the delivery.
+  virtual void send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
+                         DeliveryHandler& handler, uint64_t tag) = 0;
+  // A pipelined chain (an NCCL ring or tree): leg i on the path of flow chain_leg_flow(i) (the
+  // tag is not a flow id here); every leg moves `bytes_per_leg`, all legs at ONE
   // common rate (a synchronous pipeline goes at the pace of its slowest leg); a resource
   // crossed by m legs carries m times the rate. Delivered after the bytes plus
   // `fixed_latency`; the legs' own path latencies are NOT added (the caller folds hop latency

@@ -403,12 +403,18 @@ uint32_t PacketNetwork::new_group(DeliveryHandler& handler, uint64_t tag) {
   return id;
 }
 
-void PacketNetwork::send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) {
-  send_on(src_gpu, dst_gpu, bytes, handler, tag, packet_.data_priority);
+void PacketNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
+                              DeliveryHandler& handler, uint64_t tag) {
+  send_on_flow(src_gpu, dst_gpu, flow_id, bytes, handler, tag, packet_.data_priority);
 }
 
 void PacketNetwork::send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler,
                             uint64_t tag, int priority) {
+  send_on_flow(src_gpu, dst_gpu, tag, bytes, handler, tag, priority);
+}
+
+void PacketNetwork::send_on_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
+                                 DeliveryHandler& handler, uint64_t tag, int priority) {
   if (priority < 0 || priority >= kPriorities) {
     throw std::invalid_argument("network.priority: got " + std::to_string(priority) +
                                 ", expected 0 (lossy) or 1 (lossless)");
@@ -422,7 +428,7 @@ void PacketNetwork::send_on(int src_gpu, int dst_gpu, sim::Bytes bytes, Delivery
     return;
   }
   groups_[g].legs = 1;
-  start_flow(g, src_gpu, dst_gpu, bytes.n, tag, priority);
+  start_flow(g, src_gpu, dst_gpu, bytes.n, flow_id, priority);
 }
 
 void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
@@ -449,9 +455,11 @@ void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_p
     sim_.schedule(grp.done, sim_.now() + fixed_latency);
     return;
   }
-  for (const Leg& l : legs) {
+  for (size_t i = 0; i < legs.size(); ++i) {
+    const Leg& l = legs[i];
     if (l.src_gpu == l.dst_gpu) continue;
-    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, tag, packet_.data_priority, leg_rate_cap_bps);
+    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, chain_leg_flow(i), packet_.data_priority,
+               leg_rate_cap_bps);
   }
 }
 

@@ -206,7 +206,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   PacketNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params = {},
                 PacketParams packet = {});
 
-  void send(int src_gpu, int dst_gpu, sim::Bytes bytes, DeliveryHandler& handler, uint64_t tag) override;
+  void send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes, DeliveryHandler& handler,
+                 uint64_t tag) override;
   // Approximation: every leg is an independent packet transfer of bytes_per_leg (no common
   // rate); delivered when the last leg's last packet arrives plus
   // max(0, fixed_latency - longest leg path latency).
@@ -381,6 +382,8 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   };
 
   void on_event(uint64_t tag) override;
+  void send_on_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes, DeliveryHandler& handler,
+                    uint64_t tag, int priority);
   uint32_t new_group(DeliveryHandler& handler, uint64_t tag);
   void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id, int priority,
                   double rate_cap_bps = std::numeric_limits<double>::infinity());

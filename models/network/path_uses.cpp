@@ -4,10 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "models/topology/hash.h"
+
 namespace ct::network {
 
-PathUses::PathUses(const Cluster& cluster)
-    : cluster_(cluster), slot_(static_cast<size_t>(cluster.resource_count()), -1) {}
+PathUses::PathUses(const Cluster& cluster) : cluster_(cluster) {}
 
 void PathUses::clear() {
   for (const Use& u : uses_) slot_[u.resource] = -1;
@@ -17,11 +18,13 @@ void PathUses::clear() {
 
 void PathUses::assign(std::span<const Use> uses) {
   clear();
+  if (slot_.empty()) slot_.assign(static_cast<size_t>(cluster_.resource_count()), -1);
   uses_.assign(uses.begin(), uses.end());
   for (size_t i = 0; i < uses_.size(); ++i) slot_[uses_[i].resource] = static_cast<int32_t>(i);
 }
 
 void PathUses::add_path(double coefficient) {
+  if (slot_.empty()) slot_.assign(static_cast<size_t>(cluster_.resource_count()), -1);  // on first use
   for (const int32_t r : path_) {
     if (slot_[r] < 0) {
       slot_[r] = static_cast<int32_t>(uses_.size());
@@ -37,6 +40,8 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
   if (epoch != fixed_epoch_) {
     fixed_.clear();
     fixed_store_.clear();
+    flow_paths_.clear();
+    flow_store_.clear();
     fixed_epoch_ = epoch;
   }
   const uint64_t key =
@@ -48,6 +53,18 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     add_path(1.0);
     if (f.latency > max_latency_) max_latency_ = f.latency;
     return f.latency;
+  }
+  // A flow-dependent single-port pair: this flow's path, if it was routed before.
+  const uint64_t flow_key = topology::detail::splitmix64(key ^ topology::detail::splitmix64(flow_id));
+  if (it != fixed_.end()) {
+    const auto f = flow_paths_.find(flow_key);
+    if (f != flow_paths_.end() && f->second.pair == key && f->second.flow == flow_id) {
+      const FlowPath& p = f->second;
+      path_.assign(flow_store_.begin() + p.begin, flow_store_.begin() + p.begin + p.size);
+      add_path(1.0);
+      if (p.latency > max_latency_) max_latency_ = p.latency;
+      return p.latency;
+    }
   }
   const int ports = cluster_.fabric_ports(src_gpu, dst_gpu);
   sim::Duration latency = sim::Duration::zero();
@@ -61,6 +78,13 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
         f.size = static_cast<uint32_t>(path_.size());
       }
       fixed_.emplace(key, f);
+    }
+    if (!unique && flow_paths_.size() < kMaxFlowPaths &&
+        flow_paths_
+            .try_emplace(flow_key, FlowPath{key, flow_id, static_cast<uint32_t>(flow_store_.size()),
+                                            static_cast<uint32_t>(path_.size()), latency})
+            .second) {
+      flow_store_.insert(flow_store_.end(), path_.begin(), path_.end());
     }
     add_path(1.0);
   } else {

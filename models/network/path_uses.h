@@ -58,6 +58,17 @@ class PathUses {
   };
   std::unordered_map<uint64_t, Fixed> fixed_;
   std::vector<int32_t> fixed_store_;
+  // Paths of flow-dependent pairs by (pair, flow id): a connection (a chain's leg, a pipeline's
+  // sends: network.h chain_leg_flow, send_flow) takes the same path at every call. At most
+  // kMaxFlowPaths are remembered (a traffic study's many one-off flows route each time).
+  struct FlowPath {
+    uint64_t pair = 0, flow = 0;
+    uint32_t begin = 0, size = 0;
+    sim::Duration latency;
+  };
+  static constexpr size_t kMaxFlowPaths = size_t{1} << 18;
+  std::unordered_map<uint64_t, FlowPath> flow_paths_;
+  std::vector<int32_t> flow_store_;
   uint64_t fixed_epoch_ = 0;
 };
 

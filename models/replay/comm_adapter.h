@@ -1,6 +1,7 @@
 // Maps the replay's Communicator onto the network backend (p2p sends) and the NCCL-like
-// collective engine (DP collectives). The replay tag doubles as the ECMP flow id of a send,
-// so a given pipeline message always takes the same fabric path.
+// collective engine (DP collectives). A pipeline's sends between two ranks go over their one
+// connection (NCCL's p2p channels, connected once): the same fabric path for every message
+// (network.h send_flow, flow kPipelineFlow); the replay tag names the delivery.
 #pragma once
 
 #include "models/collective/collective.h"
@@ -23,6 +24,8 @@ inline collective::Op collective_op(CollectiveKind kind) {
   return collective::Op::all_reduce;
 }
 
+inline constexpr uint64_t kPipelineFlow = 0x50495045ULL;
+
 class CommAdapter final : public Communicator,
                           private network::DeliveryHandler,
                           private collective::CompletionHandler {
@@ -31,7 +34,7 @@ class CommAdapter final : public Communicator,
 
   void send(int src_gpu, int dst_gpu, sim::Bytes bytes, CommHandler& handler, uint64_t tag) override {
     handler_ = &handler;
-    net_.send(src_gpu, dst_gpu, bytes, *this, tag);
+    net_.send_flow(src_gpu, dst_gpu, kPipelineFlow, bytes, *this, tag);
   }
 
   void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes, CommHandler& handler,

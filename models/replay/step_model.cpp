@@ -204,9 +204,10 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
 // and (when asked) every link direction.
 void network_figures(const StepInput& in, const network::Cluster& cluster, const network::Network& net,
                      StepResult& out) {
-  out.max_link_utilization = net.max_link_utilization();
   if (in.network_mode == "packet")
     out.packet = static_cast<const network::PacketNetwork&>(net).packet_stats();
+  if (!in.network.link_statistics) return;  // nothing was counted (a layout sweep reads none)
+  out.max_link_utilization = net.max_link_utilization();
   for (const auto& l : net.top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
   if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, net);
 }
@@ -373,14 +374,21 @@ StepResult simulate_step(const StepInput& in) {
   std::optional<network::Cluster> own;
   if (in.shared_cluster == nullptr || !in.link_faults.empty()) own.emplace(in.cluster);
   const network::Cluster& cluster = own ? *own : *in.shared_cluster;
+  // What other runs over the shared cluster routed and planned is only theirs to share.
+  network::NetworkParams net_params = in.network;
+  collective::CollectiveParams collectives = in.collectives;
+  if (own) {
+    net_params.shared_chains = nullptr;
+    collectives.shared_plans = nullptr;
+  }
   std::unique_ptr<network::Network> net =
-      network::make_network(in.network_mode, sim, cluster, in.network, in.packet);
+      network::make_network(in.network_mode, sim, cluster, net_params, in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {
     faults =
         std::make_unique<network::CapacityFaults>(sim, *net, *own, network::resolve(*own, in.link_faults));
   }
-  collective::CollectiveEngine engine(sim, *net, cluster, in.collectives);
+  collective::CollectiveEngine engine(sim, *net, cluster, collectives);
   CommAdapter comm(*net, engine);
 
   ExecutorOptions exec = executor_options(in, program, engine.channels());

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/collective/plan_cache.h"
+#include "models/network/chain_cache.h"
 #include "models/network/cluster.h"
 #include "models/replay/step_model.h"
 #include "models/scenario/loader.h"
@@ -29,7 +31,15 @@ std::string problems_text(const ScenarioError& e) {
 
 // One layout against the shared cluster: the figures `run` reports for it (runner.cpp
 // step_report), without the report around them.
-LayoutOutcome evaluate_one(const Config& c, const network::Cluster& cluster) {
+// What every layout's step shares: the cluster, and the chains and plans of its collectives
+// (a layout with the same data-parallel groups as an earlier one finds them built).
+struct Shared {
+  const network::Cluster& cluster;
+  network::ChainCache chains;
+  collective::PlanCache plans;
+};
+
+LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
   LayoutOutcome o;
   const workload::JobSpec job = job_spec(c);
   o.gpus = workload::gpus_used(job.parallelism);
@@ -43,7 +53,9 @@ LayoutOutcome evaluate_one(const Config& c, const network::Cluster& cluster) {
     return o;
   }
   replay::StepInput in = step_input(c);
-  in.shared_cluster = &cluster;
+  in.shared_cluster = &shared.cluster;
+  in.network.shared_chains = &shared.chains;
+  in.collectives.shared_plans = &shared.plans;
   in.network.link_statistics = false;  // a row reports no link figures
   if (std::string problem = step_memory_problem(in); !problem.empty()) {
     o.error = problem;
@@ -72,12 +84,14 @@ std::vector<LayoutOutcome> evaluate_layouts(const Config& base, size_t count,
   std::vector<LayoutOutcome> out(count);
   if (count == 0) return out;
   const auto cluster = std::make_unique<const network::Cluster>(cluster_spec(base));
+  const uint64_t epoch = cluster->topology().routing_epoch();
+  Shared shared{*cluster, network::ChainCache(epoch), collective::PlanCache(epoch)};
   tbb::task_arena arena(threads > 0 ? threads : tbb::info::default_concurrency());
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t>& range) {
       for (size_t i = range.begin(); i != range.end(); ++i) {
         try {
-          out[i] = evaluate_one(make_config(i), *cluster);
+          out[i] = evaluate_one(make_config(i), shared);
         } catch (const ScenarioError& e) {
           out[i] = LayoutOutcome{};
           out[i].error = problems_text(e);

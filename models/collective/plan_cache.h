@@ -1,0 +1,76 @@
+// Collective plans shared by the engines of many runs over one cluster and one set of network
+// and collective parameters (a layout sweep: scenario/layouts.h). A plan (the algorithm NCCL
+// picks, the chain's legs, its latency and rate ceiling) depends only on the operation, the
+// group, the bytes, the engine's parameters and the cluster's routes, so the data-parallel
+// rings that one layout built are not built again by the next layout with the same groups.
+// Valid while the routes are those of `routing_epoch`; an engine whose cluster's routes
+// changed does not use it. Thread-safe; results do not depend on which run stored a plan
+// first (the plans are equal; only their chain ids, names without meaning, differ).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace ct::collective {
+
+struct Plan;
+
+class PlanCache {
+ public:
+  explicit PlanCache(uint64_t routing_epoch) : epoch_(routing_epoch) {}
+
+  [[nodiscard]] uint64_t routing_epoch() const { return epoch_; }
+  // `op` is the operation's code (collective.h Op), `params` a fingerprint of the engine's
+  // parameters (the plans of different parameters never mix).
+  [[nodiscard]] std::shared_ptr<const Plan> find(int op, int64_t bytes, uint64_t params,
+                                                 std::span<const int> group) const {
+    const std::shared_lock lock(mutex_);
+    const auto it = map_.find(key(op, bytes, params, group));
+    if (it == map_.end()) return nullptr;
+    for (const Entry& e : it->second) {
+      if (e.op == op && e.bytes == bytes && e.params == params &&
+          std::equal(e.group.begin(), e.group.end(), group.begin(), group.end()))
+        return e.plan;
+    }
+    return nullptr;
+  }
+  // Stores a plan (the first stored for a key stays) and returns the stored one.
+  std::shared_ptr<const Plan> put(int op, int64_t bytes, uint64_t params, std::span<const int> group,
+                                  std::shared_ptr<const Plan> plan) {
+    const std::unique_lock lock(mutex_);
+    std::vector<Entry>& bucket = map_[key(op, bytes, params, group)];
+    for (const Entry& e : bucket) {
+      if (e.op == op && e.bytes == bytes && e.params == params &&
+          std::equal(e.group.begin(), e.group.end(), group.begin(), group.end()))
+        return e.plan;
+    }
+    bucket.push_back(Entry{op, bytes, params, std::vector<int>(group.begin(), group.end()), std::move(plan)});
+    return bucket.back().plan;
+  }
+
+ private:
+  struct Entry {
+    int op;
+    int64_t bytes;
+    uint64_t params;
+    std::vector<int> group;
+    std::shared_ptr<const Plan> plan;
+  };
+  static uint64_t key(int op, int64_t bytes, uint64_t params, std::span<const int> group) {
+    uint64_t k = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes) ^
+                 (params * 0xC2B2AE3D27D4EB4FULL);
+    for (const int g : group) k = (k ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
+    return k;
+  }
+  uint64_t epoch_;
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<uint64_t, std::vector<Entry>> map_;
+};
+
+}  // namespace ct::collective
