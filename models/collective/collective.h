@@ -149,6 +149,15 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
     std::shared_ptr<const Plan> plan;
   };
   uint64_t params_fingerprint_ = 0;  // what PlanCache keys this engine's plans by
+  // Ring legs by group (sorted ranks), for this engine's channels: the plans of one group's
+  // different byte counts (a stage's gradient buckets) share them; from shared_plans if given.
+  struct CachedRing {
+    std::vector<int> ranks;
+    std::shared_ptr<const PlanCache::Ring> ring;
+  };
+  const PlanCache::Ring& ring(const Layout& layout);
+  std::unordered_map<uint64_t, std::vector<CachedRing>> rings_;
+  uint64_t rings_epoch_ = 0;
   const Plan& cached_plan(Op op, std::span<const int> group, sim::Bytes bytes);
   std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;
   size_t cached_plans_ = 0;

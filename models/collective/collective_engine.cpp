@@ -183,7 +183,9 @@ void CollectiveEngine::build(Op op, std::span<const int> group, sim::Bytes bytes
       } else if (op != Op::broadcast) {
         k = (nn - 1) / nn;
       }
-      const sim::Duration h = ring_legs(net_, layout, channels_, out.legs);
+      const PlanCache::Ring& r = ring(layout);
+      out.legs = r.legs;
+      const sim::Duration h = r.hop_latency;
       out.bytes_per_leg = ceil_bytes(k * s / c);
       out.fixed_latency = (alpha + h) * steps;
       if (op != Op::broadcast) cap(tuning_input(op, layout), s, out, h * steps);
@@ -339,6 +341,31 @@ const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim
   ++cached_plans_;
   bucket.push_back(CachedPlan{op, bytes.n, std::vector<int>(group.begin(), group.end()), std::move(plan)});
   return *bucket.back().plan;
+}
+
+const PlanCache::Ring& CollectiveEngine::ring(const Layout& layout) {
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  if (epoch != rings_epoch_ || rings_.size() > 4096) {  // routes changed (path latencies), or bounded memory
+    rings_.clear();
+    rings_epoch_ = epoch;
+  }
+  uint64_t key = 0x243F6A8885A308D3ULL ^ layout.ranks.size();
+  for (const int g : layout.ranks) key = (key ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
+  std::vector<CachedRing>& bucket = rings_[key];
+  for (const CachedRing& c : bucket)
+    if (c.ranks == layout.ranks) return *c.ring;
+  PlanCache* shared = params_.shared_plans;
+  if (shared != nullptr && shared->routing_epoch() != epoch) shared = nullptr;
+  std::shared_ptr<const PlanCache::Ring> r =
+      shared != nullptr ? shared->find_ring(channels_, layout.ranks) : nullptr;
+  if (r == nullptr) {
+    auto fresh = std::make_shared<PlanCache::Ring>();
+    fresh->hop_latency = ring_legs(net_, layout, channels_, fresh->legs);
+    r = std::move(fresh);
+    if (shared != nullptr) r = shared->put_ring(channels_, layout.ranks, r);
+  }
+  bucket.push_back(CachedRing{layout.ranks, std::move(r)});
+  return *bucket.back().ring;
 }
 
 void CollectiveEngine::on_delivered(uint64_t net_tag) { on_event(net_tag & 0xffffffffU); }

@@ -17,6 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/network/network.h"
+#include "sim/units.h"
+
 namespace ct::collective {
 
 struct Plan;
@@ -40,6 +43,32 @@ class PlanCache {
     }
     return nullptr;
   }
+  // A ring's legs over a group (ring.h ring_legs: which depends only on the sorted ranks and
+  // the channels) and its mean hop latency: the plans of different byte counts share it.
+  struct Ring {
+    std::vector<network::Leg> legs;
+    sim::Duration hop_latency;
+  };
+  [[nodiscard]] std::shared_ptr<const Ring> find_ring(int channels, std::span<const int> ranks) const {
+    const std::shared_lock lock(mutex_);
+    const auto it = rings_.find(key(-1, channels, 0, ranks));
+    if (it == rings_.end()) return nullptr;
+    for (const RingEntry& e : it->second)
+      if (e.channels == channels && std::equal(e.ranks.begin(), e.ranks.end(), ranks.begin(), ranks.end()))
+        return e.ring;
+    return nullptr;
+  }
+  std::shared_ptr<const Ring> put_ring(int channels, std::span<const int> ranks,
+                                       std::shared_ptr<const Ring> ring) {
+    const std::unique_lock lock(mutex_);
+    std::vector<RingEntry>& bucket = rings_[key(-1, channels, 0, ranks)];
+    for (const RingEntry& e : bucket)
+      if (e.channels == channels && std::equal(e.ranks.begin(), e.ranks.end(), ranks.begin(), ranks.end()))
+        return e.ring;
+    bucket.push_back(RingEntry{channels, std::vector<int>(ranks.begin(), ranks.end()), std::move(ring)});
+    return bucket.back().ring;
+  }
+
   // Stores a plan (the first stored for a key stays) and returns the stored one.
   std::shared_ptr<const Plan> put(int op, int64_t bytes, uint64_t params, std::span<const int> group,
                                   std::shared_ptr<const Plan> plan) {
@@ -62,6 +91,11 @@ class PlanCache {
     std::vector<int> group;
     std::shared_ptr<const Plan> plan;
   };
+  struct RingEntry {
+    int channels;
+    std::vector<int> ranks;
+    std::shared_ptr<const Ring> ring;
+  };
   static uint64_t key(int op, int64_t bytes, uint64_t params, std::span<const int> group) {
     uint64_t k = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes) ^
                  (params * 0xC2B2AE3D27D4EB4FULL);
@@ -71,6 +105,7 @@ class PlanCache {
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;
+  std::unordered_map<uint64_t, std::vector<RingEntry>> rings_;
 };
 
 }  // namespace ct::collective
