@@ -336,6 +336,11 @@ TEST(Scenarios, LayoutsAgainstOneClusterEqualOneRunEach) {
        "training_job.parallelism.data_parallel=78"},
       {"training_job.parallelism.tensor_parallel=4", "training_job.parallelism.pipeline_parallel=16",
        "training_job.parallelism.virtual_pipeline=1", "training_job.parallelism.data_parallel=156"},
+      // The first layout's groups again (other micro-batches): its rings, plans and chains come
+      // from the batch's shared caches (chain_cache.h, plan_cache.h), built by whichever thread
+      // ran the first layout.
+      {"training_job.parallelism.pipeline_parallel=16", "training_job.parallelism.virtual_pipeline=1",
+       "training_job.parallelism.data_parallel=78", "training_job.micro_batch_size=2"},
       {"training_job.parallelism.tensor_parallel=5"}};
   const auto config = [&](size_t i) {
     std::vector<std::string> o = layouts[i];
@@ -347,14 +352,14 @@ TEST(Scenarios, LayoutsAgainstOneClusterEqualOneRunEach) {
   const Config base = to_config(read_document("scenarios/default.json", {"network.mode=analytical"}));
   for (const int threads : {1, 2}) {
     const std::vector<LayoutOutcome> rows = evaluate_layouts(base, layouts.size(), config, threads);
-    ASSERT_EQ(rows.size(), 3u);
-    for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(rows.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
       ASSERT_EQ(rows[i].error, "") << i;
       const auto r = simulate_training_step(config(i));
       EXPECT_EQ(rows[i].step_time_s, r.step_time_s) << i;
       EXPECT_EQ(rows[i].mfu, r.mfu) << i;
       EXPECT_EQ(rows[i].events, r.events) << i;
     }
-    EXPECT_NE(rows[2].error.find("tensor_parallel"), std::string::npos) << rows[2].error;
+    EXPECT_NE(rows[3].error.find("tensor_parallel"), std::string::npos) << rows[3].error;
   }
 }
