@@ -365,6 +365,19 @@ std::vector<uint8_t> traced_ranks(const StepInput& in, const StepProgram& progra
   return traced;
 }
 
+namespace {
+// The parameters without the caches of a layout sweep's shared cluster unless this run uses
+// that cluster (one with link faults builds its own).
+network::NetworkParams shared_only(network::NetworkParams p, bool shared) {
+  if (!shared) p.shared_chains = nullptr;
+  return p;
+}
+collective::CollectiveParams shared_only(collective::CollectiveParams p, bool shared) {
+  if (!shared) p.shared_plans = nullptr;
+  return p;
+}
+}  // namespace
+
 StepResult simulate_step(const StepInput& in) {
   const auto& node = in.cluster.node;
   const StepProgram program = build_program(in);
@@ -375,20 +388,15 @@ StepResult simulate_step(const StepInput& in) {
   if (in.shared_cluster == nullptr || !in.link_faults.empty()) own.emplace(in.cluster);
   const network::Cluster& cluster = own ? *own : *in.shared_cluster;
   // What other runs over the shared cluster routed and planned is only theirs to share.
-  network::NetworkParams net_params = in.network;
-  collective::CollectiveParams collectives = in.collectives;
-  if (own) {
-    net_params.shared_chains = nullptr;
-    collectives.shared_plans = nullptr;
-  }
+  const bool shared = !own;
   std::unique_ptr<network::Network> net =
-      network::make_network(in.network_mode, sim, cluster, net_params, in.packet);
+      network::make_network(in.network_mode, sim, cluster, shared_only(in.network, shared), in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {
     faults =
         std::make_unique<network::CapacityFaults>(sim, *net, *own, network::resolve(*own, in.link_faults));
   }
-  collective::CollectiveEngine engine(sim, *net, cluster, collectives);
+  collective::CollectiveEngine engine(sim, *net, cluster, shared_only(in.collectives, shared));
   CommAdapter comm(*net, engine);
 
   ExecutorOptions exec = executor_options(in, program, engine.channels());
