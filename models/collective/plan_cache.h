@@ -36,11 +36,8 @@ class PlanCache {
     const std::shared_lock lock(mutex_);
     const auto it = map_.find(key(op, bytes, params, group));
     if (it == map_.end()) return nullptr;
-    for (const Entry& e : it->second) {
-      if (e.op == op && e.bytes == bytes && e.params == params &&
-          std::equal(e.group.begin(), e.group.end(), group.begin(), group.end()))
-        return e.plan;
-    }
+    for (const Entry& e : it->second)
+      if (e.is(op, bytes, params, group)) return e.plan;
     return nullptr;
   }
   // A ring's legs over a group (ring.h ring_legs: which depends only on the sorted ranks and
@@ -54,8 +51,7 @@ class PlanCache {
     const auto it = rings_.find(key(-1, channels, 0, ranks));
     if (it == rings_.end()) return nullptr;
     for (const RingEntry& e : it->second)
-      if (e.channels == channels && std::equal(e.ranks.begin(), e.ranks.end(), ranks.begin(), ranks.end()))
-        return e.ring;
+      if (e.is(channels, ranks)) return e.ring;
     return nullptr;
   }
   std::shared_ptr<const Ring> put_ring(int channels, std::span<const int> ranks,
@@ -63,8 +59,7 @@ class PlanCache {
     const std::unique_lock lock(mutex_);
     std::vector<RingEntry>& bucket = rings_[key(-1, channels, 0, ranks)];
     for (const RingEntry& e : bucket)
-      if (e.channels == channels && std::equal(e.ranks.begin(), e.ranks.end(), ranks.begin(), ranks.end()))
-        return e.ring;
+      if (e.is(channels, ranks)) return e.ring;
     bucket.push_back(RingEntry{channels, std::vector<int>(ranks.begin(), ranks.end()), std::move(ring)});
     return bucket.back().ring;
   }
@@ -74,11 +69,8 @@ class PlanCache {
                                   std::shared_ptr<const Plan> plan) {
     const std::unique_lock lock(mutex_);
     std::vector<Entry>& bucket = map_[key(op, bytes, params, group)];
-    for (const Entry& e : bucket) {
-      if (e.op == op && e.bytes == bytes && e.params == params &&
-          std::equal(e.group.begin(), e.group.end(), group.begin(), group.end()))
-        return e.plan;
-    }
+    for (const Entry& e : bucket)
+      if (e.is(op, bytes, params, group)) return e.plan;
     bucket.push_back(Entry{op, bytes, params, std::vector<int>(group.begin(), group.end()), std::move(plan)});
     return bucket.back().plan;
   }
@@ -90,11 +82,18 @@ class PlanCache {
     uint64_t params;
     std::vector<int> group;
     std::shared_ptr<const Plan> plan;
+    [[nodiscard]] bool is(int o, int64_t b, uint64_t p, std::span<const int> g) const {
+      return op == o && bytes == b && params == p &&
+             std::equal(group.begin(), group.end(), g.begin(), g.end());
+    }
   };
   struct RingEntry {
     int channels;
     std::vector<int> ranks;
     std::shared_ptr<const Ring> ring;
+    [[nodiscard]] bool is(int c, std::span<const int> r) const {
+      return channels == c && std::equal(ranks.begin(), ranks.end(), r.begin(), r.end());
+    }
   };
   static uint64_t key(int op, int64_t bytes, uint64_t params, std::span<const int> group) {
     uint64_t k = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes) ^

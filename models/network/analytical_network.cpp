@@ -90,21 +90,12 @@ AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> leg
 
 AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
   forget_chains_if_stale();
-  uint64_t key = 0x9e3779b97f4a7c15ULL ^ legs.size();
-  for (const Leg& l : legs) {
-    key = (key ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 |
-                  static_cast<uint32_t>(l.dst_gpu))) *
-          0x100000001b3ULL;
-  }
-  const auto same = [](const Leg& a, const Leg& b) {
-    return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu;
-  };
+  uint64_t key = legs_hash(legs);
   // Open addressing on the hash: a different chain under the same key moves to the next one.
   for (;; ++key) {
     const auto it = chains_.find(key);
     if (it == chains_.end()) break;
-    if (std::equal(legs.begin(), legs.end(), it->second.legs.begin(), it->second.legs.end(), same))
-      return it->second;
+    if (same_legs(legs, it->second.legs)) return it->second;
   }
   Chain& c = chains_.emplace(key, build_chain(legs)).first->second;
   c.legs.assign(legs.begin(), legs.end());

@@ -8,7 +8,6 @@
 // Thread-safe; what a run computes does not depend on which run stored an entry first.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,19 +29,19 @@ class ChainCache {
   [[nodiscard]] uint64_t routing_epoch() const { return epoch_; }
   [[nodiscard]] std::shared_ptr<const Uses> find(std::span<const Leg> legs) const {
     const std::shared_lock lock(mutex_);
-    const auto it = map_.find(key(legs));
+    const auto it = map_.find(legs_hash(legs));
     if (it == map_.end()) return nullptr;
     for (const Entry& e : it->second)
-      if (same(e.legs, legs)) return e.uses;
+      if (same_legs(e.legs, legs)) return e.uses;
     return nullptr;
   }
   // Stores the uses of a chain's legs (the first stored for the same legs stays) and returns
   // the stored ones.
   std::shared_ptr<const Uses> put(std::span<const Leg> legs, std::shared_ptr<const Uses> uses) {
     const std::unique_lock lock(mutex_);
-    std::vector<Entry>& bucket = map_[key(legs)];
+    std::vector<Entry>& bucket = map_[legs_hash(legs)];
     for (const Entry& e : bucket)
-      if (same(e.legs, legs)) return e.uses;
+      if (same_legs(e.legs, legs)) return e.uses;
     bucket.push_back(Entry{std::vector<Leg>(legs.begin(), legs.end()), std::move(uses)});
     return bucket.back().uses;
   }
@@ -52,19 +51,6 @@ class ChainCache {
     std::vector<Leg> legs;
     std::shared_ptr<const Uses> uses;
   };
-  static uint64_t key(std::span<const Leg> legs) {
-    uint64_t k = 0x9E3779B97F4A7C15ULL ^ legs.size();
-    for (const Leg& l : legs)
-      k = (k ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 |
-                static_cast<uint32_t>(l.dst_gpu))) *
-          0x100000001B3ULL;
-    return k;
-  }
-  static bool same(const std::vector<Leg>& a, std::span<const Leg> b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Leg& x, const Leg& y) {
-      return x.src_gpu == y.src_gpu && x.dst_gpu == y.dst_gpu;
-    });
-  }
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;

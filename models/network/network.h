@@ -9,6 +9,7 @@
 // (src, dst, tag) take the same fabric path, like one RDMA queue pair.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,22 @@ struct Leg {
   int src_gpu;
   int dst_gpu;
 };
+
+// A hash of a chain's legs, in order, and their equality: what remembers a chain by its legs
+// (AnalyticalNetwork::chain, chain_cache.h) keys and compares.
+inline uint64_t legs_hash(std::span<const Leg> legs) {
+  uint64_t k = 0x9E3779B97F4A7C15ULL ^ legs.size();
+  for (const Leg& l : legs)
+    k = (k ^
+         (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 | static_cast<uint32_t>(l.dst_gpu))) *
+        0x100000001B3ULL;
+  return k;
+}
+inline bool same_legs(std::span<const Leg> a, std::span<const Leg> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Leg& x, const Leg& y) {
+    return x.src_gpu == y.src_gpu && x.dst_gpu == y.dst_gpu;
+  });
+}
 
 // The ECMP flow id of leg `leg` of a chain (send_pipelined, send_chain): its connection, which
 // keeps one fabric path for the communicator's life. NCCL connects its channels' queue pairs
