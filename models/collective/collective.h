@@ -134,7 +134,7 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   CollectiveParams params_;
   int channels_;
   network::PathUses uses_;
-  std::vector<double> capacity_;
+  std::shared_ptr<const std::vector<double>> capacity_;  // the network's at the start
   sim::SlotPool<Pending> pending_;
   Plan scratch_;
   std::vector<uint8_t> seen_;

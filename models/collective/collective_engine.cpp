@@ -71,7 +71,7 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
       params_(params),
       channels_(params.channels > 0 ? params.channels : cluster.nics_per_domain()),
       uses_(cluster),
-      capacity_(network::resource_capacities(cluster)) {
+      capacity_(network::capacities_for(cluster, net.params())) {
   if (params.channels < 0) {
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
                                 ", expected >= 0 (0 = nics_per_node)");
@@ -200,7 +200,7 @@ sim::Duration CollectiveEngine::pipeline_fill(const Plan& plan, double chunk, in
   for (size_t i = 0; i < plan.legs.size(); ++i)
     uses_.add(plan.legs[i].src_gpu, plan.legs[i].dst_gpu, network::chain_leg_flow(i));
   const double rate =
-      std::min(uses_.bottleneck_bps(capacity_), rate_cap_bps) * net_.params().protocol_efficiency;
+      std::min(uses_.bottleneck_bps(*capacity_), rate_cap_bps) * net_.params().protocol_efficiency;
   return network::serialization(8.0 * std::min(chunk, plan.bytes_per_leg.as_double()), rate) * steps;
 }
 
@@ -212,7 +212,7 @@ sim::Duration CollectiveEngine::estimate_plan(const Plan& plan) {
     const sim::Duration lat = uses_.add(l.src_gpu, l.dst_gpu, network::chain_leg_flow(i));
     if (plan.point_to_point) latency = lat;
   }
-  const double rate = std::min(uses_.bottleneck_bps(capacity_), plan.leg_rate_cap_bps);
+  const double rate = std::min(uses_.bottleneck_bps(*capacity_), plan.leg_rate_cap_bps);
   if (std::isinf(rate)) return latency;
   const double bits = 8.0 * plan.bytes_per_leg.as_double() / net_.params().protocol_efficiency;
   return latency + network::serialization(bits, rate);

@@ -24,11 +24,20 @@ std::vector<double> resource_capacities(const Cluster& cluster) {
   return c;
 }
 
+std::shared_ptr<const std::vector<double>> capacities_for(const Cluster& cluster,
+                                                          const NetworkParams& params) {
+  if (params.shared_capacities == nullptr)
+    return std::make_shared<const std::vector<double>>(resource_capacities(cluster));
+  if (params.shared_capacities->size() != static_cast<size_t>(cluster.resource_count()))
+    throw std::logic_error("network: shared capacities of another cluster");
+  return params.shared_capacities;
+}
+
 AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkParams params)
     : sim_(sim),
       cluster_(cluster),
       params_(params),
-      stats_(cluster, resource_capacities(cluster)),
+      stats_(cluster, capacities_for(cluster, params)),
       uses_(cluster),
       bandwidth_uses_(cluster),
       chain_scratch_(cluster) {

@@ -13,7 +13,7 @@ FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkPa
     : sim_(sim),
       cluster_(cluster),
       params_(params),
-      stats_(cluster, resource_capacities(cluster)),
+      stats_(cluster, capacities_for(cluster, params)),
       uses_(cluster),
       bandwidth_uses_(cluster) {
   validate(params_);

@@ -6,13 +6,14 @@
 
 namespace ct::network {
 
-LinkAccounting::LinkAccounting(const Cluster& cluster, std::vector<double> capacity_bps)
-    : cluster_(cluster), capacity_(std::move(capacity_bps)) {}
+LinkAccounting::LinkAccounting(const Cluster& cluster,
+                               std::shared_ptr<const std::vector<double>> capacity_bps)
+    : cluster_(cluster), shared_(std::move(capacity_bps)) {}
 
 // The accumulators exist from the first transfer on (a run that counts nothing, a layout
 // sweep's analytical step, never allocates one per resource).
 LinkAccounting::Acc& LinkAccounting::mut(size_t r) {
-  if (acc_.empty()) acc_.resize(capacity_.size());
+  if (acc_.empty()) acc_.resize(capacities().size());
   return acc_[r];
 }
 
@@ -21,7 +22,14 @@ const LinkAccounting::Acc& LinkAccounting::at(size_t r) const {
   return r < acc_.size() ? acc_[r] : kNone;
 }
 
-void LinkAccounting::set_capacity(int32_t r, double bps) { capacity_[static_cast<size_t>(r)] = bps; }
+void LinkAccounting::set_capacity(int32_t r, double bps) {
+  if (!owned_) {
+    own_ = *shared_;
+    shared_.reset();
+    owned_ = true;
+  }
+  own_[static_cast<size_t>(r)] = bps;
+}
 
 void LinkAccounting::flow_started(int32_t r, sim::Time now) {
   Acc& a = mut(static_cast<size_t>(r));
@@ -36,14 +44,14 @@ void LinkAccounting::flow_stopped(int32_t r, sim::Time now) {
 void LinkAccounting::add_bits(int32_t r, double bits) {
   Acc& a = mut(static_cast<size_t>(r));
   a.bits += bits;
-  const double c = capacity_[static_cast<size_t>(r)];
+  const double c = capacity_bps(r);
   if (c > 0.0) a.util_s += bits / c;
 }
 
 void LinkAccounting::add_work(int32_t r, double bits) {
   Acc& a = mut(static_cast<size_t>(r));
   a.bits += bits;
-  const double c = capacity_[static_cast<size_t>(r)];
+  const double c = capacity_bps(r);
   if (c > 0.0) {
     a.busy_s += bits / c;
     a.util_s += bits / c;
@@ -58,7 +66,7 @@ double LinkAccounting::busy(size_t r, sim::Time now) const {
 double LinkAccounting::utilization(size_t r, sim::Time now, double in_flight) const {
   if (now.ps() <= 0) return 0.0;
   double util = at(r).util_s;
-  if (in_flight > 0.0 && capacity_[r] > 0.0) util += in_flight / capacity_[r];
+  if (const double c = capacities()[r]; in_flight > 0.0 && c > 0.0) util += in_flight / c;
   return util / now.seconds();
 }
 
@@ -76,7 +84,7 @@ LinkStats LinkAccounting::stats(int32_t r, sim::Time now, double in_flight) cons
 std::vector<LinkStats> LinkAccounting::top(size_t k, sim::Time now, std::span<const double> in_flight) const {
   const auto extra = [&](size_t r) { return in_flight.empty() ? 0.0 : in_flight[r]; };
   std::vector<std::pair<double, int32_t>> all;
-  for (size_t r = 0; r < capacity_.size(); ++r) {
+  for (size_t r = 0; r < capacities().size(); ++r) {
     const double u = utilization(r, now, extra(r));
     if (u > 0.0 || at(r).bits > 0.0 || extra(r) > 0.0 || at(r).active > 0)
       all.emplace_back(-u, static_cast<int32_t>(r));
@@ -94,7 +102,7 @@ std::vector<LinkStats> LinkAccounting::top(size_t k, sim::Time now, std::span<co
 
 double LinkAccounting::max_utilization(sim::Time now, std::span<const double> in_flight) const {
   double best = 0.0;
-  for (size_t r = 0; r < capacity_.size(); ++r)
+  for (size_t r = 0; r < capacities().size(); ++r)
     best = std::max(best, utilization(r, now, in_flight.empty() ? 0.0 : in_flight[r]));
   return best;
 }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,10 +23,12 @@ namespace ct::network {
 
 class LinkAccounting {
  public:
-  LinkAccounting(const Cluster& cluster, std::vector<double> capacity_bps);
+  // capacity_bps: one entry per resource, possibly shared with other runs (a layout sweep's):
+  // the first set_capacity copies it.
+  LinkAccounting(const Cluster& cluster, std::shared_ptr<const std::vector<double>> capacity_bps);
 
-  [[nodiscard]] double capacity_bps(int32_t r) const { return capacity_[static_cast<size_t>(r)]; }
-  [[nodiscard]] const std::vector<double>& capacities() const { return capacity_; }
+  [[nodiscard]] double capacity_bps(int32_t r) const { return capacities()[static_cast<size_t>(r)]; }
+  [[nodiscard]] const std::vector<double>& capacities() const { return owned_ ? own_ : *shared_; }
   // The caller attributes the bits in flight on r before (flow backend).
   void set_capacity(int32_t r, double bps);
   // A transfer on r starts or stops moving (its rate leaves or returns to 0).
@@ -56,7 +59,9 @@ class LinkAccounting {
   [[nodiscard]] double busy(size_t r, sim::Time now) const;
 
   const Cluster& cluster_;
-  std::vector<double> capacity_;
+  std::shared_ptr<const std::vector<double>> shared_;  // the capacities until the first change
+  std::vector<double> own_;                            // from then on
+  bool owned_ = false;
   std::vector<Acc> acc_;
 };
 

@@ -93,7 +93,17 @@ struct NetworkParams {
   // Chains' fabric uses shared with other runs over the same cluster (chain_cache.h; not
   // owned; analytical backend). nullptr: each network routes its chains itself.
   ChainCache* shared_chains = nullptr;
+  // The cluster's resource capacities (resource_capacities: one entry per resource, bit/s) as a
+  // sweep over one unchanging cluster computed them once; a network and its collective engine
+  // then share them instead of building their own (a network copies them on its first
+  // capacity change). nullptr: each builds its own from the cluster.
+  std::shared_ptr<const std::vector<double>> shared_capacities = nullptr;
 };
+
+// The cluster's resource capacities: params.shared_capacities when given (checked to have one
+// entry per resource, std::logic_error otherwise), else resource_capacities(cluster).
+std::shared_ptr<const std::vector<double>> capacities_for(const Cluster& cluster,
+                                                          const NetworkParams& params);
 
 // One resource (link direction, NVLink or PCIe port) over the run so far.
 struct LinkStats {

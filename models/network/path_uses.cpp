@@ -10,6 +10,40 @@ namespace ct::network {
 
 PathUses::PathUses(const Cluster& cluster) : cluster_(cluster) {}
 
+namespace {
+// Per-resource slot arrays (every entry -1) of destroyed PathUses, for the next ones on this
+// thread: a layout sweep builds several per layout over one cluster, and filling an array of
+// 1e5 entries and more each time cost as much as the layout's routing.
+constexpr size_t kPooledSlots = size_t{1} << 24;  // entries kept at most, per thread
+std::vector<std::vector<int32_t>>& slot_pool() {
+  thread_local std::vector<std::vector<int32_t>> pool;
+  return pool;
+}
+}  // namespace
+
+PathUses::~PathUses() {
+  if (slot_.empty()) return;
+  clear();  // every entry -1 again
+  auto& pool = slot_pool();
+  size_t kept = slot_.size();
+  for (const auto& s : pool) kept += s.size();
+  if (kept <= kPooledSlots) pool.push_back(std::move(slot_));
+}
+
+void PathUses::ensure_slots() {
+  if (!slot_.empty()) return;
+  const auto n = static_cast<size_t>(cluster_.resource_count());
+  auto& pool = slot_pool();
+  for (auto it = pool.begin(); it != pool.end(); ++it) {
+    if (it->size() == n) {
+      slot_ = std::move(*it);
+      pool.erase(it);
+      return;
+    }
+  }
+  slot_.assign(n, -1);
+}
+
 void PathUses::clear() {
   for (const Use& u : uses_) slot_[u.resource] = -1;
   uses_.clear();
@@ -18,13 +52,13 @@ void PathUses::clear() {
 
 void PathUses::assign(std::span<const Use> uses) {
   clear();
-  if (slot_.empty()) slot_.assign(static_cast<size_t>(cluster_.resource_count()), -1);
+  ensure_slots();
   uses_.assign(uses.begin(), uses.end());
   for (size_t i = 0; i < uses_.size(); ++i) slot_[uses_[i].resource] = static_cast<int32_t>(i);
 }
 
 void PathUses::add_path(double coefficient) {
-  if (slot_.empty()) slot_.assign(static_cast<size_t>(cluster_.resource_count()), -1);  // on first use
+  ensure_slots();  // on first use
   for (const int32_t r : path_) {
     if (slot_[r] < 0) {
       slot_[r] = static_cast<int32_t>(uses_.size());

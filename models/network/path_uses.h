@@ -25,6 +25,9 @@ class PathUses {
  public:
   using Use = sim::MaxMinSolver::Use;
   explicit PathUses(const Cluster& cluster);
+  PathUses(const PathUses&) = default;
+  PathUses& operator=(const PathUses&) = delete;
+  ~PathUses();
 
   void clear();
   // clear(), then these uses (distinct resources) as if their legs had been added.
@@ -44,6 +47,7 @@ class PathUses {
   std::vector<int32_t> slot_;  // per resource: index in uses_, or -1
   std::vector<Use> uses_;
   void add_path(double coefficient);
+  void ensure_slots();  // slot_ sized to the cluster's resources, all -1
   std::vector<int32_t> path_;
   std::vector<std::vector<int32_t>> port_paths_;  // add()'s scratch for a multi-port NIC
   sim::Duration max_latency_;

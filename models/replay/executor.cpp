@@ -140,7 +140,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     out.collectives = std::move(records_);
     set_busy(0.0);  // closes the last bucket
+    busy_.resize(busy_used_);
     out.busy_gpus = std::move(busy_);
+    out.busy_first_bucket = busy_base_;
     for (double& b : out.busy_gpus) b /= options_.busy_bucket_s;
     out.busy_bucket_s = options_.busy_bucket_s;
     return out;
@@ -291,6 +293,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       b.optimizer_s += busy;
     } else if (in.category == Category::step_end) {
       s.step_end[static_cast<size_t>(in.step)] = t;
+      if (in.step + 1 >= options_.busy_from_step) busy_on_ = true;
     } else {
       const double tp = in.seconds > 0 ? busy * in.tp_seconds / in.seconds : 0.0;
       b.exposed_tp_comm_s += tp;
@@ -393,16 +396,38 @@ class Executor final : public sim::EventHandler, public CommHandler {
     for (const auto& [r, i] : members) complete(r, i, instr(r, i).stream);
   }
 
-  // Integrates the number of computing GPUs into fixed-width time buckets (integer ps).
+  // Integrates the number of computing GPUs into fixed-width time buckets (integer ps): each
+  // bucket adds busy x (overlap in ps) x 1e-12 per interval in time order; a bucket that one
+  // interval covers whole gets that one term, written at once (it held 0 before). busy_[i] is
+  // bucket busy_base_ + i. Until recording starts (ExecutorOptions::busy_from_step) only the
+  // bucket the last interval ended in is kept: the one recording may start in.
   void set_busy(double value) {
     const int64_t t = sim_.now().ps();
-    const int64_t w = std::max<int64_t>(1, sim::Duration::from_seconds(options_.busy_bucket_s).count_ps());
-    while (busy_since_ps_ < t) {
-      const auto bucket = static_cast<size_t>(busy_since_ps_ / w);
-      const int64_t end = std::min(t, (busy_since_ps_ / w + 1) * w);
-      if (busy_.size() <= bucket) busy_.resize(bucket + 1, 0.0);
-      busy_[bucket] += busy_now_ * static_cast<double>(end - busy_since_ps_) * 1e-12;
-      busy_since_ps_ = end;
+    if (t > busy_since_ps_) {
+      const int64_t w = busy_bucket_ps_;
+      auto bucket = static_cast<size_t>(busy_since_ps_ / w);
+      if (!busy_on_ && bucket > busy_base_) {
+        const size_t k = bucket - busy_base_;
+        const double partial = k < busy_used_ ? busy_[k] : 0.0;
+        std::fill(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(busy_used_), 0.0);
+        busy_[0] = partial;
+        busy_used_ = 1;
+        busy_base_ = bucket;
+      }
+      const auto last = static_cast<size_t>((t - 1) / w) - busy_base_;  // the instant before t
+      if (busy_.size() <= last) busy_.resize(std::max(last + 1, 2 * busy_.size()), 0.0);
+      busy_used_ = std::max(busy_used_, last + 1);
+      const size_t base = busy_base_;
+      int64_t end = std::min(t, static_cast<int64_t>(bucket + 1) * w);
+      busy_[bucket - base] += busy_now_ * static_cast<double>(end - busy_since_ps_) * 1e-12;
+      if (end < t) {
+        const double whole = busy_now_ * static_cast<double>(w) * 1e-12;
+        const auto full_end = static_cast<size_t>(t / w);  // buckets before it end by t
+        for (++bucket; bucket < full_end; ++bucket) busy_[bucket - base] = whole;
+        end = static_cast<int64_t>(full_end) * w;
+        if (end < t) busy_[full_end - base] += busy_now_ * static_cast<double>(t - end) * 1e-12;
+      }
+      busy_since_ps_ = t;
     }
     busy_now_ = value;
   }
@@ -598,8 +623,13 @@ class Executor final : public sim::EventHandler, public CommHandler {
   std::vector<GroupState> groups_;
   std::vector<CollectiveRecord> records_;
   std::vector<double> busy_;
+  size_t busy_used_ = 0;  // buckets reached so far (busy_ grows ahead of it)
+  size_t busy_base_ = 0;  // the bucket busy_[0] is
+  bool busy_on_ = options_.busy_from_step <= 0;
   double busy_now_ = 0.0;
   int64_t busy_since_ps_ = 0;
+  const int64_t busy_bucket_ps_ =
+      std::max<int64_t>(1, sim::Duration::from_seconds(options_.busy_bucket_s).count_ps());
   uint64_t flows_ = 0;  // flow arrows written (their ids)
 };
 

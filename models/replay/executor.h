@@ -100,6 +100,9 @@ struct ExecutorOptions {
   // Which program ranks are traced: traced[r] != 0; ranks past the end are not.
   std::vector<uint8_t> traced;
   double busy_bucket_s = 100e-6;  // resolution of ExecutionResult::busy_gpus
+  // busy_gpus from the bucket in which the first rank finished step busy_from_step - 1 on (the
+  // window of the steps from busy_from_step can start no earlier); 0: from the start.
+  int busy_from_step = 0;
   double kernel_jitter_cv = 0.0;  // log-normal noise on every compute block (0 = none)
   uint64_t jitter_seed = 1;
   // Stop the simulation once every instruction of every rank has completed (runs with timed
@@ -162,6 +165,7 @@ struct ExecutionResult {
   std::vector<CollectiveRecord> collectives;  // the last step's
   // Mean number of GPUs running compute in each bucket of busy_bucket_s (power, swings).
   std::vector<double> busy_gpus;
+  size_t busy_first_bucket = 0;  // the bucket busy_gpus[0] is (ExecutorOptions::busy_from_step)
   double busy_bucket_s = 0;
   uint64_t events = 0;
   std::optional<Stall> stall;           // set when work was left undone

@@ -113,13 +113,18 @@ void step_power(const StepInput& in, const network::Cluster& cluster, const Exec
   const double cluster_gpus = static_cast<double>(cluster.gpu_count());
   const double switches = cluster.topology().switch_count();
   out.power_bucket_s = run.busy_bucket_s;
-  const auto first = static_cast<size_t>(end_prev / run.busy_bucket_s);
-  const auto last_bucket = std::min(run.busy_gpus.size(), static_cast<size_t>(end_last / run.busy_bucket_s));
+  // busy_gpus starts at bucket busy_first_bucket, no later than the last step's window
+  // (executor_options: busy_from_step).
+  const size_t base = run.busy_first_bucket;
+  const auto first = std::max(base, static_cast<size_t>(end_prev / run.busy_bucket_s));
+  const auto last_bucket =
+      std::min(base + run.busy_gpus.size(), static_cast<size_t>(end_last / run.busy_bucket_s));
   double sum = 0;
   out.power_peak_w = 0;
   out.power_min_w = 1e300;
   for (size_t k = first; k < last_bucket; ++k) {
-    const double w = hardware::cluster_power_w(node.gpu, in.power, cluster_gpus, run.busy_gpus[k], switches);
+    const double w =
+        hardware::cluster_power_w(node.gpu, in.power, cluster_gpus, run.busy_gpus[k - base], switches);
     out.power_series_w.push_back(w);
     sum += w;
     out.power_peak_w = std::max(out.power_peak_w, w);
@@ -234,6 +239,8 @@ ExecutorOptions executor_options(const StepInput& in, const StepProgram& program
   exec.rank_weight.assign(program.ranks.size(), gpus_used / static_cast<double>(program.ranks.size()));
   exec.trace = in.trace;
   exec.timeline = in.timeline;
+  // The step's power reads the last step's window; a trace's power track reads the whole run.
+  exec.busy_from_step = in.trace != nullptr ? 0 : program.steps - 1;
   exec.traced = traced_ranks(in, program);
   return exec;
 }
@@ -369,7 +376,10 @@ namespace {
 // The parameters without the caches of a layout sweep's shared cluster unless this run uses
 // that cluster (one with link faults builds its own).
 network::NetworkParams shared_only(network::NetworkParams p, bool shared) {
-  if (!shared) p.shared_chains = nullptr;
+  if (!shared) {
+    p.shared_chains = nullptr;
+    p.shared_capacities = nullptr;
+  }
   return p;
 }
 collective::CollectiveParams shared_only(collective::CollectiveParams p, bool shared) {

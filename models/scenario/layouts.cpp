@@ -11,6 +11,7 @@
 #include <string>
 
 #include "models/collective/plan_cache.h"
+#include "models/network/analytical_network.h"
 #include "models/network/chain_cache.h"
 #include "models/network/cluster.h"
 #include "models/replay/step_model.h"
@@ -37,6 +38,7 @@ struct Shared {
   const network::Cluster& cluster;
   network::ChainCache chains;
   collective::PlanCache plans;
+  std::shared_ptr<const std::vector<double>> capacities;  // network::resource_capacities(cluster)
 };
 
 LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
@@ -55,6 +57,7 @@ LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
   replay::StepInput in = step_input(c);
   in.shared_cluster = &shared.cluster;
   in.network.shared_chains = &shared.chains;
+  in.network.shared_capacities = shared.capacities;
   in.collectives.shared_plans = &shared.plans;
   in.network.link_statistics = false;  // a row reports no link figures
   if (std::string problem = step_memory_problem(in); !problem.empty()) {
@@ -85,7 +88,8 @@ std::vector<LayoutOutcome> evaluate_layouts(const Config& base, size_t count,
   if (count == 0) return out;
   const auto cluster = std::make_unique<const network::Cluster>(cluster_spec(base));
   const uint64_t epoch = cluster->topology().routing_epoch();
-  Shared shared{*cluster, network::ChainCache(epoch), collective::PlanCache(epoch)};
+  Shared shared{*cluster, network::ChainCache(epoch), collective::PlanCache(epoch),
+                std::make_shared<const std::vector<double>>(network::resource_capacities(*cluster))};
   tbb::task_arena arena(threads > 0 ? threads : tbb::info::default_concurrency());
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t>& range) {

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/network/cluster.h"
+#include "models/network/analytical_network.h"
 #include "models/network/network.h"
 #include "models/network/tests/fixtures.h"
 
@@ -119,6 +122,28 @@ TEST_P(BothModes, StatisticsCountWireBytes) {
   EXPECT_LE(top[0].utilization, 1.0 + 1e-9);
   EXPECT_DOUBLE_EQ(net->max_link_utilization(), top[0].utilization);
   EXPECT_TRUE(top[0].name.find("nic0") != std::string::npos) << top[0].name;
+}
+
+// Capacities shared by the runs of a layout sweep (NetworkParams::shared_capacities): a network
+// reads them as its own, and a capacity change (a fault) copies them first, so the other runs
+// keep the cluster's.
+TEST_P(BothModes, SharedCapacitiesAreReadAndNeverWritten) {
+  const Cluster c(small_cluster(2));
+  const auto caps = std::make_shared<const std::vector<double>>(resource_capacities(c));
+  NetworkParams params;
+  params.shared_capacities = caps;
+  sim::Simulation sim;
+  auto net = make_network(GetParam(), sim, c, params);
+  EXPECT_DOUBLE_EQ(net->path_bandwidth(2, 10).bps(), 400e9);
+  std::vector<int32_t> path;
+  (void)c.path(2, 10, 0, path);
+  for (const int32_t r : path) net->set_resource_capacity(r, sim::Bandwidth::gbps(100));
+  EXPECT_DOUBLE_EQ(net->path_bandwidth(2, 10).bps(), 100e9);
+  EXPECT_EQ(*caps, resource_capacities(c));
+  // Capacities of another cluster are refused.
+  NetworkParams other;
+  other.shared_capacities = std::make_shared<const std::vector<double>>(3, 1e9);
+  EXPECT_THROW(make_network(GetParam(), sim, c, other), std::logic_error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Network, BothModes, ::testing::Values("analytical", "flow"));

@@ -428,3 +428,55 @@ TEST(Replay, CombinedOneFOneBHidesTheExpertAllToAllUnderTheOtherPass) {
     EXPECT_LT(paired.first, alone.first);
   }
 }
+
+namespace {
+// A communicator for programs without communication.
+struct NoComm final : Communicator {
+  void send(int, int, sim::Bytes, CommHandler&, uint64_t) override { FAIL() << "no sends here"; }
+  void collective(CollectiveKind, std::span<const int>, sim::Bytes, CommHandler&, uint64_t) override {
+    FAIL() << "no collectives here";
+  }
+};
+}  // namespace
+
+// The busy-GPU buckets the step's power reads (ExecutorOptions::busy_from_step) are those of
+// the whole run from the bucket the first rank entered the last step in, to the last bit: two
+// ranks of unequal compute blocks (some within a bucket, some spanning many) over three steps.
+TEST(Replay, BusyBucketsOfTheLastStepsEqualTheWholeRunsFromWhereTheyStart) {
+  StepProgram p;
+  p.steps = 3;
+  for (int r = 0; r < 2; ++r) {
+    RankProgram rank;
+    rank.gpu = r;
+    for (int16_t step = 0; step < 3; ++step) {
+      for (const double s : {37e-6, 2.31e-3, 0.5e-6, 1.17e-3 * (r + 1)}) {
+        Instr c;
+        c.seconds = s;
+        c.step = step;
+        rank.instrs.push_back(c);
+      }
+      Instr end;
+      end.category = Category::step_end;
+      end.step = step;
+      rank.instrs.push_back(end);
+    }
+    p.ranks.push_back(std::move(rank));
+  }
+  auto run_from = [&](int from_step) {
+    sim::Simulation sim(1);
+    NoComm comm;
+    ExecutorOptions o;
+    o.rank_weight = {3.0, 5.0};
+    o.busy_from_step = from_step;
+    return execute(p, sim, comm, o);
+  };
+  const ExecutionResult all = run_from(0), last = run_from(2);
+  EXPECT_EQ(all.busy_first_bucket, 0u);
+  ASSERT_GT(last.busy_first_bucket, 0u);
+  ASSERT_EQ(last.busy_first_bucket + last.busy_gpus.size(), all.busy_gpus.size());
+  // The first rank ends step 1 after 2 x (37 us + 2.31 ms + 0.5 us + 1.17 ms): in bucket 70.
+  EXPECT_EQ(last.busy_first_bucket, 70u);
+  for (size_t k = 0; k < last.busy_gpus.size(); ++k)
+    EXPECT_EQ(last.busy_gpus[k], all.busy_gpus[last.busy_first_bucket + k]) << "bucket " << k;
+  EXPECT_EQ(all.ranks[0].step_end_s, last.ranks[0].step_end_s);
+}
