@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/network/cluster.h"
 #include "models/network/analytical_network.h"
+#include "models/network/cluster.h"
 #include "models/network/network.h"
 #include "models/network/tests/fixtures.h"
 
