@@ -182,7 +182,13 @@ void AnalyticalNetwork::on_event(uint64_t slot) {
 }
 
 sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
-  return cluster_.path(src_gpu, dst_gpu, 0, path_);
+  ChainCache* shared = params_.shared_chains;
+  if (shared == nullptr || shared->routing_epoch() != cluster_.topology().routing_epoch())
+    return cluster_.path(src_gpu, dst_gpu, 0, path_);
+  if (const std::optional<sim::Duration> known = shared->find_latency(src_gpu, dst_gpu)) return *known;
+  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, 0, path_);
+  shared->put_latency(src_gpu, dst_gpu, latency);
+  return latency;
 }
 
 sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {

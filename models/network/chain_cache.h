@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <unordered_map>
@@ -46,14 +47,34 @@ class ChainCache {
     return bucket.back().uses;
   }
 
+  // Path latencies (Network::path_latency) by GPU pair, shared the same way: a ring's every leg
+  // asks for one when the ring is laid out (collective/ring.h), and rings of other layouts
+  // cross the same pairs. Bounded: past kMaxLatencies pairs nothing more is kept.
+  [[nodiscard]] std::optional<sim::Duration> find_latency(int src_gpu, int dst_gpu) const {
+    const std::shared_lock lock(latency_mutex_);
+    const auto it = latency_.find(pair_key(src_gpu, dst_gpu));
+    if (it == latency_.end()) return std::nullopt;
+    return it->second;
+  }
+  void put_latency(int src_gpu, int dst_gpu, sim::Duration latency) {
+    const std::unique_lock lock(latency_mutex_);
+    if (latency_.size() < kMaxLatencies) latency_.emplace(pair_key(src_gpu, dst_gpu), latency);
+  }
+
  private:
   struct Entry {
     std::vector<Leg> legs;
     std::shared_ptr<const Uses> uses;
   };
+  static constexpr size_t kMaxLatencies = size_t{1} << 22;
+  static uint64_t pair_key(int src_gpu, int dst_gpu) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+  }
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;
+  mutable std::shared_mutex latency_mutex_;
+  std::unordered_map<uint64_t, sim::Duration> latency_;
 };
 
 }  // namespace ct::network

@@ -25,11 +25,9 @@ Cluster::Cluster(ClusterSpec spec)
       topology_(topology::build_fabric(spec_.fabric)),
       link_dirs_(topology_.link_dir_count()) {}
 
-void Cluster::check_gpu(int gpu, const char* what) const {
-  if (gpu < 0 || gpu >= gpu_count()) {
-    throw std::out_of_range(std::string(what) + ": GPU rank " + std::to_string(gpu) + " is not in [0, " +
-                            std::to_string(gpu_count()) + ")");
-  }
+void Cluster::throw_bad_gpu(int gpu, const char* what) const {
+  throw std::out_of_range(std::string(what) + ": GPU rank " + std::to_string(gpu) + " is not in [0, " +
+                          std::to_string(gpu_count()) + ")");
 }
 
 double Cluster::resource_capacity_bps(int32_t resource) const {

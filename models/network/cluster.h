@@ -58,7 +58,10 @@ class Cluster {
   [[nodiscard]] int rail_of(int gpu) const { return local_of(gpu) * nics_per_node() / gpus_per_node(); }
   [[nodiscard]] int nic_of(int gpu) const { return node_of(gpu) * nics_per_node() + rail_of(gpu); }
   // Throws std::out_of_range naming `what` and the rank when gpu is not in [0, gpu_count()).
-  void check_gpu(int gpu, const char* what) const;
+  void check_gpu(int gpu, const char* what) const {
+    if (gpu < 0 || gpu >= gpu_count()) [[unlikely]]
+      throw_bad_gpu(gpu, what);
+  }
 
   [[nodiscard]] const topology::Topology& topology() const { return topology_; }
   // For fault injection; tell the network backends about capacity changes
@@ -89,6 +92,7 @@ class Cluster {
   [[nodiscard]] int fabric_ports(int src_gpu, int dst_gpu) const;
 
  private:
+  [[noreturn]] void throw_bad_gpu(int gpu, const char* what) const;
   ClusterSpec spec_;
   topology::Topology topology_;
   int link_dirs_ = 0;
