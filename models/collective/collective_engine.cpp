@@ -318,8 +318,8 @@ const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim
     cached_plans_ = 0;
     plans_epoch_ = epoch;
   }
-  uint64_t key = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes.n);
-  for (const int g : group) key = (key ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
+  const uint64_t key = network::ranks_hash(
+      group, (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes.n));
   std::vector<CachedPlan>& bucket = plans_[key];
   for (const CachedPlan& c : bucket) {
     if (c.op == op && c.bytes == bytes.n &&
@@ -349,8 +349,7 @@ const PlanCache::Ring& CollectiveEngine::ring(const Layout& layout) {
     rings_.clear();
     rings_epoch_ = epoch;
   }
-  uint64_t key = 0x243F6A8885A308D3ULL ^ layout.ranks.size();
-  for (const int g : layout.ranks) key = (key ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
+  const uint64_t key = network::ranks_hash(layout.ranks, 0x243F6A8885A308D3ULL);
   std::vector<CachedRing>& bucket = rings_[key];
   for (const CachedRing& c : bucket)
     if (c.ranks == layout.ranks) return *c.ring;

@@ -96,10 +96,8 @@ class PlanCache {
     }
   };
   static uint64_t key(int op, int64_t bytes, uint64_t params, std::span<const int> group) {
-    uint64_t k = (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes) ^
-                 (params * 0xC2B2AE3D27D4EB4FULL);
-    for (const int g : group) k = (k ^ static_cast<uint64_t>(g)) * 0x100000001B3ULL;
-    return k;
+    return network::ranks_hash(group, (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^
+                                          static_cast<uint64_t>(bytes) ^ (params * 0xC2B2AE3D27D4EB4FULL));
   }
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,15 +54,38 @@ struct Leg {
   int dst_gpu;
 };
 
+// A hash of a list of ranks (a collective's group), in order, under `seed`. Four independent
+// lanes: a group of thousands of ranks is hashed at every collective call (plan caches), and
+// one multiply chain over it waited on each multiply in turn.
+template <typename T, typename Word>
+uint64_t lanes_hash(std::span<const T> items, uint64_t seed, Word word) {
+  constexpr uint64_t kPrime = 0x100000001B3ULL;
+  uint64_t h0 = seed, h1 = seed ^ 0x9E3779B97F4A7C15ULL, h2 = seed ^ 0xC2B2AE3D27D4EB4FULL,
+           h3 = seed ^ 0x165667B19E3779F9ULL;
+  const size_t n = items.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    h0 = (h0 ^ word(items[i])) * kPrime;
+    h1 = (h1 ^ word(items[i + 1])) * kPrime;
+    h2 = (h2 ^ word(items[i + 2])) * kPrime;
+    h3 = (h3 ^ word(items[i + 3])) * kPrime;
+  }
+  for (; i < n; ++i) h0 = (h0 ^ word(items[i])) * kPrime;
+  uint64_t h = h0 ^ std::rotl(h1, 16) ^ std::rotl(h2, 32) ^ std::rotl(h3, 48) ^ n;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+  return h ^ (h >> 31);
+}
+inline uint64_t ranks_hash(std::span<const int> ranks, uint64_t seed) {
+  return lanes_hash(ranks, seed, [](int r) { return static_cast<uint64_t>(static_cast<uint32_t>(r)); });
+}
+
 // A hash of a chain's legs, in order, and their equality: what remembers a chain by its legs
 // (AnalyticalNetwork::chain, chain_cache.h) keys and compares.
 inline uint64_t legs_hash(std::span<const Leg> legs) {
-  uint64_t k = 0x9E3779B97F4A7C15ULL ^ legs.size();
-  for (const Leg& l : legs)
-    k = (k ^
-         (static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 | static_cast<uint32_t>(l.dst_gpu))) *
-        0x100000001B3ULL;
-  return k;
+  return lanes_hash(legs, 0x9E3779B97F4A7C15ULL, [](const Leg& l) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 | static_cast<uint32_t>(l.dst_gpu);
+  });
 }
 inline bool same_legs(std::span<const Leg> a, std::span<const Leg> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Leg& x, const Leg& y) {
