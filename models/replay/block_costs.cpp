@@ -575,6 +575,12 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
         f.compute_s += out_f.total;
         b.compute_s += out_b.total;
       }
+      if (workload::bf16_optimizer(job)) {  // the fp32 gradients' update after the backward (memory.h)
+        b.compute_s += compute
+                           .elementwise_time(sim::Bytes{static_cast<int64_t>(
+                               sc.params_per_chunk * workload::kBf16OptimizerBytesPerParam)})
+                           .seconds();
+      }
       sc.forward[static_cast<size_t>(c)] = f;
       sc.backward[static_cast<size_t>(c)] = b;
     }

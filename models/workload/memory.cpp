@@ -180,7 +180,13 @@ StackMemory stack_memory(const JobSpec& job) {
   if (job.fp8_params) s.fp8_weight_cache_bytes = 0;
   // fp32 master weights kept as 16-bit remainders of the bf16 weights (store_param_remainders).
   if (job.master_remainders) s.optimizer_bytes -= 2.0;
+  if (bf16_optimizer(job)) s.grad_bytes = 4;  // its fp32 gradients (memory.h)
   return s;
+}
+
+bool bf16_optimizer(const JobSpec& job) {
+  return parse_stack(job.stack) == Stack::deepspeed && job.precision == "bf16" &&
+         job.parallelism.pipeline_parallel > 1 && job.parallelism.zero_stage <= 1;
 }
 
 namespace {

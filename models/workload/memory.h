@@ -12,7 +12,10 @@
 //                   et al. SC'20 Sec. 3: (2 + 2 + K) Psi). Stages 1-2 hold an IPG reduce bucket
 //                   and an all-gather bucket of 5e8 elements each (DeepSpeed config docs,
 //                   reduce_bucket_size / allgather_bucket_size defaults), in 16-bit.
-//    deepspeed-2021 as deepspeed; differs only in how ZeRO-3 communicates (sharding.h).
+//                   Under its pipeline engine in bf16 with ZeRO 0-1 it runs BF16_Optimizer
+//                   (bf16_optimizer below): fp32 gradients, 4.
+//    deepspeed-2021 as deepspeed (without BF16_Optimizer, which came in 2022); differs in how
+//                   ZeRO-3 communicates (sharding.h).
 //    nemo           megatron-core as NVIDIA's performance recipes run it: gradient buffers and
 //                   their data-parallel reduction in bf16, 2 bytes (NeMo scripts/performance:
 //                   grad_reduce_in_fp32 = False with FP8; Megatron-Bridge perf configs:
@@ -145,6 +148,24 @@ struct StackMemory {
 StackMemory stack_memory(Stack stack);
 // The job's stack (training_job.runtime.stack).
 StackMemory stack_memory(const JobSpec& job);
+
+// Whether the job runs DeepSpeed's BF16_Optimizer: stack deepspeed (v0.6 and later), bf16,
+// pipeline parallel (DeepSpeed's PipelineEngine), ZeRO 0 or 1 (the twin's zero_stage 1: the
+// optimizer state sharded, which BF16_Optimizer does itself). BLOOM's Megatron-DeepSpeed ran it
+// with ZERO_STAGE=0 ("the new BF16_Optimizer implements its own ZeRO Stage 1", bigscience
+// train/tr11-176B-ml/README.md); DeepSpeed's engine picks it for bf16 without ZeRO under the
+// pipeline engine, and for bf16 with ZeRO-1 only when gradients accumulate in fp32
+// (engine.py _do_optimizer_sanity_check; that case, and BF16_Optimizer without pipeline
+// parallelism, are not told apart here: the twin keeps DeepSpeed's ZeRO optimizer for
+// them, 16-bit gradients as the ZeRO paper counts them). It keeps an fp32
+// gradient per parameter the rank holds (fp32_groups_gradients), reduced in fp32 over the
+// data-parallel group (pipe/engine.py _bf16_reduce_grads): grad_bytes 4. After every
+// micro-batch's backward it adds the bf16 gradients into them, hp.add_(lp.grad.to(fp32))
+// (bf16_optimizer.py update_hp_grads, called from pipe/engine.py _exec_backward_pass; DeepSpeed
+// 735406e, June 2022, PR #1801): read 2 + write 4 (the cast), read 4 + 4, write 4 = 18 bytes per
+// parameter (block_costs.cpp). deepspeed-2021 (v0.3-v0.5) predates it.
+bool bf16_optimizer(const JobSpec& job);
+inline constexpr double kBf16OptimizerBytesPerParam = 18.0;
 
 struct MemoryOptions {
   int64_t capacity_bytes = 0;  // HBM of one GPU

@@ -524,7 +524,9 @@ def _large_runs(mode: str) -> Iterable[_Case]:
             model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "seq_length": 2048,
                      "vocab": 51200}  # GPT-2 BPE padded as Megatron pads it (derived)
             par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp), "zero_stage": 1}
-            runtime = dict(_DEEPSPEED_PIPELINE)
+            # DeepSpeed of 2021 (the paper's Sec. 2: Megatron-LM + DeepSpeed, trained from late
+            # 2021): before its BF16_Optimizer (v0.6, 2022), which the deepspeed stack runs in bf16
+            runtime = {**_DEEPSPEED_PIPELINE, "stack": "deepspeed-2021"}
             sc = _scenario(_selene(gpus), model, par, 1, row["global_batch_seqs"], runtime, mode)
             yield _Case(f"MT-NLG 530B on {gpus} (mb 1)", "step s", row["step_time_s"], [sc],
                        lambda report, sc: report["step_time_s"], source=row["source"])

@@ -4,6 +4,7 @@
 #include "models/replay/block_costs.h"
 #include "models/replay/tests/fixtures.h"
 #include "models/workload/layout.h"
+#include "models/workload/memory.h"
 #include "models/workload/pipeline.h"
 
 using namespace ct;
@@ -479,4 +480,37 @@ TEST(Replay, BusyBucketsOfTheLastStepsEqualTheWholeRunsFromWhereTheyStart) {
   for (size_t k = 0; k < last.busy_gpus.size(); ++k)
     EXPECT_EQ(last.busy_gpus[k], all.busy_gpus[last.busy_first_bucket + k]) << "bucket " << k;
   EXPECT_EQ(all.ranks[0].step_end_s, last.ranks[0].step_end_s);
+}
+
+// DeepSpeed's BF16_Optimizer (stack deepspeed, bf16, ZeRO <= 1; workload/memory.h): every
+// micro-batch's backward of a chunk ends with the fp32 gradient update, 18 bytes per parameter
+// of the chunk at the memory-bound rate; its gradients are fp32 (4 bytes) in memory and in the
+// data-parallel reduction. DeepSpeed before it (deepspeed-2021) and ZeRO-2 do neither.
+TEST(Replay, Bf16OptimizerUpdatesFp32GradientsAfterEveryBackward) {
+  auto job = small_job(2, 2, 2, 1, 16);
+  job.stack = "deepspeed";
+  job.parallelism.zero_stage = 1;
+  auto before = job;
+  before.stack = "deepspeed-2021";
+  auto zero2 = job, no_pipeline = job;
+  zero2.parallelism.zero_stage = 2;
+  no_pipeline.parallelism.pipeline_parallel = 1;
+  ASSERT_TRUE(workload::bf16_optimizer(job));
+  EXPECT_FALSE(workload::bf16_optimizer(before));
+  EXPECT_FALSE(workload::bf16_optimizer(zero2));
+  EXPECT_FALSE(workload::bf16_optimizer(no_pipeline));
+  EXPECT_EQ(workload::stack_memory(job).grad_bytes, 4.0);
+  EXPECT_EQ(workload::stack_memory(before).grad_bytes, 2.0);
+  const auto node = network::Cluster(small_cluster(1)).node();
+  const auto compute = step_compute_model(job, node);
+  const auto with = block_costs(job, compute, node, CostParams{});
+  const auto without = block_costs(before, compute, node, CostParams{});
+  ASSERT_EQ(with.size(), 2u);
+  for (size_t s = 0; s < with.size(); ++s) {
+    const double update =
+        compute.elementwise_time(sim::Bytes{static_cast<int64_t>(with[s].params_per_chunk * 18.0)}).seconds();
+    EXPECT_GT(update, 0.0);
+    EXPECT_DOUBLE_EQ(with[s].forward[0].total_s(), without[s].forward[0].total_s());
+    EXPECT_NEAR(with[s].backward[0].total_s() - without[s].backward[0].total_s(), update, 1e-12);
+  }
 }
