@@ -111,12 +111,18 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
   return c;
 }
 
+// The sweep's shared cache while the cluster's routes are those it was built for; else none.
+ChainCache* AnalyticalNetwork::shared_chains() const {
+  ChainCache* shared = params_.shared_chains;
+  return shared != nullptr && shared->routing_epoch() == cluster_.topology().routing_epoch() ? shared
+                                                                                             : nullptr;
+}
+
 AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {
   forget_chains_if_stale();
   const auto it = named_chains_.find(id);
   if (it != named_chains_.end()) return it->second;
-  ChainCache* shared = params_.shared_chains;
-  if (shared != nullptr && shared->routing_epoch() != cluster_.topology().routing_epoch()) shared = nullptr;
+  ChainCache* shared = shared_chains();
   if (shared != nullptr) {
     if (std::shared_ptr<const ChainCache::Uses> uses = shared->find(legs)) {
       Chain c;
@@ -182,9 +188,8 @@ void AnalyticalNetwork::on_event(uint64_t slot) {
 }
 
 sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
-  ChainCache* shared = params_.shared_chains;
-  if (shared == nullptr || shared->routing_epoch() != cluster_.topology().routing_epoch())
-    return cluster_.path(src_gpu, dst_gpu, 0, path_);
+  ChainCache* shared = shared_chains();
+  if (shared == nullptr) return cluster_.path(src_gpu, dst_gpu, 0, path_);
   if (const std::optional<sim::Duration> known = shared->find_latency(src_gpu, dst_gpu)) return *known;
   const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, 0, path_);
   shared->put_latency(src_gpu, dst_gpu, latency);

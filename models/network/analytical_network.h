@@ -69,6 +69,7 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   Chain& named_chain(uint64_t id, std::span<const Leg> legs);
   Chain build_chain(std::span<const Leg> legs);
   void forget_chains_if_stale();
+  [[nodiscard]] ChainCache* shared_chains() const;
   double bottleneck(Chain& c);
   void send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                  double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag);

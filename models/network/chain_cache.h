@@ -67,9 +67,6 @@ class ChainCache {
     std::shared_ptr<const Uses> uses;
   };
   static constexpr size_t kMaxLatencies = size_t{1} << 22;
-  static uint64_t pair_key(int src_gpu, int dst_gpu) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
-  }
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;

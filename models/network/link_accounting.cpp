@@ -23,10 +23,9 @@ const LinkAccounting::Acc& LinkAccounting::at(size_t r) const {
 }
 
 void LinkAccounting::set_capacity(int32_t r, double bps) {
-  if (!owned_) {
+  if (shared_) {
     own_ = *shared_;
     shared_.reset();
-    owned_ = true;
   }
   own_[static_cast<size_t>(r)] = bps;
 }

@@ -28,7 +28,7 @@ class LinkAccounting {
   LinkAccounting(const Cluster& cluster, std::shared_ptr<const std::vector<double>> capacity_bps);
 
   [[nodiscard]] double capacity_bps(int32_t r) const { return capacities()[static_cast<size_t>(r)]; }
-  [[nodiscard]] const std::vector<double>& capacities() const { return owned_ ? own_ : *shared_; }
+  [[nodiscard]] const std::vector<double>& capacities() const { return shared_ ? *shared_ : own_; }
   // The caller attributes the bits in flight on r before (flow backend).
   void set_capacity(int32_t r, double bps);
   // A transfer on r starts or stops moving (its rate leaves or returns to 0).
@@ -60,8 +60,7 @@ class LinkAccounting {
 
   const Cluster& cluster_;
   std::shared_ptr<const std::vector<double>> shared_;  // the capacities until the first change
-  std::vector<double> own_;                            // from then on
-  bool owned_ = false;
+  std::vector<double> own_;                            // from then on (shared_ reset)
   std::vector<Acc> acc_;
 };
 

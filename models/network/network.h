@@ -54,6 +54,11 @@ struct Leg {
   int dst_gpu;
 };
 
+// A (source, destination) GPU pair as one key.
+inline uint64_t pair_key(int src_gpu, int dst_gpu) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+}
+
 // A hash of a list of ranks (a collective's group), in order, under `seed`. Four independent
 // lanes: a group of thousands of ranks is hashed at every collective call (plan caches), and
 // one multiply chain over it waited on each multiply in turn.
@@ -83,9 +88,7 @@ inline uint64_t ranks_hash(std::span<const int> ranks, uint64_t seed) {
 // A hash of a chain's legs, in order, and their equality: what remembers a chain by its legs
 // (AnalyticalNetwork::chain, chain_cache.h) keys and compares.
 inline uint64_t legs_hash(std::span<const Leg> legs) {
-  return lanes_hash(legs, 0x9E3779B97F4A7C15ULL, [](const Leg& l) {
-    return static_cast<uint64_t>(static_cast<uint32_t>(l.src_gpu)) << 32 | static_cast<uint32_t>(l.dst_gpu);
-  });
+  return lanes_hash(legs, 0x9E3779B97F4A7C15ULL, [](const Leg& l) { return pair_key(l.src_gpu, l.dst_gpu); });
 }
 inline bool same_legs(std::span<const Leg> a, std::span<const Leg> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Leg& x, const Leg& y) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/network/network.h"
 #include "models/topology/hash.h"
 
 namespace ct::network {
@@ -78,8 +79,7 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     flow_store_.clear();
     fixed_epoch_ = epoch;
   }
-  const uint64_t key =
-      (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+  const uint64_t key = pair_key(src_gpu, dst_gpu);
   const auto it = fixed_.find(key);
   if (it != fixed_.end() && it->second.unique) {  // only single-port pairs are remembered
     const Fixed& f = it->second;

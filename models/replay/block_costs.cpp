@@ -550,6 +550,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const PassTimes embed_f = pass_time(embed.forward, compute), embed_b = pass_time(embed.backward, compute);
   const PassTimes out_f = pass_time(output.forward, compute), out_b = pass_time(output.backward, compute);
 
+  const bool bf16_optimizer = workload::bf16_optimizer(job);
   std::vector<StageCosts> stages(static_cast<size_t>(p));
   for (int s = 0; s < p; ++s) {
     StageCosts& sc = stages[static_cast<size_t>(s)];
@@ -575,7 +576,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
         f.compute_s += out_f.total;
         b.compute_s += out_b.total;
       }
-      if (workload::bf16_optimizer(job)) {  // the fp32 gradients' update after the backward (memory.h)
+      if (bf16_optimizer) {  // the fp32 gradients' update after the backward (memory.h)
         b.compute_s += compute
                            .elementwise_time(sim::Bytes{static_cast<int64_t>(
                                sc.params_per_chunk * workload::kBf16OptimizerBytesPerParam)})
