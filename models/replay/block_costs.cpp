@@ -555,6 +555,8 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   for (int s = 0; s < p; ++s) {
     StageCosts& sc = stages[static_cast<size_t>(s)];
     const double stage_params = init_stage(job, s, sc);
+    sc.copy_floor_s = compute.calibration().elementwise.streaming.launch_s;
+    sc.copy_bytes_per_s = compute.gpu().hbm_bytes_per_s * compute.calibration().elementwise.streaming.eff;
     for (int c = 0; c < v; ++c) {
       const int virtual_stage = c * p + s;
       BlockCost f, b;

@@ -46,6 +46,14 @@ struct StageCosts {
   // Bytes per parameter of its data-parallel parameter all-gather: 2 (bf16), less with FP8
   // primary weights (job.fp8_params: linear weights gathered in FP8, the rest in bf16).
   double gather_bytes_per_param = 2.0;
+  // One eager PyTorch copy (or fill) moving `bytes`: the calibration's streaming-kernel floor
+  // (one small element-wise op back to back, 10.3 us on the H200 host) plus the bytes at the
+  // streaming rate. The per-rank copies of list-API collectives (workload/sharding.h).
+  double copy_floor_s = 0.0;
+  double copy_bytes_per_s = 0.0;
+  [[nodiscard]] double copy_s(double bytes) const {
+    return copy_floor_s + (copy_bytes_per_s > 0.0 ? bytes / copy_bytes_per_s : 0.0);
+  }
 };
 
 struct CostParams {

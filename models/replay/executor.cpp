@@ -52,6 +52,7 @@ const char* instr_name(const Instr& i) {
     case Category::pp:
       return i.kind == InstrKind::send ? "pp_send" : "pp_recv";
     case Category::dp:
+      if (i.kind == InstrKind::compute) return "dp_host_copies";
       return i.collective == CollectiveKind::all_gather       ? "dp_all_gather"
              : i.collective == CollectiveKind::reduce_scatter ? "dp_reduce_scatter"
              : i.collective == CollectiveKind::all_to_all     ? "all_to_all"
@@ -294,6 +295,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
     } else if (in.category == Category::step_end) {
       s.step_end[static_cast<size_t>(in.step)] = t;
       if (in.step + 1 >= options_.busy_from_step) busy_on_ = true;
+    } else if (in.category == Category::dp) {
+      b.exposed_dp_comm_s += busy;  // a list-API collective's copies on the training thread
     } else {
       const double tp = in.seconds > 0 ? busy * in.tp_seconds / in.seconds : 0.0;
       b.exposed_tp_comm_s += tp;

@@ -250,16 +250,34 @@ struct Builder {
     std::vector<int32_t> piece_at;
     int32_t run_at = -1;
     double waiting_grads = 0.0;
+    // List-API collectives (sharding.h): one eager copy per rank of the group, issued by the
+    // training thread, so they hold the compute stream (nothing else gets launched meanwhile).
+    const double ranks = static_cast<double>(out.groups[static_cast<size_t>(rs.gid)].gpus.size());
+    auto host_copies = [&](double seconds, int32_t after, int32_t after2) {
+      Instr c;
+      c.kind = InstrKind::compute;
+      c.stream = Stream::compute;
+      c.category = Category::dp;
+      c.step = rs.step();
+      c.chunk = static_cast<int16_t>(pass.chunk);
+      c.microbatch = pass.microbatch;
+      c.seconds = seconds;
+      c.after = after;
+      c.after2 = after2;
+      return add(*rs.r, c);
+    };
     auto reduce = [&](double params, int32_t after) {
-      Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid),
-                            static_cast<int64_t>(params * zplan.reduce_bytes), after);
+      const auto bytes = static_cast<int64_t>(params * zplan.reduce_bytes);
+      if (zplan.list_api)
+        after = host_copies(ranks * rs.sc->copy_s(static_cast<double>(bytes) * 2.0 / ranks), after, -1);
+      Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid), bytes, after);
       red.stream = collective_stream(1);
       red.collective = CollectiveKind::reduce_scatter;
       rs.last_dp = reduce_grads(*rs.r, red, rs.at);
     };
     for (int64_t j = 0; j < n_layers; ++j) {
       for (const auto& module : zplan.modules) {
-        int32_t gather_at = -1;
+        int32_t gather_at = -1, last_host = -1;
         const auto pieces = static_cast<int64_t>(piece_at.size());
         // The module's gathers, and in backward of a recomputed layer (the chunk's first ones)
         // its re-gathers (sharding.h), without copying either list.
@@ -273,14 +291,27 @@ struct Builder {
                                  static_cast<int64_t>(layer_params * share * rs.sc->gather_bytes_per_param));
           g.microbatch = pass.microbatch;
           if (zplan.device_sync) {
-            g.after = pieces > 0 ? piece_at.back() : (rs.last_compute >= 0 ? rs.last_compute : rs.prev_opt);
+            g.after = last_host >= 0         ? last_host
+                      : pieces > 0           ? piece_at.back()
+                      : rs.last_compute >= 0 ? rs.last_compute
+                                             : rs.prev_opt;
             g.after2 = rs.last_dp;
           } else {
             // The first gathers of a step wait for the previous step's optimizer (new weights).
             const int64_t behind = pieces - 1 - zplan.prefetch;
             g.after = behind >= 0 ? piece_at[static_cast<size_t>(behind)] : (pieces == 0 ? rs.prev_opt : -1);
           }
-          gather_at = add(*rs.r, g);
+          if (zplan.list_api) {
+            // torch.zeros of the gathered buffer on the compute stream, then the gather; the
+            // thread copies the ranks' slices out while it runs.
+            const auto full = static_cast<double>(g.bytes);
+            g.after = host_copies(rs.sc->copy_s(full), g.after, g.after2);
+            g.after2 = -1;
+            gather_at = add(*rs.r, g);
+            last_host = host_copies(ranks * rs.sc->copy_s(2.0 * full / ranks), g.after, -1);
+          } else {
+            gather_at = add(*rs.r, g);
+          }
         }
         Instr piece = run;
         const double share = module.compute_fraction / static_cast<double>(n_layers);

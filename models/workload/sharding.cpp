@@ -64,6 +64,7 @@ Zero3Plan zero3_plan(const JobSpec& job) {
     plan.prefetch = 0;
     plan.device_sync = true;
     plan.reduce_per_gather = true;
+    plan.list_api = true;
   } else {
     plan.reduce_bucket_params = kReduceBucketElements;
   }

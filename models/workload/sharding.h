@@ -18,7 +18,13 @@
 //    that it starts only when every kernel queued before it (compute and reductions) is done
 //    (partition_parameters.py _allgather_param; stage3.py fetch_sub_module), no effective
 //    prefetch; one reduce-scatter per parameter every micro-batch (partition_parameters.py
-//    reduce-scatter per param, engine.py every micro-step).
+//    reduce-scatter per param, engine.py every micro-step). Both through PyTorch's list API
+//    (torch.distributed.all_gather(list of world_size views) / reduce_scatter(out, list)):
+//    ProcessGroupNCCL flattens, runs the NCCL call on its stream, and copies each of the
+//    world_size slices out (all_gather) or in (reduce_scatter) with one copy_ each, issued by
+//    the calling thread (pytorch/pytorch torch/lib/c10d/ProcessGroupNCCL.cpp, v1.8: "Copy the
+//    flattened output tensors to the outputs"); each gather first zeroes its full-size
+//    buffer (torch.zeros(aligned_param_size)). The cost grows with the group, not the bytes.
 // Both DeepSpeed versions release a gathered module after it runs unless it is used again
 // within stage3_max_reuse_distance (1e9 elements, the default from v0.3.13 on) of other
 // parameters (stage3.py PartitionedParameterCoordinator.release_sub_module / _keep_for_later,
@@ -52,8 +58,12 @@ struct Zero3Plan {
   int prefetch = 1;                  // modules gathered ahead of the running one
   bool device_sync = false;          // a gather waits for every earlier kernel and reduction
   bool reduce_per_gather = false;    // one reduce-scatter per gathered tensor
-  double reduce_bucket_params = 0;   // otherwise: reduce when this many gradients wait (0: per layer)
-  double reduce_bytes = 4;           // per parameter of a reduce-scatter
+  // PyTorch's list-API all_gather / reduce_scatter (DeepSpeed 2021, below): each gather zeroes
+  // its full-size buffer first, and each collective copies every rank's slice to (gather) or
+  // from (reduce-scatter) a flat buffer, one eager copy per rank issued by the training thread.
+  bool list_api = false;
+  double reduce_bucket_params = 0;  // otherwise: reduce when this many gradients wait (0: per layer)
+  double reduce_bytes = 4;          // per parameter of a reduce-scatter
 };
 
 // Throws std::invalid_argument for an unknown stack (see parse_stack).

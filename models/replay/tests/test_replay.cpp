@@ -180,6 +180,78 @@ TEST(Replay, ZeroStagesCommunicateAsTheyShard) {
   EXPECT_EQ(count(program_of(job), CollectiveKind::all_gather, 1), 16u * 4 * 2 * 4);
 }
 
+// DeepSpeed 2021 gathers and reduce-scatters through PyTorch's list API (workload/sharding.h):
+// each gather zeroes its full buffer first and copies the group's slices out while it runs,
+// each reduce-scatter copies them in before it starts, one eager copy per rank on the training
+// thread (compute stream): the cost grows with the group, not the bytes. DeepSpeed v0.6+ and
+// FSDP2 use flat buffers and have none.
+TEST(Replay, ListApiCollectivesCopyOneSlicePerRank) {
+  auto program = [](int dp, const char* stack) {
+    auto job = small_job(1, 1, dp, 1, dp);
+    job.stack = stack;
+    job.parallelism.zero_stage = 3;
+    StepInput in;
+    in.job = job;
+    in.cluster = small_cluster(dp / 8);
+    in.network_mode = "analytical";
+    in.program.fold = true;
+    in.program.steps = 2;
+    return build_program(in);
+  };
+  auto job = small_job(1, 1, 32, 1, 32);
+  job.stack = "deepspeed-2021";
+  job.parallelism.zero_stage = 3;
+  const auto node = network::Cluster(small_cluster(4)).node();
+  const StageCosts costs = block_costs(job, step_compute_model(job, node), node, CostParams{}).front();
+  ASSERT_GT(costs.copy_floor_s, 0.0);
+  ASSERT_GT(costs.copy_bytes_per_s, 0.0);
+  double host_s[2] = {0, 0};
+  for (const int dp : {32, 64}) {
+    const StepProgram p = program(dp, "deepspeed-2021");
+    const auto& in = p.ranks.front().instrs;
+    size_t collectives = 0, host = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i].kind == InstrKind::compute && in[i].category == Category::dp) {
+        ++host;
+        if (in[i].step == 1) host_s[dp == 64] += in[i].seconds;
+      }
+      if (in[i].kind != InstrKind::collective) continue;
+      ++collectives;
+      const double bytes = static_cast<double>(in[i].bytes), n = dp;
+      ASSERT_TRUE(i > 0 && in[i - 1].kind == InstrKind::compute && in[i - 1].category == Category::dp);
+      if (in[i].collective == CollectiveKind::all_gather) {
+        EXPECT_DOUBLE_EQ(in[i - 1].seconds, costs.copy_s(bytes));  // torch.zeros of the buffer
+        EXPECT_EQ(in[i].after, static_cast<int32_t>(i - 1));
+        ASSERT_LT(i + 1, in.size());
+        EXPECT_NEAR(in[i + 1].seconds, n * costs.copy_s(2 * bytes / n), 1e-15);  // slices out
+        EXPECT_EQ(in[i + 1].stream, Stream::compute);
+      } else {
+        EXPECT_EQ(in[i].collective, CollectiveKind::reduce_scatter);
+        EXPECT_NEAR(in[i - 1].seconds, n * costs.copy_s(2 * bytes / n), 1e-15);  // slices in
+        EXPECT_EQ(in[i].after, static_cast<int32_t>(i - 1));
+      }
+    }
+    ASSERT_GT(collectives, 0u);
+    EXPECT_EQ(host, collectives + count(p, CollectiveKind::all_gather, 0) +
+                        count(p, CollectiveKind::all_gather, 1));
+  }
+  // Twice the ranks, about twice the copies (the bytes per step are the same).
+  EXPECT_GT(host_s[1] / host_s[0], 1.8);
+  for (const char* flat : {"deepspeed", "torchtitan"}) {
+    const StepProgram p = program(32, flat);
+    for (const Instr& i : p.ranks.front().instrs)
+      EXPECT_FALSE(i.kind == InstrKind::compute && i.category == Category::dp) << flat;
+  }
+  // The copies hold the step and count as exposed data-parallel communication.
+  StepInput in;
+  in.job = job;
+  in.cluster = small_cluster(4);
+  in.network_mode = "analytical";
+  in.program.fold = true;
+  const StepResult r = simulate_step(in);
+  EXPECT_GT(r.breakdown.exposed_dp_comm_s, host_s[0]);
+}
+
 // At a fixed global batch, doubling the GPUs halves each GPU's tokens but not its parameter
 // gathers: ZeRO-3's per-GPU throughput falls, ZeRO-1's hardly (Narayanan et al. SC'21
 // Table 2 is the published case, test_validation_zero3.cpp).

@@ -126,30 +126,30 @@ TEST(ValidationZero3, FixedBatchScalingFollowsTheTable) {
       std::printf("%s: %d -> %d GPUs, per-GPU TFLOP/s x%.2f paper, x%.2f twin\n", name.c_str(),
                   rows[i - 1].gpus, rows[i].gpus, paper, twin);
       if (zero3) {
-        EXPECT_LT(twin, 0.95) << name;  // falls, though less than the paper's (above)
+        EXPECT_LT(twin, 0.75) << name;  // falls by about half (paper x0.49-0.61)
       } else {
         EXPECT_GT(twin, 0.85) << name;
       }
     }
   }
   // Measured (Selene routed as InfiniBand routes, destination-mod-k): PTD-P mean 6.3%, worst
-  // +9.6%. ZeRO-3 rows: mean 65.4%, worst +128% (530B on 2,240 GPUs), every row at 640 GPUs and
-  // more over-predicted; the per-GPU throughput falls x0.90 / x0.68 per doubling of the 175B
-  // rows (paper x0.61 / x0.50). History: a ring step once paid the worst hop's latency at every
-  // hop (ZeRO-3 within 5%); with the mean hop (NCCL's own latency model gives the same 4.7 us
-  // per step) mean 19.4%; with ECMP's hash on Selene the gathers' rings collided on the fat
-  // tree's uplinks and hid half of the gap (mean 19-30%). SC'21 Table 1 on the same fabric
-  // rules that out: its 18.4B row, whose data-parallel rings the hash also made collide, lost
-  // 17% in flow mode against the paper's -4% with destination routing. What the twin charges
-  // per step is about 15-40 us per rank and per collective short of the paper's (1,500
-  // collectives a step). Suspected: the list-API all_gather / reduce_scatter of PyTorch 1.8
-  // (one copy kernel per rank to and from the flat buffer) and DeepSpeed 2021's per-rank
-  // partition views, not modelled. Without the 2021 DeepSpeed mechanics (deepspeed v0.6+ or
-  // FSDP2 plans) the same rows come out 1.3x to 2.6x faster. The bounds hold today's figures.
+  // +9.6%. ZeRO-3 rows: mean 20.4%, worst +43.8% (530B on 2,240 GPUs); per doubling the 175B
+  // rows fall x0.70 / x0.44 (paper x0.61 / x0.50), 530B x0.53 (paper x0.49). What closed most
+  // of the gap (mean 65.4%, worst +128% before): PyTorch 1.8's list-API all_gather /
+  // reduce_scatter, through which DeepSpeed 2021 gathered and reduced every tensor, copies each
+  // rank's slice out of (into) a flat buffer with one eager copy per rank, and each gather
+  // zeroes its full buffer first (workload/sharding.h); at the calibration's 10.3 us per small
+  // copy that is 16 ms per collective on 1,536 ranks, about 1,500 collectives a step. Still
+  // missing, suspected: DeepSpeed's own Python loops over the ranks around each collective
+  // (a narrow view and torch.distributed.get_rank per rank), not measured, so not charged; the
+  // 530B rows keep 17-40% over. History: a ring step once paid the worst hop's latency at every
+  // hop; with the mean hop (NCCL's own latency model gives the same 4.7 us per step) and
+  // destination routing the per-rank copies were the gap. Without the 2021 DeepSpeed mechanics
+  // (deepspeed v0.6+ or FSDP2 plans) the same rows come out 1.3x to 4x faster.
   EXPECT_LT(sum / n, 0.10);
   EXPECT_LT(worst, 0.20);
-  EXPECT_LT(sum_z3 / n_z3, 0.75);
-  EXPECT_LT(worst_z3, 1.40);
+  EXPECT_LT(sum_z3 / n_z3, 0.25);
+  EXPECT_LT(worst_z3, 0.50);
   // Sec. 5.2: the 530B model with ZeRO-3 at micro-batch 4 did not fit on 560 GPUs (hence 640).
   for (const auto& row : table["rows"]) {
     if (row["num_gpus"] == 640) {
