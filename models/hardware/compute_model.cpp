@@ -134,18 +134,29 @@ ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64
 }
 
 ct::sim::Duration ComputeModel::attention_time(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim,
-                                               bool causal, AttentionPass pass, int64_t seq_kv) const {
+                                               bool causal, AttentionPass pass, int64_t seq_kv,
+                                               int64_t window) const {
   require_positive(batch, "attention batch");
   require_positive(heads, "attention heads");
   require_positive(seq, "attention seq");
   require_positive(head_dim, "attention head_dim");
+  if (window < 0)
+    throw std::invalid_argument("attention window must not be negative, got " + std::to_string(window));
   const auto& a = cal_.attention;
   const double s = static_cast<double>(seq);
   const double kv = seq_kv > 0 ? static_cast<double>(seq_kv) : s;
   const double full =
       4.0 * static_cast<double>(batch) * static_cast<double>(heads) * s * kv * static_cast<double>(head_dim);
-  const double f_fwd = causal ? full / 2.0 : full;
-  const double s_eff = causal ? s : 2.0 * s;
+  double f_fwd = causal ? full / 2.0 : full;
+  double s_eff = causal ? s : 2.0 * s;
+  if (window > 0 && causal && static_cast<double>(window) < kv) {
+    // The band of a causal window over the whole sequence (kv keys), this rank's seq / kv share.
+    const double w = static_cast<double>(window);
+    const double pairs = w * kv - w * (w - 1.0) / 2.0;
+    f_fwd = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(head_dim) *
+            pairs * (s / kv);
+    s_eff = std::min(s_eff, 2.0 * w);
+  }
   // attention_*_scale: this GPU's measured flash-attention efficiency relative to the fitted
   // silicon's (gpu_catalog.cpp); 1 for Hopper.
   const double eff_fwd =

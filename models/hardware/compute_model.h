@@ -110,8 +110,13 @@ class ComputeModel {
   // seq_kv: keys per query when they differ from seq (context parallelism: a rank's seq / cp
   // queries against all seq keys); 0 = seq. F = 4 b h seq seq_kv d, halved when causal (with
   // load-balanced causal CP every rank does 1/cp of the causal work).
+  // window > 0: causal sliding-window attention (each query sees at most the last `window` keys,
+  // itself included): F covers the band, w S - w (w - 1) / 2 query-key pairs of a sequence of S,
+  // split like the causal work over CP ranks, and the kernel's efficiency is the causal one at
+  // the sequence 2 min(w, S) whose mean band is as long (each query tile walks about w keys).
   [[nodiscard]] ct::sim::Duration attention_time(int64_t batch, int64_t heads, int64_t seq, int64_t head_dim,
-                                                 bool causal, AttentionPass pass, int64_t seq_kv = 0) const;
+                                                 bool causal, AttentionPass pass, int64_t seq_kv = 0,
+                                                 int64_t window = 0) const;
   // A memory-bound kernel moving bytes_moved (reads + writes).
   [[nodiscard]] ct::sim::Duration elementwise_time(ct::sim::Bytes bytes_moved,
                                                    MemoryOp op = MemoryOp::streaming) const;

@@ -38,12 +38,12 @@ double op_time(const Op& op, const hardware::ComputeModel& compute,
     case OpKind::attention: {
       const double fwd = compute
                              .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                             AttentionPass::forward, op.seq_kv)
+                                             AttentionPass::forward, op.seq_kv, op.window)
                              .seconds();
       if (!op.backward) return fwd / kernel.forward;
       const double both = compute
                               .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
-                                              AttentionPass::forward_backward, op.seq_kv)
+                                              AttentionPass::forward_backward, op.seq_kv, op.window)
                               .seconds();
       return std::max(0.0, both - fwd) / kernel.backward;
     }
@@ -544,13 +544,20 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   const LayerCosts moe = layer_costs(x, job);  // every layer of a dense model
   const bool leading_dense = workload::dense_layers(job.model) > 0;
   const LayerCosts dense = leading_dense ? layer_costs(x, workload::dense_layer_job(job)) : moe;
+  // With a sliding window the layers above attend through it; the full-attention ones
+  // (ModelSpec::full_attention_every) are costed from the model without the window.
+  const bool windows = job.model.sliding_window > 0;
+  const LayerCosts moe_full = windows ? layer_costs(x, workload::full_attention_job(job)) : moe;
+  const LayerCosts dense_full =
+      windows && leading_dense ? layer_costs(x, workload::full_attention_job(workload::dense_layer_job(job)))
+                               : moe_full;
 
   const workload::LayerOps embed = workload::embedding_ops(job);
   const workload::LayerOps output = workload::output_layer_ops(job);
   const PassTimes embed_f = pass_time(embed.forward, compute), embed_b = pass_time(embed.backward, compute);
   const PassTimes out_f = pass_time(output.forward, compute), out_b = pass_time(output.backward, compute);
 
-  const bool bf16_optimizer = workload::bf16_optimizer(job);
+  const double accumulation_bytes = workload::grad_accumulation_bytes_per_param(job);
   std::vector<StageCosts> stages(static_cast<size_t>(p));
   for (int s = 0; s < p; ++s) {
     StageCosts& sc = stages[static_cast<size_t>(s)];
@@ -568,8 +575,19 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
                                ? static_cast<double>(workload::recomputed_layers_in_chunk(job, s, c))
                                : n;
       const double off = std::min<double>(job.offload_activation_layers, n);
-      add_layers(x, dense, nd, std::min(nd, n_rec), std::min(nd, off), f, b);
-      add_layers(x, moe, n - nd, n_rec - std::min(nd, n_rec), off - std::min(nd, off), f, b);
+      if (windows) {  // layer by layer: which attend through the window depends on the index
+        const int64_t first = workload::first_layer_of_chunk(job, s, c);
+        for (int64_t j = 0; j < static_cast<int64_t>(n); ++j) {
+          const bool windowed = workload::windowed_layer(job.model, first + j);
+          const LayerCosts& L =
+              static_cast<double>(j) < nd ? (windowed ? dense : dense_full) : (windowed ? moe : moe_full);
+          add_layers(x, L, 1.0, static_cast<double>(j) < n_rec ? 1.0 : 0.0,
+                     static_cast<double>(j) < off ? 1.0 : 0.0, f, b);
+        }
+      } else {
+        add_layers(x, dense, nd, std::min(nd, n_rec), std::min(nd, off), f, b);
+        add_layers(x, moe, n - nd, n_rec - std::min(nd, n_rec), off - std::min(nd, off), f, b);
+      }
       if (virtual_stage == 0) {
         f.compute_s += embed_f.total;
         b.compute_s += embed_b.total;
@@ -578,11 +596,11 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
         f.compute_s += out_f.total;
         b.compute_s += out_b.total;
       }
-      if (bf16_optimizer) {  // the fp32 gradients' update after the backward (memory.h)
-        b.compute_s += compute
-                           .elementwise_time(sim::Bytes{static_cast<int64_t>(
-                               sc.params_per_chunk * workload::kBf16OptimizerBytesPerParam)})
-                           .seconds();
+      if (accumulation_bytes > 0) {  // gradients added into the kept ones after the backward (memory.h)
+        b.compute_s +=
+            compute
+                .elementwise_time(sim::Bytes{static_cast<int64_t>(sc.params_per_chunk * accumulation_bytes)})
+                .seconds();
       }
       sc.forward[static_cast<size_t>(c)] = f;
       sc.backward[static_cast<size_t>(c)] = b;

@@ -153,6 +153,8 @@ struct RuntimeSection {
   std::string precision;
   std::string fp8_amax_reduction;
   std::string tp_async_backward;
+  std::string grad_reduce_in_fp32;
+  bool gradient_accumulation_fusion = true;
   bool tp_comm_overlap = false;
   bool moe_a2a_overlap = false;
   bool overlap_grad_reduce = true;

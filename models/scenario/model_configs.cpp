@@ -231,6 +231,9 @@ workload::JobSpec job_spec(const Config& c) {
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward =
       async == "on" || (async == "auto" && (j.stack == "megatron-core" || j.stack == "nemo"));
+  const std::string& fp32_grads = c.training_job.runtime.grad_reduce_in_fp32;
+  j.grad_reduce_bytes = fp32_grads == "yes" ? 4 : fp32_grads == "no" ? 2 : 0;
+  j.gradient_accumulation_fusion = c.training_job.runtime.gradient_accumulation_fusion;
   return j;
 }
 
@@ -379,6 +382,18 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
     if (!why.empty()) {
       problems.push_back("training_job.runtime.moe_a2a_overlap: got true, expected false or " + why);
     }
+  }
+  const bool megatron = stack == "megatron-core" || stack == "nemo";
+  if (c.training_job.runtime.grad_reduce_in_fp32 != "auto" && !megatron) {
+    problems.push_back(
+        "training_job.runtime.grad_reduce_in_fp32: got \"" + c.training_job.runtime.grad_reduce_in_fp32 +
+        "\" on stack \"" + stack +
+        "\"; expected auto (the stack's own gradient precision) or the megatron-core or nemo stack");
+  }
+  if (!c.training_job.runtime.gradient_accumulation_fusion && !megatron) {
+    problems.push_back("training_job.runtime.gradient_accumulation_fusion: got false on stack \"" + stack +
+                       "\"; expected true or the megatron-core or nemo stack (Megatron's "
+                       "--no-gradient-accumulation-fusion)");
   }
   master_weight_problems(c, problems);
   if (c.training_job.runtime.fp8_params == "yes" &&

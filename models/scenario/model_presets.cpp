@@ -45,6 +45,21 @@ nlohmann::json deepseek_v3() {
               {"v_head_dim", 128}};
   return m;
 }
+// GPT-OSS (openai/gpt-oss-120b and -20b config.json): 64 query heads of 64 over hidden 2880 (8 KV
+// heads), SwiGLU experts of 2880, 4 of num_local_experts per token, no shared expert; layer_types
+// alternate sliding_attention (window 128) and full_attention, the even-indexed layers sliding;
+// vocabulary 201088, untied; initial_context_length 4096 (the pre-training sequence, extended with
+// YaRN later). Its learned attention sinks (one logit per head in the softmax denominator) and the
+// attention biases are not modelled: per token they cost nothing next to the projections.
+nlohmann::json gpt_oss(int layers, int experts) {
+  nlohmann::json m = with_moe(llama(layers, 2880, 64, 8, 2880, 201088, 4096), experts, 4);
+  m["head_dim"] = 64;
+  m["moe"]["expert_ffn_hidden"] = 2880;
+  m["sliding_window"] = 128;
+  m["full_attention_every"] = 2;
+  return m;
+}
+
 std::vector<ModelPreset> build() {
   // Shapes are the published config.json of each model on Hugging Face (num_hidden_layers,
   // hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
@@ -92,6 +107,12 @@ std::vector<ModelPreset> build() {
       {"deepseek-v3", deepseek_v3(),
        "deepseek-ai/DeepSeek-V3 config.json (MLA, 3 leading dense layers, 256 experts + 1 shared, 8 per "
        "token); DeepSeek-V3 technical report (4K pre-training sequence)"},
+      {"gpt-oss-120b", gpt_oss(36, 128),
+       "openai/gpt-oss-120b config.json (36 layers, 128 experts, 4 per token, sliding window 128 on the "
+       "even-indexed layers); OpenAI gpt-oss model card (4,096-token initial context)"},
+      {"gpt-oss-20b", gpt_oss(24, 32),
+       "openai/gpt-oss-20b config.json (24 layers, 32 experts, 4 per token, sliding window 128 on the "
+       "even-indexed layers); OpenAI gpt-oss model card"},
       {"qwen3-30b-a3b", qwen3_moe(48, 2048, 32, 4, 768),
        "Qwen/Qwen3-30B-A3B config.json (128 experts, 8 per token, moe_intermediate_size 768); Qwen3 report"},
       {"qwen3-235b-a22b", qwen3_moe(94, 4096, 64, 4, 1536),

@@ -290,6 +290,45 @@ void network_params(std::vector<Param>& t) {
                   .at_least(0.01));
 }
 
+// Training job: mixture of experts and multi-head latent attention.
+void moe_and_mla_params(std::vector<Param>& t) {
+  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense).")
+                  .at_most(1e5));
+  t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1).at_most(1e4));
+  t.push_back(
+      P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden).")
+          .at_most(1e7));
+  t.push_back(
+      P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
+  t.push_back(P(training_job.model.mla.kv_lora_rank, count, "0",
+                "Multi-head latent attention (DeepSeek-V2/V3): K/V latent width (0 = no MLA).")
+                  .at_most(1e6));
+  t.push_back(
+      P(training_job.model.mla.q_lora_rank, count, "0", "MLA: Q latent width (0 = Q projected directly).")
+          .at_most(1e6));
+  t.push_back(
+      P(training_job.model.mla.qk_nope_head_dim, count, "0", "MLA: per-head Q/K width without rotary.")
+          .at_most(1e5));
+  t.push_back(P(training_job.model.mla.qk_rope_head_dim, count, "0",
+                "MLA: per-head rotary Q/K width (the rotary key is shared by every head).")
+                  .at_most(1e5));
+  t.push_back(P(training_job.model.mla.v_head_dim, count, "0", "MLA: per-head V width.").at_most(1e5));
+  t.push_back(P(training_job.model.moe.dense_layers, count, "0",
+                "Leading dense layers of an MoE model (MLP of ffn_hidden; DeepSeek's first_k_dense_replace).")
+                  .at_most(1e5));
+  t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0",
+                "Expert capacity factor: GEMMs padded to this x balanced load.")
+                  .at_least(1)
+                  .at_most(16));
+  t.push_back(
+      P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
+  t.push_back(
+      P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
+  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).")
+                  .at_least(1)
+                  .at_most(100));
+}
+
 // Training job: the model, the batch and the parallel layout.
 void job_params(std::vector<Param>& t) {
   {
@@ -334,44 +373,22 @@ void job_params(std::vector<Param>& t) {
                 "learned with gelu, rope with swiglu.")
                   .one_of({"auto", "learned", "rope", "none"}));
   t.push_back(P(training_job.model.seq_length, count, "", "Sequence length s.").at_least(1).at_most(1e7));
+  t.push_back(
+      P(training_job.model.sliding_window, count, "0",
+        "Sliding-window attention: each query attends to at most this many tokens (itself included) "
+        "instead of every earlier one; 0 = none. The flash kernels compute only the band (w s - w (w - "
+        "1) / 2 query-key pairs); the unfused attention still materialises and masks the whole square "
+        "(HF config sliding_window: Mistral 7B v0.1 4096, Gemma 2/3 4096/1024, GPT-OSS 128).")
+          .at_most(1e7));
+  t.push_back(P(training_job.model.full_attention_every, count, "0",
+                "With a sliding window, every k-th layer (k, 2k, ... counting from 1) attends to the whole "
+                "sequence and the others through the window; 0 = every layer uses the window. GPT-OSS 2 "
+                "(layer_types alternate sliding, full), Gemma 3 6 (sliding_window_pattern).")
+                  .at_most(1e6));
   t.push_back(P(training_job.model.vocab, count, "", "Vocabulary size V.").at_least(1).at_most(1e8));
   t.push_back(P(training_job.model.tied_embeddings, boolean, "true",
                 "Input embedding and output layer share weights."));
-  t.push_back(P(training_job.model.moe.experts, count, "0", "Routed experts per MoE layer (0 = dense).")
-                  .at_most(1e5));
-  t.push_back(P(training_job.model.moe.top_k, count, "1", "Experts per token.").at_least(1).at_most(1e4));
-  t.push_back(
-      P(training_job.model.moe.expert_ffn_hidden, count, "0", "Width of each expert MLP (0 = ffn_hidden).")
-          .at_most(1e7));
-  t.push_back(
-      P(training_job.model.moe.shared_experts, count, "0", "Always-active shared experts.").at_most(1e4));
-  t.push_back(P(training_job.model.mla.kv_lora_rank, count, "0",
-                "Multi-head latent attention (DeepSeek-V2/V3): K/V latent width (0 = no MLA).")
-                  .at_most(1e6));
-  t.push_back(
-      P(training_job.model.mla.q_lora_rank, count, "0", "MLA: Q latent width (0 = Q projected directly).")
-          .at_most(1e6));
-  t.push_back(
-      P(training_job.model.mla.qk_nope_head_dim, count, "0", "MLA: per-head Q/K width without rotary.")
-          .at_most(1e5));
-  t.push_back(P(training_job.model.mla.qk_rope_head_dim, count, "0",
-                "MLA: per-head rotary Q/K width (the rotary key is shared by every head).")
-                  .at_most(1e5));
-  t.push_back(P(training_job.model.mla.v_head_dim, count, "0", "MLA: per-head V width.").at_most(1e5));
-  t.push_back(P(training_job.model.moe.dense_layers, count, "0",
-                "Leading dense layers of an MoE model (MLP of ffn_hidden; DeepSeek's first_k_dense_replace).")
-                  .at_most(1e5));
-  t.push_back(P(training_job.model.moe.capacity_factor, real, "1.0",
-                "Expert capacity factor: GEMMs padded to this x balanced load.")
-                  .at_least(1)
-                  .at_most(16));
-  t.push_back(
-      P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
-  t.push_back(
-      P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
-  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).")
-                  .at_least(1)
-                  .at_most(100));
+  moe_and_mla_params(t);
   t.push_back(P(training_job.parallelism.tensor_parallel, count, "1", "Tensor-parallel size t.")
                   .at_least(1)
                   .at_most(1024));
@@ -434,6 +451,41 @@ void compile_and_loss_params(std::vector<Param>& t) {
         "gradient in fp32 since TE 2.18: 6 bytes per logit, 6 moved each way), or auto = native. te and "
         "te-2.18 need the megatron-core or nemo stack.")
           .one_of({"auto", "native", "te", "te-2.18"}));
+}
+
+// Training job: the gradient buffer and what overlaps what.
+void gradient_and_overlap_params(std::vector<Param>& t) {
+  t.push_back(
+      P(training_job.runtime.grad_reduce_in_fp32, text, "\"auto\"",
+        "Megatron's gradient buffer precision (--accumulate-allreduce-grads-in-fp32, Megatron-Bridge "
+        "ddp.grad_reduce_in_fp32): yes = fp32, 4 bytes per parameter in memory and in the data-parallel "
+        "reduction; no = the 16-bit training type, 2 (Megatron-LM's default with --fp16, and with bf16 "
+        "before April 2021). auto: the stack's (megatron-core fp32, nemo 16-bit). megatron-core and nemo "
+        "only.")
+          .one_of({"auto", "yes", "no"}));
+  t.push_back(P(
+      training_job.runtime.gradient_accumulation_fusion, boolean, "true",
+      "Megatron's --gradient-accumulation-fusion (the default since Megatron-LM 83b1e42, Feb 2022): the "
+      "weight-gradient GEMM accumulates into the gradient buffer. false (--no-gradient-accumulation-fusion, "
+      "or Megatron-LM before it): every micro-batch's 16-bit weight gradients are added into the buffer "
+      "by a kernel of their own, 2 + 2 x (buffer bytes) per parameter of the chunk after each backward. "
+      "megatron-core and nemo only."));
+  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false",
+                "Overlap TP collectives with the GEMMs that need them."));
+  t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true",
+                "Overlap the DP gradient reduce with backward (bucketed)."));
+  t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true",
+                "Overlap the ZeRO parameter all-gather with forward."));
+  t.push_back(
+      P(training_job.runtime.overlap_p2p, boolean, "true",
+        "Pipeline sends on their own stream (Megatron's --overlap-p2p-communication); false: batched "
+        "blocking send/recv that hold the compute stream until delivered (Megatron-LM before 2023, SC'21)."));
+  t.push_back(P(
+      training_job.runtime.bucket_size, bytes, "\"0B\"",
+      "DP gradient bucket in bytes of the gradient buffer (fp32 4 or 16-bit 2 per parameter; 0 = Megatron's "
+      "max(40M, 1M x DP) parameters)."));
+  t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.")
+                  .one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
 }
 
 // Training job: the runtime (kernels, precision, overlap).
@@ -529,20 +581,7 @@ void runtime_params(std::vector<Param>& t) {
         "Megatron-core's default (every replica of the stage waits for the slowest, each micro-batch), or "
         "tp-cp (--tp-only-amax-red). Other precisions have no amax history to reduce.")
           .one_of({"tp-dp-cp", "tp-cp"}));
-  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false",
-                "Overlap TP collectives with the GEMMs that need them."));
-  t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true",
-                "Overlap the DP gradient reduce with backward (bucketed)."));
-  t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true",
-                "Overlap the ZeRO parameter all-gather with forward."));
-  t.push_back(
-      P(training_job.runtime.overlap_p2p, boolean, "true",
-        "Pipeline sends on their own stream (Megatron's --overlap-p2p-communication); false: batched "
-        "blocking send/recv that hold the compute stream until delivered (Megatron-LM before 2023, SC'21)."));
-  t.push_back(P(training_job.runtime.bucket_size, bytes, "\"0B\"",
-                "DP gradient bucket (0 = Megatron's max(40M, 1M x DP) parameters)."));
-  t.push_back(P(training_job.runtime.placement, text, "\"tp-cp-dp-pp\"", "Rank order, innermost first.")
-                  .one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
+  gradient_and_overlap_params(t);
 }
 
 // Training job: checkpoints and scheduling.

@@ -260,7 +260,9 @@ replay::StepInput step_input(const Config& c) {
   in.program.overlap_param_gather = rt.overlap_param_gather;
   in.program.overlap_p2p = rt.overlap_p2p;
   in.program.placement = rt.placement;
-  in.program.bucket_params = static_cast<double>(rt.bucket_size.n) / 4.0;
+  // bucket_size counts bytes of the gradient buffer (fp32 4 or 16-bit 2 per parameter)
+  in.program.bucket_params =
+      static_cast<double>(rt.bucket_size.n) / workload::stack_memory(in.job).grad_bytes;
   in.tp_comm_overlap = rt.tp_comm_overlap;
   in.fp8_amax_reduction = rt.fp8_amax_reduction;
   in.seed = static_cast<uint64_t>(c.seed);

@@ -10,22 +10,35 @@ namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// Forward attention-core FLOPs per token per layer: QK^T and AV, full square (MLA: the qk and v
-// head widths, attention_head_width).
+// Keys per token summed over the layers, full square (each token against the whole sequence
+// s); a sliding-window layer counts twice its causal band, 2 (w s - w (w - 1) / 2) / s, so that
+// halving for causality leaves its band (ModelSpec::sliding_window).
+double layer_keys(const ModelSpec& m) {
+  const double s = d(m.seq_length);
+  double keys = 0.0;
+  for (int64_t l = 0; l < m.layers; ++l) {
+    const double w = d(m.sliding_window);
+    keys += windowed_layer(m, l) && w < s ? 2.0 * (w * s - w * (w - 1.0) / 2.0) / s : s;
+  }
+  return keys;
+}
+
+// Forward attention-core FLOPs per token, all layers: QK^T and AV, full square (MLA: the qk and
+// v head widths, attention_head_width).
 double attention_core_forward(const ModelSpec& m) {
-  return 4.0 * d(m.heads) * d(attention_head_width(m)) * d(m.seq_length);
+  return 4.0 * d(m.heads) * d(attention_head_width(m)) * layer_keys(m);
 }
 
 }  // namespace
 
 double model_flops_per_token(const ModelSpec& m, bool halve_causal_attention) {
   const ParameterCount c = count_parameters(m);
-  const double attention = 3.0 * d(m.layers) * attention_core_forward(m);  // 12 l (a d) s
+  const double attention = 3.0 * attention_core_forward(m);  // 12 l (a d) s without windows
   return 6.0 * d(c.matmul_active) + (halve_causal_attention ? 0.5 : 1.0) * attention;
 }
 
 double recompute_flops_per_token(const ModelSpec& m, Recompute r) {
-  const double attention = d(m.layers) * attention_core_forward(m);
+  const double attention = attention_core_forward(m);
   switch (r) {
     case Recompute::none:
       return 0.0;
@@ -58,8 +71,18 @@ double hardware_flops_per_iteration(const JobSpec& job) {
     const double tokens =
         d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
     const int64_t k = dense_layers(job.model);
-    double layer_flops = transformer_layer_ops(job).recompute_flops() * d(job.model.layers - k);
-    if (k > 0) layer_flops += transformer_layer_ops(dense_layer_job(job)).recompute_flops() * d(k);
+    double layer_flops = 0.0;
+    if (job.model.sliding_window > 0) {  // layer by layer: windowed or full attention
+      for (int64_t l = 0; l < job.model.layers; ++l) {
+        const JobSpec dense_or_moe = l < k ? dense_layer_job(job) : job;
+        layer_flops += transformer_layer_ops(windowed_layer(job.model, l) ? dense_or_moe
+                                                                          : full_attention_job(dense_or_moe))
+                           .recompute_flops();
+      }
+    } else {
+      layer_flops = transformer_layer_ops(job).recompute_flops() * d(job.model.layers - k);
+      if (k > 0) layer_flops += transformer_layer_ops(dense_layer_job(job)).recompute_flops() * d(k);
+    }
     recompute = layer_flops * d(job.parallelism.tensor_parallel) / tokens;
   }
   return (model_flops_per_token(job.model) + recompute) * d(job.global_batch_size) * d(job.model.seq_length);

@@ -107,7 +107,8 @@ double Op::flops() const {
     case OpKind::gemm:
       return 2.0 * d(m) * d(n) * d(k) * d(count);
     case OpKind::attention:
-      return (backward ? 8.0 : 4.0) * d(batch) * d(heads) * d(seq_q) * d(seq_kv) * d(head_dim);
+      return (backward ? 8.0 : 4.0) * d(batch) * d(heads) * d(seq_q) *
+             d(window > 0 ? std::min(window, seq_kv) : seq_kv) * d(head_dim);
     case OpKind::elementwise:
       return 0.0;
   }
@@ -349,6 +350,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
     attn.seq_q = x.s / x.c;
     attn.seq_kv = x.s;
     attn.head_dim = attention_head_width(m);
+    attn.window = m.sliding_window;  // 0 unless the layer's model has one (windowed_layer_job)
     attn.causal = true;
     st.push_back({attn, "attention.bwd", {}});
   }

@@ -56,12 +56,14 @@ struct Op {
   bool mx = false;  // fp8 with MXFP8 block scaling (block-scaled GEMM kernels)
   // attention
   int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  int64_t window = 0;  // sliding window in tokens (ModelSpec::sliding_window); 0 = none
   bool causal = true;
   bool backward = false;
   // elementwise
   int64_t bytes = 0;
 
-  // 2 m n k count for GEMMs; 4 batch heads seq_q seq_kv head_dim (x2 backward) for attention.
+  // 2 m n k count for GEMMs; 4 batch heads seq_q seq_kv head_dim (x2 backward) for attention,
+  // seq_kv no more than the window when there is one.
   double flops() const;
 };
 

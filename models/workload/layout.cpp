@@ -104,6 +104,13 @@ int64_t dense_layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage)
   return std::clamp<int64_t>(k - first, 0, layers_in_virtual_stage(job, virtual_stage));
 }
 
+int64_t first_layer_of_chunk(const JobSpec& job, int stage, int chunk) {
+  const int64_t virtual_stage = int64_t{chunk} * job.parallelism.pipeline_parallel + stage;
+  int64_t first = 0;
+  for (int64_t u = 0; u < virtual_stage; ++u) first += layers_in_virtual_stage(job, u);
+  return first;
+}
+
 int64_t dense_layers_in_chunk(const JobSpec& job, int stage, int chunk) {
   return dense_layers_in_virtual_stage(job, int64_t{chunk} * job.parallelism.pipeline_parallel + stage);
 }
@@ -192,6 +199,13 @@ void check_model(Errors& err, const JobSpec& job) {
     err.add() << M << "activation = \"" << m.activation << "\" must be gelu or swiglu";
   }
   if (m.head_dim < 0) err.add() << M << "head_dim = " << m.head_dim << " must be >= 0";
+  if (m.sliding_window < 0) err.add() << M << "sliding_window = " << m.sliding_window << " must be >= 0";
+  if (m.full_attention_every < 0) {
+    err.add() << M << "full_attention_every = " << m.full_attention_every << " must be >= 0";
+  } else if (m.full_attention_every > 0 && m.sliding_window <= 0) {
+    err.add() << M << "full_attention_every = " << m.full_attention_every << " needs " << M
+              << "sliding_window > 0 (without a window every layer attends to the whole sequence)";
+  }
   if (m.head_dim == 0 && !is_mla(m)) divides(err, M + "heads", m.heads, M + "hidden", m.hidden);
   if (m.kv_heads > 0) divides(err, M + "kv_heads", m.kv_heads, M + "heads", m.heads);
 

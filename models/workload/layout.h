@@ -44,6 +44,8 @@ int64_t layers_in_stage(const JobSpec& job, int stage);
 // consecutive layers in virtual-stage order, so these are the first ones of the first chunks.
 int64_t dense_layers_in_virtual_stage(const JobSpec& job, int64_t virtual_stage);
 int64_t dense_layers_in_chunk(const JobSpec& job, int stage, int chunk);
+// Global (0-based) index of the first layer of a pipeline rank's chunk (virtual stage c p + s).
+int64_t first_layer_of_chunk(const JobSpec& job, int stage, int chunk);
 int64_t dense_layers_in_stage(const JobSpec& job, int stage);
 // Layers of chunk c of rank s that recompute their forward before backward (full recompute
 // with recompute_layers = N: the chunk's first min(N, layers) layers; all when N = 0; none

@@ -181,7 +181,23 @@ StackMemory stack_memory(const JobSpec& job) {
   // fp32 master weights kept as 16-bit remainders of the bf16 weights (store_param_remainders).
   if (job.master_remainders) s.optimizer_bytes -= 2.0;
   if (bf16_optimizer(job)) s.grad_bytes = 4;  // its fp32 gradients (memory.h)
+  if (job.grad_reduce_bytes > 0) {            // Megatron's grad_reduce_in_fp32 (megatron-core / nemo)
+    s.grad_bytes = job.grad_reduce_bytes;
+    s.reduce_bytes = job.grad_reduce_bytes;
+  }
   return s;
+}
+
+double grad_accumulation_bytes_per_param(const JobSpec& job) {
+  if (bf16_optimizer(job)) return kBf16OptimizerBytesPerParam;
+  const Stack stack = parse_stack(job.stack);
+  if ((stack == Stack::megatron_core || stack == Stack::nemo) && !job.gradient_accumulation_fusion) {
+    return 2.0 + 2.0 * stack_memory(job).grad_bytes;
+  }
+  if ((stack == Stack::deepspeed || stack == Stack::deepspeed_2021) && job.parallelism.zero_stage <= 1) {
+    return 2.0 + 2.0 * stack_memory(job).grad_bytes;  // 16-bit .grad: 6
+  }
+  return 0.0;
 }
 
 bool bf16_optimizer(const JobSpec& job) {

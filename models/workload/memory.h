@@ -167,6 +167,23 @@ StackMemory stack_memory(const JobSpec& job);
 bool bf16_optimizer(const JobSpec& job);
 inline constexpr double kBf16OptimizerBytesPerParam = 18.0;
 
+// HBM bytes per parameter of a model chunk moved after each micro-batch's backward to add its
+// gradients into the ones kept across micro-batches (block_costs.cpp charges them at the
+// memory-bound rate), by stack:
+//   BF16_Optimizer (above): 18.
+//   megatron-core / nemo without gradient accumulation fusion (JobSpec): the backward writes
+//     each 16-bit weight gradient, then adds it into the gradient buffer of g bytes (LocalDDP's
+//     hook param.main_grad.add_(param.grad), megatron/model/distributed.py at aed2f75, April
+//     2021; with 16-bit buffers and no contiguous buffer, autograd's own .grad accumulation):
+//     read 2 + read g + write g = 2 + 2 g (10 with fp32 buffers, 6 with 16-bit ones).
+//   deepspeed / deepspeed-2021 with ZeRO 0-1 (not BF16_Optimizer): autograd accumulates into
+//     the 16-bit .grad between gradient-accumulation boundaries (the engine reduces only at
+//     the boundary): 6.
+//   Others 0 (fused accumulation, FSDP's per-micro-batch reduce-scatter, ZeRO-2/3 partitions).
+// Charged on every micro-batch: the first one of a step writes rather than adds (at most
+// 1/m of this cost too much, m micro-batches per replica).
+double grad_accumulation_bytes_per_param(const JobSpec& job);
+
 struct MemoryOptions {
   int64_t capacity_bytes = 0;  // HBM of one GPU
   // Negative = the stack's default (see StackMemory / memory.cpp).

@@ -80,9 +80,22 @@ struct ModelSpec {
   // "none" (also ALiBi, whose bias rides in the attention kernel); "auto" = learned with gelu,
   // rope with swiglu.
   std::string position_embedding = "auto";
+  // Sliding-window attention: each query attends to at most the last `sliding_window` tokens
+  // (itself included) instead of all earlier ones; 0 = none. With full_attention_every = k > 0,
+  // layers k, 2k, ... (1-based) attend to the whole causal sequence and the others use the
+  // window (GPT-OSS alternates, k = 2: HF config layer_types; Gemma 3 k = 6:
+  // sliding_window_pattern); k = 0: every layer uses the window (Mistral 7B v0.1).
+  int64_t sliding_window = 0;
+  int full_attention_every = 0;
   MoeSpec moe;
   MlaSpec mla;
 };
+
+// Whether layer `layer` (0-based) attends through the sliding window (ModelSpec above).
+inline bool windowed_layer(const ModelSpec& m, int64_t layer) {
+  if (m.sliding_window <= 0) return false;
+  return m.full_attention_every <= 0 || (layer + 1) % m.full_attention_every != 0;
+}
 
 struct ParallelSpec {
   int tensor_parallel = 1;
@@ -144,6 +157,15 @@ struct JobSpec {
   // beside them (--async-tensor-model-parallel-allreduce, block_costs.h); resolved from
   // training_job.runtime.tp_async_backward (auto: megatron-core and nemo).
   bool tp_async_backward = false;
+  // Megatron's gradient buffer in fp32 or 16 bits (--accumulate-allreduce-grads-in-fp32,
+  // Megatron-Bridge ddp.grad_reduce_in_fp32): 4 or 2 bytes per parameter in memory and in the
+  // data-parallel reduction; 0 = the stack's (memory.h). From training_job.runtime.grad_reduce_in_fp32.
+  int grad_reduce_bytes = 0;
+  // Megatron's --gradient-accumulation-fusion (on by default since Megatron-LM 83b1e42, Feb 2022):
+  // the weight-gradient GEMM accumulates into the gradient buffer. Off, each micro-batch's
+  // 16-bit weight gradients are added into it by a kernel of their own (memory.h
+  // grad_accumulation_bytes_per_param).
+  bool gradient_accumulation_fusion = true;
   // Megatron's combined 1F1B schedule (--overlap-moe-expert-parallel-comm; Megatron-Bridge
   // moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs under another's
   // backward compute and vice versa (block_costs.h).
@@ -183,6 +205,11 @@ inline ModelSpec dense_layer_model(ModelSpec m) {
 }
 inline JobSpec dense_layer_job(JobSpec j) {
   j.model = dense_layer_model(j.model);
+  return j;
+}
+// The job a full-attention layer of a sliding-window model belongs to (ModelSpec::sliding_window).
+inline JobSpec full_attention_job(JobSpec j) {
+  j.model.sliding_window = 0;
   return j;
 }
 

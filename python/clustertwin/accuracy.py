@@ -90,10 +90,20 @@ def _sc21_table1(mode: str) -> Iterable[_Case]:
         gbs = row["global_batch"]
         dp = gpus // (tp * pp)
         model = {"layers": layers, "hidden": hidden, "heads": row["heads"], "seq_length": 2048, "vocab": 51200}
-        # 2021 Megatron: batched blocking p2p (Sec. 4.1), no DP overlap, unfused attention, and
-        # backward TP all-reduces in line (the asynchronous ones came in Sep 2021, 3f65246)
-        runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": False,
-                   "overlap_p2p": False, "tp_async_backward": "off"}
+        # 2021 Megatron: batched blocking p2p (Sec. 4.1), unfused attention, and backward TP
+        # all-reduces in line (the asynchronous ones came in Sep 2021, 3f65246); --fp16 with
+        # 16-bit gradients accumulated in .grad and all-reduced in fp16 (no
+        # --accumulate-allreduce-grads-in-fp32; gradient accumulation fusion came in Feb 2022,
+        # 83b1e42). The artifact (examples/sc21/run_table_1.sh at de7dc40, Aug 2021) runs
+        # --DDP-impl torch for the models without pipeline parallelism: PyTorch DDP's 25 MB
+        # buckets all-reduced under the last micro-batch's backward (no_sync before it,
+        # megatron/schedules.py); local DDP for the others: one all-reduce after the backward.
+        torch_ddp = pp == 1
+        runtime = {"recompute_granularity": "full", "attention": "unfused", "overlap_grad_reduce": torch_ddp,
+                   "overlap_p2p": False, "tp_async_backward": "off", "grad_reduce_in_fp32": "no",
+                   "gradient_accumulation_fusion": False}
+        if torch_ddp:
+            runtime["bucket_size"] = "25MiB"  # torch DistributedDataParallel bucket_cap_mb
         par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp,
                "virtual_pipeline": row["virtual_pipeline"], "zero_stage": 0}
         sc = _scenario(_selene(gpus), model, par, row["micro_batch"], gbs, runtime, mode)
@@ -199,6 +209,8 @@ def _sc21_table2(mode: str) -> Iterable[_Case]:
         runtime = {"recompute_granularity": "full", "attention": "unfused",
                    "stack": "deepspeed-2021" if zero3 else "megatron-core", "overlap_grad_reduce": zero3,
                    "overlap_p2p": False, "tp_async_backward": "off"}  # the paper's code: spring 2021
+        if not zero3:  # Megatron's --fp16 of 2021 and local DDP, as in Table 1 (_sc21_table1)
+            runtime.update({"grad_reduce_in_fp32": "no", "gradient_accumulation_fusion": False})
         par = {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": gpus // (tp * pp),
                "zero_stage": 3 if zero3 else 0}
         gbs = row["global_batch_sequences"]
@@ -365,7 +377,7 @@ def _vocab(row: dict) -> int | None:
 # Bridge's DeepSeek-V3 rows say "w/o MTP", as the preset trains it; their notes say the routing
 # was force-balanced and dropless, as the twin's expert GEMMs assume (capacity factor 1).
 _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
-               "Qwen3_235B_a22B": "qwen3-235b-a22b"}
+               "Qwen3_235B_a22B": "qwen3-235b-a22b", "GPT OSS 120B": "gpt-oss-120b"}
 # Megatron-Bridge recipes that run the combined 1F1B schedule (moe_a2a_overlap: comm_overlap.
 # overlap_moe_expert_parallel_comm with delay_wgrad_compute): Qwen3-235B-A22B on 256 H100
 # (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
@@ -373,7 +385,6 @@ _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3
 _MOE_A2A_OVERLAP = {("Qwen3_235B_a22B", "H100")}
 # megatron-bridge-moe rows the twin cannot compute, and why.
 _MOE_NOT_MODELLED = {
-    "GPT OSS 120B": "GPT-OSS's attention sinks and alternating 128-token sliding windows are not modelled",
     "Kimi_K2": "the Muon optimizer (the table's note) is not modelled, nor is there a Kimi K2 preset"}
 
 

@@ -72,7 +72,7 @@ def _fill_data_parallel(sc: dict, notes: list[str]) -> None:
 # Hugging Face config.json -> training_job.model
 _HF_GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
              "phi3", "olmo", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "cohere",
-             "glm4_moe"}
+             "glm4_moe", "gemma3_text", "gpt_oss"}
 _HF_PLAIN = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "gpt_bigcode", "mpt", "starcoder2", "phi"}
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect on step time or memory
@@ -86,6 +86,7 @@ _HF_HANDLED = {  # fields mapped above, reported separately, or with no effect o
     "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", *_MLA_FIELDS,
     "n_embd", "n_layer", "n_head", "n_inner",
     "n_positions", "ffn_hidden_size", "activation_function", "resid_pdrop", "embd_pdrop", "attn_pdrop",
+    "sliding_window_pattern", "experts_per_token", "initial_context_length",
     "hidden_dropout", "dropout"}
 
 
@@ -109,6 +110,42 @@ def _leading_dense_layers(value: str | None) -> int | None:
         return 0
     m = re.fullmatch(r"\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?", text)
     return int(m.group(1)) if m else None
+
+
+def _full_attention_every(windowed: list[bool]) -> int | None:
+    """k such that layer i (0-based) attends to the whole sequence exactly when (i + 1) % k == 0
+    (0: every layer through the window), or None when the pattern is not of that form."""
+    if all(windowed):
+        return 0
+    k = windowed.index(False) + 1
+    ok = all(w == ((i + 1) % k != 0) for i, w in enumerate(windowed))
+    return k if ok else None
+
+
+def _hf_sliding_window(cfg: dict, mtype: str, model: dict, unmapped: list[str]) -> None:
+    """training_job.model.sliding_window / full_attention_every from a config's sliding_window and
+    which layers use it: layer_types (GPT-OSS, recent Gemma / Qwen), sliding_window_pattern (Gemma 3:
+    every k-th layer global), Gemma 2's alternation, or every layer (Mistral)."""
+    window = int(cfg["sliding_window"])
+    layers = model["layers"]
+    every: int | None
+    if isinstance(cfg.get("layer_types"), list) and len(cfg["layer_types"]) == layers:
+        every = _full_attention_every([t == "sliding_attention" for t in cfg["layer_types"]])
+    elif cfg.get("sliding_window_pattern"):
+        every = int(cfg["sliding_window_pattern"])
+    elif mtype == "gemma2":
+        every = 2  # Gemma 2: local (sliding) and global layers alternate, local first
+    elif mtype in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and cfg.get("max_window_layers", layers) < layers:
+        every = None  # Qwen2's max_window_layers: the window only on the top layers
+    else:
+        every = 0
+    if every is None:
+        unmapped.append(f"sliding_window = {window}: this config's choice of windowed layers is not modelled "
+                        "(only every k-th layer global, or all windowed); attention over the full sequence")
+        return
+    model["sliding_window"] = window
+    if every:
+        model["full_attention_every"] = every
 
 
 def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
@@ -186,7 +223,7 @@ def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
                             "ones as MoE (1) is modelled")
         model["moe"] = moe
     if cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
-        unmapped.append(f"sliding_window = {cfg['sliding_window']}: attention is modelled over the full sequence")
+        _hf_sliding_window(cfg, mtype, model, unmapped)
     for k in ("attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "dropout"):
         if cfg.get(k):
             model["dropout"] = "yes"
@@ -256,6 +293,8 @@ _MEGATRON_SWITCH = {
     "--use-flash-attn": ("training_job.runtime.attention", "flash"),
     "--bf16": ("training_job.runtime.precision", "bf16"),
     "--no-async-tensor-model-parallel-allreduce": ("training_job.runtime.tp_async_backward", "off"),
+    "--no-gradient-accumulation-fusion": ("training_job.runtime.gradient_accumulation_fusion", False),
+    "--accumulate-allreduce-grads-in-fp32": ("training_job.runtime.grad_reduce_in_fp32", "yes"),
     "--tp-only-amax-red": ("training_job.runtime.fp8_amax_reduction", "tp-cp"),
 }
 # Flags that do not change step time or memory in the twin (optimizer hyper-parameters, data,
@@ -268,7 +307,7 @@ _MEGATRON_NO_EFFECT = (
     "--hidden-dropout", "--disable-bias-linear", "--group-query-attention", "--use-mcore-models",
     "--transformer-impl", "--max-position-embeddings", "--make-vocab-size-divisible-by", "--vocab-file",
     "--merge-file", "--tokenizer-type", "--apply-layernorm-1p",
-    "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--ckpt-format")
+    "--attention-softmax-in-fp32", "--ckpt-format")
 
 
 def _guess_vocab(given: dict, notes: list[str], why: str) -> None:
@@ -368,6 +407,9 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
         elif flag == "--fp16":
             unmapped.append("--fp16: fp16 mixed precision is modelled as bf16 (same tensor-core rate)")
             given["training_job.runtime.precision"] = "bf16"
+            # Megatron keeps fp16 gradient buffers unless --accumulate-allreduce-grads-in-fp32
+            # (megatron/training/arguments.py: only bf16 forces fp32 accumulation)
+            given.setdefault("_fp16", True)
         elif flag == "--train-iters":
             notes.append(f"--train-iters {value}: the twin simulates training_job.steps steps and reports the last")
         elif flag.startswith(_MEGATRON_NO_EFFECT):
@@ -413,6 +455,10 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     for key in ("training_job.runtime.overlap_grad_reduce", "training_job.runtime.overlap_param_gather"):
         if key not in given:
             given[key] = False
+    if given.pop("_fp16", False) and "training_job.runtime.grad_reduce_in_fp32" not in given:
+        given["training_job.runtime.grad_reduce_in_fp32"] = "no"
+        notes.append("grad_reduce_in_fp32 no: --fp16 without --accumulate-allreduce-grads-in-fp32 keeps 16-bit "
+                     "gradient buffers")
     if "training_job.runtime.stack" not in given:
         given["training_job.runtime.stack"] = "megatron-core"
     par = job.get("parallelism", {})
@@ -462,6 +508,7 @@ _NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
     ("training_job.runtime.overlap_p2p", bool, ("comm_overlap.overlap_p2p_comm", "model.overlap_p2p_comm")),
     ("training_job.runtime.moe_a2a_overlap", bool, ("comm_overlap.overlap_moe_expert_parallel_comm",
                                                     "model.overlap_moe_expert_parallel_comm")),
+    ("training_job.runtime.gradient_accumulation_fusion", bool, ("model.gradient_accumulation_fusion",)),
 ]
 # Fields read above or in from_nemo_config, and fields with no effect on step time or memory in
 # the twin (initialisation, norms' epsilon, rotary details, loss scaling, logging, data paths).
@@ -481,7 +528,7 @@ _NEMO_NO_EFFECT = (
     "max_time", "train_iters", "eval_", "hidden_dropout", "attention_dropout", "ffn_dropout", "kv_channels",
     "apply_query_key_layer_scaling", "normalize_attention_scores", "persist_layer_norm", "pre_process",
     "post_process", "bias", "add_bias_linear", "add_qkv_bias", "headscale", "transformer_block_type", "openai_gelu",
-    "masked_softmax_fusion", "bias_activation_fusion", "bias_dropout", "gradient_accumulation_fusion",
+    "masked_softmax_fusion", "bias_activation_fusion", "bias_dropout",
     "grad_div_ar_fusion", "accelerator", "enable_checkpointing",
     "use_distributed_sampler", "accumulate_grad_batches", "resume_", "onnx_safe", "apex_", "gradient_as_bucket_view",
     "sync_batch_comm", "deterministic_mode", "gc_interval", "manual_gc", "fp8_margin", "fp8_interval",
@@ -564,6 +611,11 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
                 used.add(dotted)
                 given[path] = _yaml_bool(v, f"{where}: {dotted}") if conv is bool else _yaml_int(v, f"{where}: {dotted}")
                 break
+    ok, fp32_grads = field("ddp.grad_reduce_in_fp32")  # Megatron-Bridge DistributedDataParallelConfig
+    if ok:
+        used.add("ddp.grad_reduce_in_fp32")
+        fp32 = _yaml_bool(fp32_grads, f"{where}: ddp.grad_reduce_in_fp32")
+        given["training_job.runtime.grad_reduce_in_fp32"] = "yes" if fp32 else "no"
     _nemo_activation(sections, given, notes)
     _nemo_positions(sections, given, unmapped)
     _nemo_recompute(sections, given, unmapped)

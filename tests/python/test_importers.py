@@ -60,7 +60,7 @@ def test_docs_table_lists_every_preset_with_its_values():
     presets = {p["name"]: p for p in json.loads(_core.model_presets())}
     with open(os.path.join(ROOT, "docs", "presets.md")) as f:
         rows = [line.split("|")[1:-1] for line in f
-                if re.match(r"\| [a-z0-9.]+-([0-9x.]+b(-a[0-9]+b)?|v[0-9]+) \|", line)]
+                if re.match(r"\| [a-z0-9.]+(-[a-z]+)?-([0-9x.]+b(-a[0-9]+b)?|v[0-9]+) \|", line)]
     assert {r[0].strip() for r in rows} == set(presets)
     for r in rows:
         cells = [c.strip() for c in r]
@@ -372,3 +372,74 @@ def test_cross_entropy_fusion_from_megatron_arguments_and_its_effect():
     bad["training_job"]["runtime"] = {"stack": "torchtitan", "cross_entropy_fusion": "te"}
     with pytest.raises(Exception, match="training_job.runtime.cross_entropy_fusion: got \"te\" on stack"):
         ct.run(bad)
+
+
+def test_megatron_gradient_flags_change_the_step():
+    # --no-gradient-accumulation-fusion: every micro-batch's gradients added by a kernel of their
+    # own; --fp16 keeps 16-bit gradient buffers unless --accumulate-allreduce-grads-in-fp32.
+    base = ct.from_megatron_args(MEGATRON_70B)
+    assert "gradient_accumulation_fusion" not in base["training_job"]["runtime"]
+    unfused = ct.from_megatron_args(MEGATRON_70B + " --no-gradient-accumulation-fusion")
+    assert unfused["training_job"]["runtime"]["gradient_accumulation_fusion"] is False
+    assert not [u for u in unfused.unmapped if "accumulation" in u]
+    assert ct.run(unfused).report["step_time_s"] > ct.run(base).report["step_time_s"]
+    fp16 = ct.from_megatron_args(MEGATRON_70B.replace("--bf16", "") + " --fp16")
+    assert fp16["training_job"]["runtime"]["grad_reduce_in_fp32"] == "no"
+    fp32 = ct.from_megatron_args(MEGATRON_70B.replace("--bf16", "") + " --fp16 --accumulate-allreduce-grads-in-fp32")
+    assert fp32["training_job"]["runtime"]["grad_reduce_in_fp32"] == "yes"
+    assert (ct.run(fp16).report["memory"]["gradients_bytes"]
+            < ct.run(fp32).report["memory"]["gradients_bytes"])
+
+
+@pytest.mark.parametrize("key,value", [("gradient_accumulation_fusion", False), ("grad_reduce_in_fp32", "no")])
+def test_megatron_gradient_keys_are_refused_off_megatron(key, value):
+    sc = ct.from_megatron_args(MEGATRON_70B)
+    sc["training_job"]["runtime"]["stack"] = "torchtitan"
+    sc["training_job"]["runtime"][key] = value
+    with pytest.raises(ValueError, match=f"training_job.runtime.{key}"):
+        ct.run(sc)
+
+
+def test_sliding_window_layers_from_hugging_face_configs():
+    # GPT-OSS: layer_types alternate sliding (even-indexed) and full; Gemma 3: every 6th layer
+    # global; Mistral 7B v0.1: every layer windowed. The window shortens the step.
+    oss = {"model_type": "gpt_oss", "num_hidden_layers": 4, "hidden_size": 2880, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "vocab_size": 201088,
+           "num_local_experts": 8, "num_experts_per_tok": 4, "sliding_window": 128,
+           "layer_types": ["sliding_attention", "full_attention"] * 2, "max_position_embeddings": 131072,
+           "initial_context_length": 4096, "swiglu_limit": 7.0, "experts_per_token": 4}
+    sc = ct.from_hf_config(oss, seq_length=4096)
+    model = sc["training_job"]["model"]
+    assert (model["sliding_window"], model["full_attention_every"]) == (128, 2)
+    assert model["activation"] == "swiglu" and not [u for u in sc.unmapped if "sliding_window" in u]
+    gemma3 = {"model_type": "gemma3_text", "num_hidden_layers": 12, "hidden_size": 1152, "num_attention_heads": 4,
+              "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 6912, "vocab_size": 262144,
+              "sliding_window": 512, "sliding_window_pattern": 6, "max_position_embeddings": 32768}
+    model = ct.from_hf_config(gemma3, seq_length=8192)["training_job"]["model"]
+    assert (model["sliding_window"], model["full_attention_every"]) == (512, 6)
+    mistral = {"model_type": "mistral", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "sliding_window": 4096,
+               "max_position_embeddings": 32768}
+    windowed = ct.from_hf_config(mistral, seq_length=16384)
+    assert windowed["training_job"]["model"]["sliding_window"] == 4096
+    assert "full_attention_every" not in windowed["training_job"]["model"]
+    full = ct.from_hf_config({**mistral, "sliding_window": None}, seq_length=16384)
+    assert "sliding_window" not in full["training_job"]["model"]
+    assert ct.run(windowed).report["step_time_s"] < ct.run(full).report["step_time_s"]
+    # A choice of windowed layers the twin cannot express is reported, not guessed.
+    odd = ct.from_hf_config({**oss, "layer_types": ["full_attention", "sliding_attention", "sliding_attention",
+                                                     "full_attention"]}, seq_length=4096)
+    assert "sliding_window" not in odd["training_job"]["model"]
+    assert [u for u in odd.unmapped if u.startswith("sliding_window = 128")]
+
+
+def test_full_attention_every_needs_a_window():
+    sc = ct.from_hf_config({"model_type": "mistral", "num_hidden_layers": 4, "hidden_size": 512,
+                            "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 32000,
+                            "max_position_embeddings": 4096}, seq_length=2048)
+    sc["training_job"]["model"]["full_attention_every"] = 2
+    with pytest.raises(ValueError, match="training_job.model.full_attention_every = 2 needs"):
+        ct.run(sc)
+    sc["training_job"]["model"]["sliding_window"] = -1
+    with pytest.raises(ValueError, match="sliding_window"):
+        ct.run(sc)

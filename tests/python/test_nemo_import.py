@@ -251,3 +251,21 @@ def test_cross_entropy_fusion_impl_is_mapped(tmp_path):
     bad = LAUNCHER.replace("  num_layers: 80\n", "  num_layers: 80\n  cross_entropy_fusion_impl: apex\n")
     sc = ct.from_nemo_config(write(tmp_path, "bad.yaml", bad))
     assert any(u.startswith("model.cross_entropy_fusion_impl 'apex'") for u in sc.unmapped)
+
+
+def test_gradient_accumulation_fusion_and_buffer_precision_are_mapped(tmp_path):
+    # model.gradient_accumulation_fusion (TransformerConfig) and ddp.grad_reduce_in_fp32
+    # (DistributedDataParallelConfig) change the step: unfused accumulation adds every
+    # micro-batch's gradients into the buffer, and fp32 buffers double the data-parallel reduction.
+    fused = ct.from_nemo_config(write(tmp_path, "fused.yaml", BRIDGE))
+    assert fused["training_job"]["runtime"].get("gradient_accumulation_fusion", True) is True
+    text = BRIDGE.replace("model:\n", "model:\n  gradient_accumulation_fusion: false\n", 1)
+    unfused = ct.from_nemo_config(write(tmp_path, "unfused.yaml", text))
+    assert unfused["training_job"]["runtime"]["gradient_accumulation_fusion"] is False
+    assert not [u for u in unfused.unmapped if "gradient_accumulation_fusion" in u]
+    assert ct.run(unfused).report["step_time_s"] > ct.run(fused).report["step_time_s"]
+    for value, expected in (("true", "yes"), ("false", "no")):
+        doc = BRIDGE.replace("ddp:\n", f"ddp:\n  grad_reduce_in_fp32: {value}\n", 1)
+        sc = ct.from_nemo_config(write(tmp_path, f"g{value}.yaml", doc))
+        assert sc["training_job"]["runtime"]["grad_reduce_in_fp32"] == expected
+        assert not [u for u in sc.unmapped if "grad_reduce_in_fp32" in u]

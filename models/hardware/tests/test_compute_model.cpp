@@ -134,6 +134,31 @@ TEST(ComputeModel, TimesGrowWithWork) {
             m.elementwise_time(ct::sim::Bytes{1 << 30}, MemoryOp::softmax));
 }
 
+// Sliding-window attention: only the causal band w S - w (w - 1) / 2 of query-key pairs, at the
+// causal kernel's efficiency at 2 min(w, S) (the same mean band). A window that covers the
+// sequence changes nothing; a context-parallel rank (S / c queries against all S keys) does
+// 1/c of the band.
+TEST(ComputeModel, SlidingWindowAttentionComputesTheBand) {
+  const ComputeModel m = h200_model();
+  const auto t = [&](int64_t seq, int64_t window, int64_t kv = 0, AttentionPass p = AttentionPass::forward) {
+    return m.attention_time(2, 16, seq, 128, true, p, kv, window).seconds();
+  };
+  EXPECT_DOUBLE_EQ(t(4096, 0), t(4096, 4096));
+  EXPECT_DOUBLE_EQ(t(4096, 0), t(4096, 8192));
+  EXPECT_LT(t(4096, 1024), t(4096, 0));
+  // Closed form against the causal kernel at 2w: pairs(w) / pairs(causal at 2w) x its time.
+  const double s = 65536, w = 1024;
+  const double band = w * s - w * (w - 1) / 2, causal_2w = (2 * w) * (2 * w) / 2;
+  const double floor = Calibration::h200().attention.launch_s;  // its soft max with p ~ 1 adds it
+  const double per_pair = (t(2048, 0) - floor) / causal_2w;
+  EXPECT_NEAR(t(65536, 1024) - floor, per_pair * band, 0.01 * per_pair * band);
+  // Context parallelism: a quarter of the queries, a quarter of the band.
+  EXPECT_NEAR(t(16384, 1024, 65536) - floor, (t(65536, 1024) - floor) / 4, 1e-3 * t(65536, 1024));
+  EXPECT_LT(t(65536, 1024, 0, AttentionPass::forward), t(65536, 1024, 0, AttentionPass::forward_backward));
+  EXPECT_THROW((void)m.attention_time(1, 1, 128, 64, true, AttentionPass::forward, 0, -1),
+               std::invalid_argument);
+}
+
 TEST(ComputeModel, BatchedGemmEqualsOneBigOneWhenTilesDivideEvenly) {
   const ComputeModel m = h200_model();
   // 4 problems of 4096 rows tile exactly like one problem of 16384 rows except for operand

@@ -3,6 +3,7 @@
 #include "models/collective/nccl_tuning.h"
 #include "models/replay/block_costs.h"
 #include "models/replay/tests/fixtures.h"
+#include "models/workload/flops.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/pipeline.h"
@@ -579,10 +580,118 @@ TEST(Replay, Bf16OptimizerUpdatesFp32GradientsAfterEveryBackward) {
   const auto without = block_costs(before, compute, node, CostParams{});
   ASSERT_EQ(with.size(), 2u);
   for (size_t s = 0; s < with.size(); ++s) {
-    const double update =
-        compute.elementwise_time(sim::Bytes{static_cast<int64_t>(with[s].params_per_chunk * 18.0)}).seconds();
-    EXPECT_GT(update, 0.0);
+    auto moved = [&](double bytes) {
+      return compute.elementwise_time(sim::Bytes{static_cast<int64_t>(with[s].params_per_chunk * bytes)})
+          .seconds();
+    };
+    EXPECT_GT(moved(18.0), moved(6.0));
     EXPECT_DOUBLE_EQ(with[s].forward[0].total_s(), without[s].forward[0].total_s());
-    EXPECT_NEAR(with[s].backward[0].total_s() - without[s].backward[0].total_s(), update, 1e-12);
+    // DeepSpeed before it accumulates the 16-bit gradients in .grad instead (6 bytes).
+    EXPECT_NEAR(with[s].backward[0].total_s() - without[s].backward[0].total_s(), moved(18.0) - moved(6.0),
+                1e-12);
   }
+}
+
+// What each stack moves to add a micro-batch's gradients into those kept across micro-batches
+// (memory.h grad_accumulation_bytes_per_param): Megatron without gradient accumulation fusion
+// 2 + 2 g (its fp32 buffer 10, a 16-bit one 6), DeepSpeed's fp16 engine with ZeRO 0-1 6, fused
+// accumulation and FSDP nothing; the backward of every chunk grows by exactly that.
+TEST(Replay, UnfusedGradientAccumulationAddsEachMicroBatchIntoTheBuffer) {
+  auto job = small_job(2, 2, 2, 1, 16);
+  job.stack = "megatron-core";
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(job), 0.0);
+  auto unfused = job;
+  unfused.gradient_accumulation_fusion = false;
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(unfused), 10.0);
+  auto half = unfused;
+  half.grad_reduce_bytes = 2;
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(half), 6.0);
+  EXPECT_EQ(workload::stack_memory(half).grad_bytes, 2.0);
+  EXPECT_EQ(workload::stack_memory(half).reduce_bytes, 2.0);
+  auto ds = job;
+  ds.stack = "deepspeed-2021";
+  ds.parallelism.zero_stage = 1;
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(ds), 6.0);
+  ds.parallelism.zero_stage = 2;
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(ds), 0.0);
+  auto titan = job;
+  titan.stack = "torchtitan";
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(titan), 0.0);
+
+  const auto node = network::Cluster(small_cluster(1)).node();
+  const auto compute = step_compute_model(job, node);
+  const auto fused_costs = block_costs(job, compute, node, CostParams{});
+  for (const auto* other : {&unfused, &half}) {
+    const auto costs = block_costs(*other, compute, node, CostParams{});
+    ASSERT_EQ(costs.size(), fused_costs.size());
+    for (size_t s = 0; s < costs.size(); ++s) {
+      const double add =
+          compute
+              .elementwise_time(sim::Bytes{static_cast<int64_t>(
+                  costs[s].params_per_chunk * workload::grad_accumulation_bytes_per_param(*other))})
+              .seconds();
+      EXPECT_GT(add, 0.0);
+      EXPECT_DOUBLE_EQ(costs[s].forward[0].total_s(), fused_costs[s].forward[0].total_s());
+      EXPECT_NEAR(costs[s].backward[0].total_s() - fused_costs[s].backward[0].total_s(), add, 1e-12);
+    }
+  }
+  // 16-bit gradient buffers halve the data-parallel reduction.
+  StepInput in;
+  in.job = job;
+  in.cluster = small_cluster(1);
+  in.network_mode = "analytical";
+  in.program.fold = true;
+  in.program.overlap_grad_reduce = false;
+  const StepResult fp32 = simulate_step(in);
+  in.job.grad_reduce_bytes = 2;
+  const StepResult bf16 = simulate_step(in);
+  EXPECT_LT(bf16.breakdown.exposed_dp_comm_s, fp32.breakdown.exposed_dp_comm_s);
+}
+
+// Sliding-window attention (ModelSpec::sliding_window): a windowed layer's attention covers the
+// causal band only, the full-attention layers (every full_attention_every-th) keep the whole
+// sequence, so a chunk alternating the two costs the mean of an all-windowed chunk and a chunk
+// without windows; everything but the attention core is unchanged. Model FLOPs count the band.
+TEST(Replay, SlidingWindowLayersAttendOverTheBand) {
+  auto job = small_job(1, 2, 1, 1, 8);  // 16 layers, 8 per stage
+  job.model.seq_length = 16384;
+  job.model.activation = "swiglu";
+  job.attention = "flash";
+  job.recompute_granularity = "none";
+  const auto node = network::Cluster(small_cluster(1)).node();
+  const auto compute = step_compute_model(job, node);
+  auto windowed = job, alternating = job;
+  windowed.model.sliding_window = 1024;
+  alternating.model.sliding_window = 1024;
+  alternating.model.full_attention_every = 2;
+  EXPECT_FALSE(workload::windowed_layer(job.model, 0));
+  EXPECT_TRUE(workload::windowed_layer(alternating.model, 0));
+  EXPECT_FALSE(workload::windowed_layer(alternating.model, 1));
+  EXPECT_TRUE(workload::windowed_layer(windowed.model, 1));
+  const auto full = block_costs(job, compute, node, CostParams{});
+  const auto win = block_costs(windowed, compute, node, CostParams{});
+  const auto alt = block_costs(alternating, compute, node, CostParams{});
+  for (size_t s = 0; s < full.size(); ++s) {
+    EXPECT_LT(win[s].forward[0].total_s(), full[s].forward[0].total_s());
+    EXPECT_LT(win[s].backward[0].total_s(), full[s].backward[0].total_s());
+    EXPECT_NEAR(alt[s].forward[0].total_s(), (win[s].forward[0].total_s() + full[s].forward[0].total_s()) / 2,
+                1e-9 * full[s].forward[0].total_s());
+    EXPECT_NEAR(alt[s].backward[0].total_s(),
+                (win[s].backward[0].total_s() + full[s].backward[0].total_s()) / 2,
+                1e-9 * full[s].backward[0].total_s());
+  }
+  // The attention core's FLOPs per token: 12 a d x (s / 2) per full layer, 12 a d x the mean
+  // band (w s - w (w - 1) / 2) / s per windowed one.
+  const double s = 16384, w = 1024, ad = 4096;
+  const double core_full = 12 * ad * s / 2 * 16, core_band = 12 * ad * (w * s - w * (w - 1) / 2) / s * 16;
+  EXPECT_NEAR(workload::model_flops_per_token(job.model, true) -
+                  workload::model_flops_per_token(windowed.model, true),
+              core_full - core_band, 1e-6 * core_full);
+  // The full-square convention (Megatron's) doubles both.
+  EXPECT_NEAR(workload::model_flops_per_token(job.model) - workload::model_flops_per_token(windowed.model),
+              2 * (core_full - core_band), 1e-6 * core_full);
+  EXPECT_NEAR(
+      workload::model_flops_per_token(alternating.model),
+      (workload::model_flops_per_token(job.model) + workload::model_flops_per_token(windowed.model)) / 2,
+      1e-6 * core_full);
 }
