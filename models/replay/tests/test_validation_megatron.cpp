@@ -99,10 +99,10 @@ TEST(ValidationMegatronSC21, TableOneWithinStatedError) {
   // Measured: mean 5.6%, max 12.6% (the 76.1B row), Selene routed by destination (d-mod-k), the
   // artifact's layouts and gradient path (fp16 buffers, unfused accumulation, torch DDP overlap
   // without pipelining; max 11.6% before those: the small models rose from -9% to -3% .. +5%, the
-  // 18.4B row to +11%, the 1T row fell to -3%). The interleaved rows (76.1B to 530B, +7% to +12%) are the fast ones; the
-  // pipelines without interleaving (39.1B, 1T) are within 3.4%. It was mean 8.3%, max 17.3% (the
-  // 1.7B row) while the materialised attention's softmax was costed as torch's softmax rather
-  // than Megatron's fused kernel. The goal is 10% / 5%.
+  // 18.4B row to +11%, the 1T row fell to -3%). The interleaved rows (76.1B to 530B, +7% to +12%) are the
+  // fast ones; the pipelines without interleaving (39.1B, 1T) are within 3.4%. It was mean 8.3%, max 17.3%
+  // (the 1.7B row) while the materialised attention's softmax was costed as torch's softmax rather than
+  // Megatron's fused kernel. The goal is 10% / 5%.
   EXPECT_LT(max_abs, 0.19);
   EXPECT_LT(mean_abs, 0.10);
 }
