@@ -148,6 +148,38 @@ def _hf_sliding_window(cfg: dict, mtype: str, model: dict, unmapped: list[str]) 
         model["full_attention_every"] = every
 
 
+def _megatron_window(size: Any, skip: Any, where: str, given: dict, unmapped: list[str]) -> None:
+    """Megatron's window attention (--window-size "(left, right)", --window-attn-skip-freq N or a
+    pattern such as "[1,1,1,0]*3"; TransformerConfig window_size / window_attn_skip_freq): a query
+    attends to the `left` keys before it and itself (Transformer Engine's window), so the window is
+    left + 1 tokens; N is one full-attention layer after N - 1 windowed ones, 1 in a pattern a
+    windowed layer."""
+    if size is None:
+        if skip is not None:
+            unmapped.append(f"{where} window_attn_skip_freq {skip!r}: no window size given")
+        return
+    nums = re.findall(r"-?\d+", str(size))
+    if len(nums) != 2 or int(nums[0]) < 0 or int(nums[1]) != 0:
+        unmapped.append(f"{where} window_size {size!r}: only a causal window (left, 0) is modelled")
+        return
+    every: int | None = 0
+    if skip is not None:
+        text = str(skip).replace(" ", "")
+        if re.fullmatch(r"\d+", text):
+            every = int(text)
+        else:
+            m = re.fullmatch(r"\[([01](?:,[01])*)\](?:\*(\d+))?", text.strip("\"'"))
+            every = None if m is None else _full_attention_every(
+                [c == "1" for c in m.group(1).split(",")] * int(m.group(2) or 1))
+            if every is None:
+                unmapped.append(f"{where} window_attn_skip_freq {skip!r}: only every k-th layer without the window "
+                                "is modelled; attention over the full sequence")
+                return
+    given["training_job.model.sliding_window"] = int(nums[0]) + 1
+    if every:
+        given["training_job.model.full_attention_every"] = every
+
+
 def from_hf_config(config: str | os.PathLike | dict, base: dict | None = None,
                    seq_length: int | None = None) -> ImportedScenario:
     """A scenario whose ``training_job.model`` is the architecture of a Hugging Face
@@ -404,6 +436,8 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
                 given["training_job.model.moe.dense_layers"] = dense
         elif flag == "--num-layers-per-virtual-pipeline-stage":
             given["_layers_per_vp"] = int(value)
+        elif flag in ("--window-size", "--window-attn-skip-freq"):
+            given["_window_size" if flag == "--window-size" else "_window_skip"] = value
         elif flag == "--fp16":
             unmapped.append("--fp16: fp16 mixed precision is modelled as bf16 (same tensor-core rate)")
             given["training_job.runtime.precision"] = "bf16"
@@ -455,6 +489,9 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     for key in ("training_job.runtime.overlap_grad_reduce", "training_job.runtime.overlap_param_gather"):
         if key not in given:
             given[key] = False
+    window, skip = given.pop("_window_size", None), given.pop("_window_skip", None)
+    if window is not None or skip is not None:
+        _megatron_window(window, skip, "Megatron arguments:", given, unmapped)
     if given.pop("_fp16", False) and "training_job.runtime.grad_reduce_in_fp32" not in given:
         given["training_job.runtime.grad_reduce_in_fp32"] = "no"
         notes.append("grad_reduce_in_fp32 no: --fp16 without --accumulate-allreduce-grads-in-fp32 keeps 16-bit "
@@ -513,7 +550,7 @@ _NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
 # Fields read above or in from_nemo_config, and fields with no effect on step time or memory in
 # the twin (initialisation, norms' epsilon, rotary details, loss scaling, logging, data paths).
 _NEMO_READ = {
-    "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
+    "window_size", "window_attn_skip_freq", "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
     "recompute_method", "activations_checkpoint_method", "fp8", "fp8_recipe", "fp8_e4m3", "fp8_hybrid",
     "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "q_lora_rank", "qk_head_dim",
     "qk_pos_emb_head_dim", "v_head_dim", "mcore_gpt",
@@ -815,6 +852,9 @@ _POSITION_TYPES = {"learned_absolute": "learned", "rope": "rope", "none": "none"
 
 
 def _nemo_positions(sections: dict, given: dict, unmapped: list[str]) -> None:
+    m = sections["model"]
+    if m.get("window_size") is not None or m.get("window_attn_skip_freq") is not None:
+        _megatron_window(m.get("window_size"), m.get("window_attn_skip_freq"), "model.", given, unmapped)
     kind = sections["model"].get("position_embedding_type")
     if kind is None:
         return

@@ -443,3 +443,23 @@ def test_full_attention_every_needs_a_window():
     sc["training_job"]["model"]["sliding_window"] = -1
     with pytest.raises(ValueError, match="sliding_window"):
         ct.run(sc)
+
+
+def test_megatron_window_attention_flags():
+    # --window-size "(left, 0)": left + 1 keys with the query; --window-attn-skip-freq N: one
+    # full-attention layer after N - 1 windowed ones, or a 1/0 pattern.
+    sc = ct.from_megatron_args(MEGATRON_70B + " --window-size (127,0) --window-attn-skip-freq 2")
+    model = sc["training_job"]["model"]
+    assert (model["sliding_window"], model["full_attention_every"]) == (128, 2)
+    assert not [u for u in sc.unmapped if "window" in u]
+    pattern = ct.from_megatron_args(MEGATRON_70B + " --window-size (4095,0) --window-attn-skip-freq [1,1,1,0]*20")
+    assert pattern["training_job"]["model"]["full_attention_every"] == 4
+    every = ct.from_megatron_args(MEGATRON_70B + " --window-size (4095,0)")
+    assert every["training_job"]["model"]["sliding_window"] == 4096
+    assert "full_attention_every" not in every["training_job"]["model"]
+    assert ct.run(every).report["step_time_s"] < ct.run(ct.from_megatron_args(MEGATRON_70B)).report["step_time_s"]
+    odd = ct.from_megatron_args(MEGATRON_70B + " --window-size (127,0) --window-attn-skip-freq [0,1,1,0]*20")
+    assert "sliding_window" not in odd["training_job"]["model"]
+    assert [u for u in odd.unmapped if "window_attn_skip_freq" in u]
+    two_sided = ct.from_megatron_args(MEGATRON_70B + " --window-size (127,127)")
+    assert [u for u in two_sided.unmapped if "window_size" in u]

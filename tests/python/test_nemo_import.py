@@ -269,3 +269,11 @@ def test_gradient_accumulation_fusion_and_buffer_precision_are_mapped(tmp_path):
         sc = ct.from_nemo_config(write(tmp_path, f"g{value}.yaml", doc))
         assert sc["training_job"]["runtime"]["grad_reduce_in_fp32"] == expected
         assert not [u for u in sc.unmapped if "grad_reduce_in_fp32" in u]
+
+
+def test_window_attention_fields_are_mapped(tmp_path):
+    text = BRIDGE.replace("model:\n", "model:\n  window_size: [127, 0]\n  window_attn_skip_freq: 2\n", 1)
+    sc = ct.from_nemo_config(write(tmp_path, "swa.yaml", text))
+    model = sc["training_job"]["model"]
+    assert (model["sliding_window"], model["full_attention_every"]) == (128, 2)
+    assert not [u for u in sc.unmapped if "window" in u]
