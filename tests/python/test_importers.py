@@ -463,3 +463,20 @@ def test_megatron_window_attention_flags():
     assert [u for u in odd.unmapped if "window_attn_skip_freq" in u]
     two_sided = ct.from_megatron_args(MEGATRON_70B + " --window-size (127,127)")
     assert [u for u in two_sided.unmapped if "window_size" in u]
+
+
+def test_bucket_size_counts_bytes_of_the_gradient_buffer():
+    # bucket_size is bytes of the gradient buffer: fp32 buffers (4 bytes per parameter) fill a
+    # bucket with half the parameters of 16-bit ones, so the same backward issues about twice the
+    # data-parallel reductions.
+    sc = ct.from_megatron_args(MEGATRON_70B.replace("--use-distributed-optimizer", ""))
+    sc["training_job"]["runtime"].update({"overlap_grad_reduce": True, "bucket_size": "256MiB"})
+
+    def reductions(fp32: str) -> int:
+        s = json.loads(json.dumps(sc))
+        s["training_job"]["runtime"]["grad_reduce_in_fp32"] = fp32
+        df = ct.run(s).collectives
+        dp = df[df["op"] == "all_reduce"]
+        return int(dp["count"].sum())
+    wide, narrow = reductions("yes"), reductions("no")
+    assert narrow > 0 and 1.7 < wide / narrow < 2.3
