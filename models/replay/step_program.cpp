@@ -266,10 +266,11 @@ struct Builder {
       c.after2 = after2;
       return add(*rs.r, c);
     };
+    // Each rank's slice of `bytes` read and written once: ranks copies of 2 bytes / ranks each.
+    auto slice_copies_s = [&](double bytes) { return ranks * rs.sc->copy_s(2.0 * bytes / ranks); };
     auto reduce = [&](double params, int32_t after) {
       const auto bytes = static_cast<int64_t>(params * zplan.reduce_bytes);
-      if (zplan.list_api)
-        after = host_copies(ranks * rs.sc->copy_s(static_cast<double>(bytes) * 2.0 / ranks), after, -1);
+      if (zplan.list_api) after = host_copies(slice_copies_s(static_cast<double>(bytes)), after, -1);
       Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid), bytes, after);
       red.stream = collective_stream(1);
       red.collective = CollectiveKind::reduce_scatter;
@@ -308,7 +309,7 @@ struct Builder {
             g.after = host_copies(rs.sc->copy_s(full), g.after, g.after2);
             g.after2 = -1;
             gather_at = add(*rs.r, g);
-            last_host = host_copies(ranks * rs.sc->copy_s(2.0 * full / ranks), g.after, -1);
+            last_host = host_copies(slice_copies_s(full), g.after, -1);
           } else {
             gather_at = add(*rs.r, g);
           }

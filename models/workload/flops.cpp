@@ -14,10 +14,9 @@ double d(int64_t v) { return static_cast<double>(v); }
 // s); a sliding-window layer counts twice its causal band, 2 (w s - w (w - 1) / 2) / s, so that
 // halving for causality leaves its band (ModelSpec::sliding_window).
 double layer_keys(const ModelSpec& m) {
-  const double s = d(m.seq_length);
+  const double s = d(m.seq_length), w = d(m.sliding_window);
   double keys = 0.0;
   for (int64_t l = 0; l < m.layers; ++l) {
-    const double w = d(m.sliding_window);
     keys += windowed_layer(m, l) && w < s ? 2.0 * (w * s - w * (w - 1.0) / 2.0) / s : s;
   }
   return keys;
@@ -72,12 +71,18 @@ double hardware_flops_per_iteration(const JobSpec& job) {
         d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
     const int64_t k = dense_layers(job.model);
     double layer_flops = 0.0;
-    if (job.model.sliding_window > 0) {  // layer by layer: windowed or full attention
+    if (job.model.sliding_window > 0) {  // windowed and full-attention layers, dense and MoE
+      int64_t windowed_dense = 0, windowed_moe = 0;
       for (int64_t l = 0; l < job.model.layers; ++l) {
-        const JobSpec dense_or_moe = l < k ? dense_layer_job(job) : job;
-        layer_flops += transformer_layer_ops(windowed_layer(job.model, l) ? dense_or_moe
-                                                                          : full_attention_job(dense_or_moe))
-                           .recompute_flops();
+        if (windowed_layer(job.model, l)) ++(l < k ? windowed_dense : windowed_moe);
+      }
+      const auto per_layer = [](const JobSpec& j) { return transformer_layer_ops(j).recompute_flops(); };
+      const JobSpec dense = dense_layer_job(job);
+      layer_flops = per_layer(job) * d(windowed_moe) +
+                    per_layer(full_attention_job(job)) * d(job.model.layers - k - windowed_moe);
+      if (k > 0) {
+        layer_flops += per_layer(dense) * d(windowed_dense) +
+                       per_layer(full_attention_job(dense)) * d(k - windowed_dense);
       }
     } else {
       layer_flops = transformer_layer_ops(job).recompute_flops() * d(job.model.layers - k);

@@ -191,13 +191,12 @@ StackMemory stack_memory(const JobSpec& job) {
 double grad_accumulation_bytes_per_param(const JobSpec& job) {
   if (bf16_optimizer(job)) return kBf16OptimizerBytesPerParam;
   const Stack stack = parse_stack(job.stack);
-  if ((stack == Stack::megatron_core || stack == Stack::nemo) && !job.gradient_accumulation_fusion) {
-    return 2.0 + 2.0 * stack_memory(job).grad_bytes;
-  }
-  if ((stack == Stack::deepspeed || stack == Stack::deepspeed_2021) && job.parallelism.zero_stage <= 1) {
-    return 2.0 + 2.0 * stack_memory(job).grad_bytes;  // 16-bit .grad: 6
-  }
-  return 0.0;
+  const bool unfused_megatron =
+      (stack == Stack::megatron_core || stack == Stack::nemo) && !job.gradient_accumulation_fusion;
+  const bool deepspeed_fp16 =
+      (stack == Stack::deepspeed || stack == Stack::deepspeed_2021) && job.parallelism.zero_stage <= 1;
+  // read the 16-bit gradient, read and write the kept one (DeepSpeed's 16-bit .grad: 6)
+  return unfused_megatron || deepspeed_fp16 ? 2.0 + 2.0 * stack_memory(job).grad_bytes : 0.0;
 }
 
 bool bf16_optimizer(const JobSpec& job) {
