@@ -244,6 +244,56 @@ double ep_all_to_all(int e, int local, double routed, double nvlink, double nic,
   return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
 }
 
+// The probability that a token's top_k experts, drawn without replacement from `experts` equally
+// likely ones (balanced routing), include one of a given `group` of them: 1 - C(E - g, k) / C(E, k).
+double expert_group_hit(int experts, int group, int k) {
+  double miss = 1.0;
+  for (int i = 0; i < k; ++i) {
+    const double left = static_cast<double>(experts - group - i);
+    if (left <= 0.0) return 1.0;
+    miss *= left / static_cast<double>(experts - i);
+  }
+  return 1.0 - miss;
+}
+
+// The flex dispatcher's token-based kernels (DeepEP, HybridEP; --moe-token-dispatcher-type flex):
+// a token goes once to each GPU that holds one of its experts (DeepEP's dispatch puts a token
+// into a rank's buffer once, with its top-k indices; deepseek-ai/DeepEP issues #48, #58), and to
+// another NVLink domain once, to the GPU of the same local index, which forwards it over NVLink
+// to the GPUs of its domain that need it (HybridEP: NVIDIA, "Scalable Training of MoE Models with
+// Megatron Core", arXiv 2603.07685, Sec. 4.2.2; DeepEP's NVLink/RDMA forwarding). Per token, with
+// e ranks in n = e / local domains of `local`, E / e experts each, p_g the chance a given rank
+// is hit and p_d a given domain: (n - 1) p_d copies leave through the NIC, and (local - 1) p_g n
+// go over NVLink (the rank's own share of its domain plus what it forwards for the n - 1 others).
+// The same bytes come back in the combine. Against the top_k copies of alltoall: EP 16 over two
+// H100 nodes at DeepSeek-V3's shape (256 experts, top 8) sends a quarter of alltoall's bytes
+// across nodes (1 copy against 8 x 8 / 16), where the paper's Table 7 measured HybridEP's
+// dispatch at 1485 us against NCCL all-to-all's 5774 (0.26).
+double token_dispatch(int e, int local, const workload::MoeSpec& m, double tokens_bytes, double nvlink,
+                      double nic, double alpha) {
+  if (e <= 1 || tokens_bytes <= 0) return 0.0;
+  const int domains = (e + local - 1) / local;
+  const int per_rank = std::max(1, m.experts / e);
+  const double p_rank = expert_group_hit(m.experts, per_rank, m.top_k);
+  const double p_domain = expert_group_hit(m.experts, std::min(m.experts, per_rank * local), m.top_k);
+  const double inside = tokens_bytes * (local - 1.0) * p_rank * domains;
+  const double outside = tokens_bytes * (domains - 1.0) * p_domain;
+  return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
+}
+
+// Of a GPU's SMs, the share the expert exchange's kernels hold while they run beside compute
+// (Megatron's combined 1F1B schedule): NCCL's ring CTAs for alltoall; DeepEP's 20 (Megatron's
+// default moe_deepep_num_sms, megatron/core/transformer/transformer_config.py at d98e8a6; the
+// Megatron-Core MoE report, Sec. 4.2.3: "20 SMs per GPU ... roughly 20% GEMM-efficiency
+// overhead"); HybridEP's 32 (HybridEpBuffer's num_sms_dispatch_api / num_sms_combine_api
+// defaults, deepseek-ai/DeepEP hybrid-ep; Megatron-Bridge's H100 Qwen3-30B-A3B recipe sets 32).
+double dispatcher_sm_share(const workload::JobSpec& job, const hardware::NodeSpec& node) {
+  using D = workload::JobSpec::MoeDispatcher;
+  if (job.moe_dispatcher == D::alltoall) return nccl_sm_share(node);
+  const double sms = job.moe_dispatcher == D::deepep ? 20.0 : 32.0;
+  return std::min(1.0, sms / static_cast<double>(node.gpu.sm_count));
+}
+
 // Expert-parallel dispatch + combine and the context-parallel K/V ring, per layer and pass:
 // inside the NVLink domain at `nvlink`, else over the NICs.
 std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
@@ -263,8 +313,11 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
     const int et = workload::expert_tp(par);
     const int stride = et < t ? et : t * par.context_parallel;
     const int local = std::clamp(node.nvlink_domain_gpus() / std::max(1, stride), 1, e);
-    ep_pass = 2 * ep_all_to_all(e, local, routed, nvlink, params.nic_bytes_per_s * params.protocol_efficiency,
-                                params.step_latency_s);
+    const double nic = params.nic_bytes_per_s * params.protocol_efficiency;
+    ep_pass =
+        job.moe_dispatcher != workload::JobSpec::MoeDispatcher::alltoall
+            ? 2 * token_dispatch(e, local, job.model.moe, activation / t, nvlink, nic, params.step_latency_s)
+            : 2 * ep_all_to_all(e, local, routed, nvlink, nic, params.step_latency_s);
   }
   double cp_pass = 0.0;
   if (par.context_parallel > 1) {
@@ -476,7 +529,7 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // the forward's dispatch beside the backward's MLP, its combine beside the backward's
   // attention, the backward's combine beside the forward's attention and its dispatch beside
   // the forward's MLP. Exposed what outlasts that compute, which loses NCCL's SMs meanwhile.
-  const double half = L.ep_pass / 2.0, share = x.nccl_sm_share;
+  const double half = L.ep_pass / 2.0, share = dispatcher_sm_share(x.job, x.node);
   const double ep_f = x.job.moe_a2a_overlap
                           ? beside(half, L.bwd_mlp, share) + beside(half, L.bwd.total - L.bwd_mlp, share)
                           : L.ep_pass;

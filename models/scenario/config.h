@@ -157,6 +157,7 @@ struct RuntimeSection {
   bool gradient_accumulation_fusion = true;
   bool tp_comm_overlap = false;
   bool moe_a2a_overlap = false;
+  std::string moe_dispatcher;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool overlap_p2p = true;

@@ -228,6 +228,10 @@ workload::JobSpec job_spec(const Config& c) {
   j.master_remainders = c.training_job.runtime.master_weights == "remainder";
   j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
   j.moe_a2a_overlap = c.training_job.runtime.moe_a2a_overlap;
+  const std::string& dispatcher = c.training_job.runtime.moe_dispatcher;
+  j.moe_dispatcher = dispatcher == "deepep"     ? workload::JobSpec::MoeDispatcher::deepep
+                     : dispatcher == "hybridep" ? workload::JobSpec::MoeDispatcher::hybridep
+                                                : workload::JobSpec::MoeDispatcher::alltoall;
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward =
       async == "on" || (async == "auto" && (j.stack == "megatron-core" || j.stack == "nemo"));
@@ -382,6 +386,11 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
     if (!why.empty()) {
       problems.push_back("training_job.runtime.moe_a2a_overlap: got true, expected false or " + why);
     }
+  }
+  if (c.training_job.runtime.moe_dispatcher != "alltoall" &&
+      !(c.training_job.model.moe.experts > 0 && c.training_job.parallelism.expert_parallel > 1)) {
+    problems.push_back("training_job.runtime.moe_dispatcher: got \"" + c.training_job.runtime.moe_dispatcher +
+                       "\", expected alltoall or an MoE model with expert_parallel > 1");
   }
   const bool megatron = stack == "megatron-core" || stack == "nemo";
   if (c.training_job.runtime.grad_reduce_in_fp32 != "auto" && !megatron) {

@@ -566,6 +566,15 @@ void runtime_params(std::vector<Param>& t) {
                 "under another's backward compute and vice versa, taking NCCL's SMs from it. Needs EP > 1, "
                 "PP 1 or an interleaved pipeline, and no full recompute."));
   t.push_back(
+      P(training_job.runtime.moe_dispatcher, text, "\"alltoall\"",
+        "How expert-parallel tokens move (Megatron --moe-token-dispatcher-type, "
+        "--moe-flex-dispatcher-backend): alltoall (NCCL all-to-all of the permuted tokens: a token "
+        "goes once per chosen expert, top_k copies), deepep or hybridep (the flex dispatcher's "
+        "token-based kernels: a token goes once to each GPU that holds one of its experts, and across "
+        "NVLink domains once to each domain, then on over NVLink). Needs an MoE model with "
+        "expert_parallel > 1.")
+          .one_of({"alltoall", "deepep", "hybridep"}));
+  t.push_back(
       P(training_job.runtime.tp_async_backward, text, "\"auto\"",
         "Megatron's asynchronous TP collectives in backward (on by default since Megatron-LM 3f65246, Sep "
         "2021; --no-async-tensor-model-parallel-allreduce): each column-parallel linear (QKV, MLP in) "

@@ -170,6 +170,12 @@ struct JobSpec {
   // moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs under another's
   // backward compute and vice versa (block_costs.h).
   bool moe_a2a_overlap = false;
+  // How expert-parallel tokens move (training_job.runtime.moe_dispatcher): alltoall (NCCL
+  // all-to-all of top_k copies), or the flex dispatcher's DeepEP / HybridEP kernels, which send a
+  // token once per destination GPU inside an NVLink domain and once per destination domain across
+  // them, on SMs of their own (block_costs.cpp token_dispatch, dispatcher_sms).
+  enum class MoeDispatcher : uint8_t { alltoall, deepep, hybridep };
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
 };
 
 // The linear layers run in FP8 (any of the FP8 recipes).

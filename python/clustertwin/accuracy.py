@@ -383,6 +383,12 @@ _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3
 # (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
 # 5a7e66e); the other rows' recipes leave it off.
 _MOE_A2A_OVERLAP = {("Qwen3_235B_a22B", "H100")}
+# The token dispatcher of Megatron-Bridge's MoE recipes (moe_flex_dispatcher_backend;
+# scripts/performance/configs/{deepseek,gpt_oss,qwen}/*_workload_base_configs.py at 0426418 /
+# 07eea52 / 01b2977, and the 25.11 DeepSeek-V3 recipes at 5a7e66e): HybridEP for DeepSeek-V3,
+# GPT-OSS 120B (V2) and Qwen3-30B-A3B on every GPU, and for Qwen3-235B-A22B on GB300 / GB200;
+# alltoall (moe_token_dispatcher_type) for Qwen3-235B-A22B on B300, B200 and H100.
+_MOE_ALLTOALL = {("Qwen3_235B_a22B", "H100"), ("Qwen3_235B_a22B", "B300"), ("Qwen3_235B_a22B", "B200")}
 # megatron-bridge-moe rows the twin cannot compute, and why.
 _MOE_NOT_MODELLED = {
     "Kimi_K2": "the Muon optimizer (the table's note) is not modelled, nor is there a Kimi K2 preset"}
@@ -423,7 +429,8 @@ _MEGATRON_BRIDGE_OFFLOAD = {("LLAMA3_70B", "GB200", False): 20, ("LLAMA3_70B", "
                             ("LLAMA3_70B", "GB300", False): 30, ("LLAMA3_70B", "GB300", True): 20}
 
 
-def _perf_scenario(row: dict, mode: str):
+def _perf_scenario(row: dict, mode: str, group: str | None = None):
+    group = group or _group(row)
     gpu, nic, per_node = _GPUS[row["gpu"]]
     gpus = row["num_gpus"]
     tp, pp, cp = row.get("tp") or 1, row.get("pp") or 1, row.get("cp") or 1
@@ -456,7 +463,7 @@ def _perf_scenario(row: dict, mode: str):
         # Megatron-Bridge's MoE recipes fold experts below TP (expert_tensor_parallel_size=1,
         # scripts/performance/configs/deepseek/workload_base_configs.py at 5a7e66e)
         par.update({"expert_parallel": row["ep"], "expert_tensor_parallel": 1})
-    nvidia = _group(row) in ("nemo", "nemo-long-sequence", "megatron-bridge")
+    nvidia = group in ("nemo", "nemo-long-sequence", "megatron-bridge")
     runtime = {"recompute_granularity": recompute,
                "stack": "torchtitan" if torchtitan else "nemo" if nvidia else "megatron-core",
                "precision": _precision(row)}
@@ -467,20 +474,22 @@ def _perf_scenario(row: dict, mode: str):
         # (NVIDIA/NeMo 666db39684, cb3f2bc748, a3825d54e2), a container with cuDNN 8.9.7: the
         # attention kernels before cuDNN 9.0's flash-attention speed-ups
         runtime["attention_kernel"] = "cudnn-8.9"
-    if _group(row) == "megatron-bridge":
+    if group == "megatron-bridge" and (row.get("ep") or 1) > 1:
+        runtime["moe_dispatcher"] = "alltoall" if (row["model"], row["gpu"]) in _MOE_ALLTOALL else "hybridep"
+    if group == "megatron-bridge":
         # scripts/performance/utils/helpers.py set_common_perf_overrides (bf75c658c, Nov 2025; at
         # 5a7e66e): cross_entropy_fusion_impl = "te" for every recipe; the 25.11 and 26.04
         # containers ship Transformer Engine 2.9-2.14 (in-place bf16 gradient)
         runtime["cross_entropy_fusion"] = "te"
     offload = _MEGATRON_BRIDGE_OFFLOAD.get((row["model"], row["gpu"], _precision(row) != "bf16")) if fsdp else None
-    if offload and _group(row) == "megatron-bridge":
+    if offload and group == "megatron-bridge":
         runtime["offload_activation_layers"] = offload
     if torchtitan and "compile" in str(row.get("framework", "")):
         runtime["torch_compile"] = True
         if "Dec 2024" in str(row.get("framework", "")):
             runtime["compile_loss"] = "eager"  # torchtitan 9dec370 train.py: torch.compile(loss_fn) commented out
     # NVIDIA's own tables (and Korthikanti et al., on Selene) ran on InfiniBand DGX systems
-    infiniband = nvidia or _group(row) == "korthikanti"
+    infiniband = nvidia or group == "korthikanti"
     cluster = _cluster(gpu, gpus, nic, dict(_INFINIBAND) if infiniband else None, gpus_per_node=per_node)
     if "96GB" in row["gpu"]:
         cluster["gpu_spec"] = dict(_GRAND_TETON_H100)
@@ -502,8 +511,49 @@ def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
         case.reason = _MOE_NOT_MODELLED.get(row["model"])
         if case.reason is None:
             case.scenarios, case.predict = _perf_scenario(row, mode)
+            runtime = case.scenarios[0]["training_job"]["runtime"]
             if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP:
-                case.scenarios[0]["training_job"]["runtime"]["moe_a2a_overlap"] = True
+                runtime["moe_a2a_overlap"] = True
+        yield case
+
+
+def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
+    """megatron-bridge-moe-h100.json: one Qwen3-30B-A3B layout on 16 H100 with the token
+    dispatcher and Megatron's EP overlap varied, each row run as the megatron-bridge-moe rows are
+    (_perf_scenario) with the row's dispatcher, overlap and BF16. CUDA graphs and the unfused
+    permutation of the alltoall pair are not modelled."""
+    for row in _load("megatron-bridge-moe-h100.json")["rows"]:
+        label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} EP{row['ep']} {row['dispatcher']}"
+                 f"{' + EP overlap' if row['ep_overlap'] else ''}")
+        case = _Case(label, "step s", row["step_time_s"], source=row["source"])
+        perf = {"model": "Qwen3_30B_a3B", "gpu": row["gpu"], "num_gpus": row["num_gpus"], "tp": row["tp"],
+                "pp": row["pp"], "cp": row["cp"], "ep": row["ep"], "micro_batch": row["micro_batch"],
+                "global_batch": row["global_batch"], "seq_length": row["seq_length"], "precision": row["precision"],
+                "source": row["source"]}
+        case.scenarios, _ = _perf_scenario(perf, mode)
+        runtime = case.scenarios[0]["training_job"]["runtime"]
+        runtime["moe_dispatcher"] = row["dispatcher"]
+        runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        case.predict = lambda report, sc: report["step_time_s"]
+        yield case
+
+
+def _megatron_core_moe(mode: str) -> Iterable[_Case]:
+    """megatron-core-moe.json: the Megatron-Core MoE report's Table 11, each row with Table 20's
+    layout and B.2's dispatcher and 1F1B all-to-all overlap, run as Megatron-Bridge's rows are
+    (_perf_scenario; the report reproduces them through Megatron-Bridge, B.3). Not modelled: the
+    recompute modules of B.2 (moe_act, layernorm, mlp, mla_up_proj: run without recompute), CUDA
+    graphs, offloading, DeepSeek-V3's MTP layer; blockwise FP8 on H100 runs as per-tensor
+    current scaling (fp8-cs)."""
+    for row in _load("megatron-core-moe.json")["rows"]:
+        label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} s{row['seq_length']} "
+                 f"TP{row['tp']} PP{row['pp']} CP{row['cp']} EP{row['ep']} {row['dispatcher']}")
+        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"])
+        perf = dict(row, precision="fp8-cs" if row["precision"] == "FP8-BLK" else row["precision"])
+        case.scenarios, case.predict = _perf_scenario(perf, mode, group="megatron-bridge")
+        runtime = case.scenarios[0]["training_job"]["runtime"]
+        runtime["moe_dispatcher"] = row["dispatcher"]
+        runtime["moe_a2a_overlap"] = row["ep_overlap"]
         yield case
 
 
@@ -800,6 +850,10 @@ SETS = [
     _SetSpec("megatron-bridge", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "megatron-bridge"), "Megatron-Bridge archive"),
     _SetSpec("megatron-bridge-moe", "megatron-bridge-moe.json", _megatron_bridge_moe,
              "Megatron-Bridge MoE tables (26.06)"),
+    _SetSpec("megatron-core-moe", "megatron-core-moe.json", _megatron_core_moe,
+             "Megatron-Core MoE report Table 11: DeepSeek-V3, Qwen3-235B on GB300/GB200/H100"),
+    _SetSpec("megatron-bridge-moe-h100", "megatron-bridge-moe-h100.json", _megatron_bridge_moe_h100,
+             "Megatron-Bridge Qwen3-30B-A3B on 16 H100: token dispatcher x EP overlap, step s"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),

@@ -342,6 +342,36 @@ _MEGATRON_NO_EFFECT = (
     "--attention-softmax-in-fp32", "--ckpt-format")
 
 
+def _dispatcher(kind: str | None, backend: str | None, deepep: bool, unmapped: list[str], where: str) -> str | None:
+    """training_job.runtime.moe_dispatcher from Megatron's token dispatcher type and flex backend
+    (--moe-token-dispatcher-type alltoall | allgather | flex, --moe-flex-dispatcher-backend deepep |
+    hybridep, the older --moe-enable-deepep): None when nothing was given."""
+    if deepep and backend is None:
+        backend = "deepep"
+    if kind is None and backend is None:
+        return None
+    if kind in (None, "flex") and backend in ("deepep", "hybridep"):
+        return backend
+    if kind == "flex":
+        return "deepep" if backend is None else None  # Megatron's flex default backend is DeepEP
+    if kind == "alltoall":
+        return "alltoall"
+    unmapped.append(f"{where}: dispatcher {kind!r} (backend {backend!r}) is not modelled (alltoall, flex with "
+                    "deepep or hybridep)")
+    return None
+
+
+def _set_dispatcher(dispatcher: str | None, given: dict, notes: list[str]) -> None:
+    """The dispatcher where it has a meaning (an MoE model with expert parallelism), else a note."""
+    if dispatcher is None:
+        return
+    if given.get("training_job.model.moe.experts", 0) > 0 and given.get("training_job.parallelism.expert_parallel",
+                                                                         1) > 1:
+        given["training_job.runtime.moe_dispatcher"] = dispatcher
+    else:
+        notes.append(f"moe_dispatcher {dispatcher}: no effect without experts spread by expert parallelism")
+
+
 def _guess_vocab(given: dict, notes: list[str], why: str) -> None:
     """No vocabulary in the source: Llama 3's 128,256 for swiglu models, GPT-2's 50,257 otherwise."""
     vocab = 128256 if given.get("training_job.model.activation") == "swiglu" else 50257
@@ -444,6 +474,10 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             # Megatron keeps fp16 gradient buffers unless --accumulate-allreduce-grads-in-fp32
             # (megatron/training/arguments.py: only bf16 forces fp32 accumulation)
             given.setdefault("_fp16", True)
+        elif flag in ("--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend"):
+            given["_dispatcher_type" if flag == "--moe-token-dispatcher-type" else "_dispatcher_backend"] = value
+        elif flag == "--moe-enable-deepep":
+            given["_deepep"] = True
         elif flag == "--train-iters":
             notes.append(f"--train-iters {value}: the twin simulates training_job.steps steps and reports the last")
         elif flag.startswith(_MEGATRON_NO_EFFECT):
@@ -492,6 +526,8 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     window, skip = given.pop("_window_size", None), given.pop("_window_skip", None)
     if window is not None or skip is not None:
         _megatron_window(window, skip, "Megatron arguments:", given, unmapped)
+    _set_dispatcher(_dispatcher(given.pop("_dispatcher_type", None), given.pop("_dispatcher_backend", None),
+                                given.pop("_deepep", False), unmapped, "--moe-token-dispatcher-type"), given, notes)
     if given.pop("_fp16", False) and "training_job.runtime.grad_reduce_in_fp32" not in given:
         given["training_job.runtime.grad_reduce_in_fp32"] = "no"
         notes.append("grad_reduce_in_fp32 no: --fp16 without --accumulate-allreduce-grads-in-fp32 keeps 16-bit "
@@ -670,6 +706,15 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
                 mla[twin] = v
         given["training_job.model.mla"] = _mla_fields(mla, f"{where}: model (multi-head latent attention)")
         given.pop("training_job.model.kv_heads", None)
+    ok_kind, kind = field("model.moe_token_dispatcher_type")
+    ok_backend, backend = field("model.moe_flex_dispatcher_backend")
+    ok_deepep, deepep = field("model.moe_enable_deepep")
+    used.update(d for d, ok in (("model.moe_token_dispatcher_type", ok_kind),
+                                ("model.moe_flex_dispatcher_backend", ok_backend),
+                                ("model.moe_enable_deepep", ok_deepep)) if ok)
+    deepep = bool(ok_deepep and _yaml_bool(deepep, f"{where}: model.moe_enable_deepep"))
+    _set_dispatcher(_dispatcher(kind, backend, deepep, unmapped, f"{where}: model.moe_token_dispatcher_type"),
+                    given, notes)
     ok, shared = field("model.moe_shared_expert_intermediate_size")
     if ok and given.get("training_job.model.moe.experts"):
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")

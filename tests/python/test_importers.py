@@ -177,6 +177,43 @@ def test_moe_a2a_overlap_hides_the_expert_exchange_in_every_mode():
     assert meg["training_job"]["runtime"]["moe_a2a_overlap"] is True and meg.unmapped == []
 
 
+def test_token_dispatcher_sends_fewer_copies_in_every_mode():
+    # Qwen3-30B-A3B (128 experts, top 8) with EP 16 over two nodes: DeepEP / HybridEP send a token
+    # once to the other node where alltoall sends its four copies for the experts there
+    sc = _model({"preset": "qwen3-30b-a3b"})
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
+            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
+            "training_job.runtime.stack": "nemo"}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        a2a, deepep, hybridep = (ct.run(sc, overrides={**o, "training_job.runtime.moe_dispatcher": d}).report
+                                 for d in ("alltoall", "deepep", "hybridep"))
+        assert deepep["breakdown"]["exposed_tp_comm_s"] < 0.5 * a2a["breakdown"]["exposed_tp_comm_s"]
+        assert deepep["step_time_s"] < a2a["step_time_s"]
+        assert hybridep["step_time_s"] == deepep["step_time_s"]  # the same bytes on the same links
+        # the compute is the same kernels (at the power-limited clock of a step with less idle time)
+        assert deepep["breakdown"]["compute_s"] == pytest.approx(a2a["breakdown"]["compute_s"], rel=1e-2)
+    for key, value in (("training_job.parallelism.expert_parallel", 1), ("training_job.model.moe.experts", 0)):
+        with pytest.raises(ct.ScenarioError, match="training_job.runtime.moe_dispatcher: got \"deepep\".*expert_parallel > 1"):
+            ct.run(sc, overrides={**over, "training_job.runtime.moe_dispatcher": "deepep", key: value})
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.moe_dispatcher"):
+        ct.run(sc, overrides={**over, "training_job.runtime.moe_dispatcher": "nccl"})
+    args = ("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --num-experts 8 "
+            "--moe-router-topk 2 --expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 ")
+    for flags, expected in (("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep", "hybridep"),
+                            ("--moe-token-dispatcher-type flex", "deepep"), ("--moe-enable-deepep", "deepep"),
+                            ("--moe-token-dispatcher-type alltoall", "alltoall")):
+        meg = ct.from_megatron_args(args + flags)
+        assert meg["training_job"]["runtime"]["moe_dispatcher"] == expected and meg.unmapped == [], flags
+    gathered = ct.from_megatron_args(args + "--moe-token-dispatcher-type allgather")
+    assert "moe_dispatcher" not in gathered["training_job"]["runtime"]
+    assert any("allgather" in u for u in gathered.unmapped)
+    dense = ct.from_megatron_args(args.replace("--expert-model-parallel-size 8 ", "") + "--moe-enable-deepep")
+    assert "moe_dispatcher" not in dense["training_job"].get("runtime", {})
+    assert any(n.startswith("moe_dispatcher deepep: no effect") for n in dense.notes)
+
+
 def test_latent_attention_is_modelled_in_every_mode():
     # DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3), cut to 6 layers and 32 experts
     ds = {"model_type": "deepseek_v3", "num_hidden_layers": 6, "hidden_size": 7168, "num_attention_heads": 128,

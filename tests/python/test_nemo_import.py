@@ -277,3 +277,15 @@ def test_window_attention_fields_are_mapped(tmp_path):
     model = sc["training_job"]["model"]
     assert (model["sliding_window"], model["full_attention_every"]) == (128, 2)
     assert not [u for u in sc.unmapped if "window" in u]
+
+
+def test_token_dispatcher_fields_are_mapped(tmp_path):
+    # Megatron-Bridge's MoE recipes: moe_token_dispatcher_type flex with moe_flex_dispatcher_backend
+    moe = BRIDGE.replace("model:\n", "model:\n  num_moe_experts: 16\n  moe_router_topk: 2\n"
+                         "  expert_model_parallel_size: 8\n", 1).replace("context_parallel_size: 2", "context_parallel_size: 1")
+    for fields, expected in (("moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: hybridep\n", "hybridep"),
+                             ("moe_token_dispatcher_type: alltoall\n", "alltoall"), ("moe_enable_deepep: true\n", "deepep")):
+        sc = ct.from_nemo_config(write(tmp_path, f"{expected}.yaml", moe.replace("model:\n", "model:\n  " + fields, 1)))
+        assert sc["training_job"]["runtime"]["moe_dispatcher"] == expected
+        assert not [u for u in sc.unmapped if "dispatcher" in u or "deepep" in u]
+    assert "moe_dispatcher" not in ct.from_nemo_config(write(tmp_path, "none.yaml", moe))["training_job"]["runtime"]

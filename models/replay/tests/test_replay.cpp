@@ -413,6 +413,63 @@ TEST(Replay, ExpertAllToAllSplitsTrafficByDestination) {
   EXPECT_LT(per_layer(8, nic).first, 0.2 * cross.first);
 }
 
+// The flex dispatcher (DeepEP / HybridEP) sends a token once to each GPU that holds one of its
+// experts and once to each other NVLink domain, which forwards it over NVLink: 16 experts, top 2,
+// one expert a rank at EP 16 over two nodes of 8. A given rank is hit with probability
+// 1 - C(15,2)/C(16,2) = 1/8, the other node with 1 - C(8,2)/C(16,2) = 23/30: 23/30 of a token
+// crosses the NICs where alltoall sends its 2 x 8/16 = 1. Inside one node (EP 8, two experts a
+// rank, hit with 1 - C(14,2)/C(16,2) = 29/120) 7 x 29/120 of a token goes over NVLink against
+// alltoall's 2 x 7/8; across the two nodes each rank also forwards what its peer sends it.
+TEST(Replay, TokenDispatchSendsATokenOncePerGpuAndDomain) {
+  auto job = small_moe_job();
+  const network::ClusterSpec cluster = small_cluster(2);
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  auto per_layer = [&](int ep, bool flex, double nic) {
+    job.parallelism.expert_parallel = ep;
+    job.moe_dispatcher =
+        flex ? workload::JobSpec::MoeDispatcher::deepep : workload::JobSpec::MoeDispatcher::alltoall;
+    CostParams p;
+    p.nic_bytes_per_s = nic;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, p);
+    return std::pair{s[0].forward[0].tp_comm_s / 4, s[0].backward[0].tp_comm_s / 4};
+  };
+  const CostParams d;
+  const double token = 2048.0 * 4096 * 2;  // a micro-batch's tokens x hidden x bf16
+  const double slow_nic = 5e9, fast_nic = 1e15;
+  const auto cross = per_layer(16, true, slow_nic);
+  const double expected =
+      2 * (15 * d.step_latency_s + token * 23.0 / 30.0 / (slow_nic * d.protocol_efficiency));
+  EXPECT_NEAR(cross.first, expected, 1e-12);
+  EXPECT_NEAR(cross.second, expected, 1e-12);
+  const double latency16 = 2 * 15 * d.step_latency_s, latency8 = 2 * 7 * d.step_latency_s;
+  EXPECT_NEAR((cross.first - latency16) / (per_layer(16, false, slow_nic).first - latency16), 23.0 / 30.0,
+              1e-9);
+  // Inside one node, NVLink bound: 7 x 29/120 tokens against alltoall's 2 x 7/8.
+  const double flex8 = per_layer(8, true, fast_nic).first - latency8;
+  const double alltoall8 = per_layer(8, false, fast_nic).first - latency8;
+  EXPECT_NEAR(flex8 / alltoall8, 7 * 29.0 / 120.0 / (2 * 7 / 8.0), 1e-9);
+  // Across two nodes, NVLink bound: the rank's own 7 x 1/8 plus as much forwarded for its peer,
+  // 1.75 tokens, as many as alltoall moves over NVLink inside one node.
+  EXPECT_NEAR((per_layer(16, true, fast_nic).first - latency16) / alltoall8, 1.0, 1e-9);
+  EXPECT_GT(alltoall8, 0.0);
+  // Under the combined 1F1B schedule an exchange far shorter than the compute beside it costs
+  // the SMs its kernels hold: DeepEP's 20, HybridEP's 32, NCCL's ring CTAs for alltoall.
+  using D = workload::JobSpec::MoeDispatcher;
+  const double sms = cluster.node.gpu.sm_count;
+  for (const auto& [dispatcher, held] :
+       {std::pair{D::deepep, 20.0 / sms}, std::pair{D::hybridep, 32.0 / sms}}) {
+    job.parallelism.expert_parallel = 8;
+    job.moe_dispatcher = dispatcher;
+    CostParams p;
+    p.nic_bytes_per_s = fast_nic;
+    job.moe_a2a_overlap = false;
+    const double alone = block_costs(job, compute, cluster.node, p)[0].forward[0].tp_comm_s;
+    job.moe_a2a_overlap = true;
+    const double paired = block_costs(job, compute, cluster.node, p)[0].forward[0].tp_comm_s;
+    EXPECT_NEAR(paired / alone, held, 1e-9);
+  }
+}
+
 // Sequence-parallel TP collectives per layer, without overlap: the forward's 2 input all-gathers
 // and 2 reduce-scatters, the backward's 2 output-gradient all-gathers and 2 reduce-scatters.
 // Under FP8 the all-gathers move 1 byte per element where the stack casts before gathering:
