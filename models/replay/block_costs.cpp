@@ -545,7 +545,10 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // micro-batch runs beside it: it is exposed (ep_b, above), and again in a fully recomputed
   // layer.
   const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
-  const double ep_s = n * ep_b + (full ? n_rec : 0.0) * L.ep_pass;
+  const bool moe_replayed = x.recompute == workload::Recompute::selective &&
+                            !workload::stack_memory(x.job).op_level_selective &&
+                            (workload::selective_modules(x.job) & workload::recompute_module::moe);
+  const double ep_s = n * ep_b + (full ? n_rec : moe_replayed ? n : 0.0) * L.ep_pass;
   const double rec_layers = full ? n_rec : 0.0;
   if (x.ub) {
     // Backward's own exchanges, plus the forward's again for each recomputed layer.

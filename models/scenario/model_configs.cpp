@@ -1,5 +1,7 @@
 #include "models/scenario/model_configs.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -173,6 +175,43 @@ hardware::PowerModel power_model(const Config& c) {
 }
 
 namespace {
+// Megatron-core's selective-recompute modules (TransformerConfig.recompute_modules) the twin
+// replays (workload::recompute_module).
+constexpr std::array<std::pair<std::string_view, uint32_t>, 7> kRecomputeModules{{
+    {"core_attn", workload::recompute_module::core_attn},
+    {"moe_act", workload::recompute_module::moe_act},
+    {"layernorm", workload::recompute_module::layernorm},
+    {"mla_up_proj", workload::recompute_module::mla_up_proj},
+    {"mlp", workload::recompute_module::mlp},
+    {"moe", workload::recompute_module::moe},
+    {"shared_experts", workload::recompute_module::shared_experts},
+}};
+
+// The comma-separated names of training_job.runtime.recompute_modules, trimmed, empty ones
+// dropped.
+std::vector<std::string> recompute_module_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(list);
+  while (std::getline(in, item, ',')) {
+    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(item.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+// Their recompute_module bits (unknown names count for none; recompute_module_problems reports
+// them).
+uint32_t recompute_module_mask(const std::string& list) {
+  uint32_t mask = 0;
+  for (const std::string& name : recompute_module_names(list)) {
+    for (const auto& [known, bit] : kRecomputeModules) {
+      if (name == known) mask |= bit;
+    }
+  }
+  return mask;
+}
+
 std::string shown_fraction(double v) {
   std::ostringstream s;
   s << v;
@@ -228,6 +267,7 @@ workload::JobSpec job_spec(const Config& c) {
   j.master_remainders = c.training_job.runtime.master_weights == "remainder";
   j.offload_activation_layers = c.training_job.runtime.offload_activation_layers;
   j.moe_a2a_overlap = c.training_job.runtime.moe_a2a_overlap;
+  j.recompute_modules = recompute_module_mask(c.training_job.runtime.recompute_modules);
   const std::string& dispatcher = c.training_job.runtime.moe_dispatcher;
   j.moe_dispatcher = dispatcher == "deepep"     ? workload::JobSpec::MoeDispatcher::deepep
                      : dispatcher == "hybridep" ? workload::JobSpec::MoeDispatcher::hybridep
@@ -332,7 +372,42 @@ void master_weight_problems(const Config& c, std::vector<std::string>& problems)
   }
 }
 
+// training_job.runtime.recompute_modules: known names, under Megatron's selective recompute, and
+// each module present in the model (a module the model lacks would be accepted and ignored).
+void recompute_module_problems(const Config& c, std::vector<std::string>& problems) {
+  const std::string& list = c.training_job.runtime.recompute_modules;
+  const std::vector<std::string> names = recompute_module_names(list);
+  if (names.empty()) return;
+  const std::string key = "training_job.runtime.recompute_modules: got \"" + list + "\"";
+  const auto& rt = c.training_job.runtime;
+  if (rt.recompute_granularity != "selective") {
+    problems.push_back(key + " with recompute_granularity \"" + rt.recompute_granularity +
+                       "\"; expected recompute_granularity selective (the modules are Megatron's selective "
+                       "recompute) or no modules");
+  }
+  if (rt.stack != "megatron-core" && rt.stack != "nemo") {
+    problems.push_back(key + " on stack \"" + rt.stack + "\"; expected the megatron-core or nemo stack");
+  }
+  const auto& m = c.training_job.model;
+  const bool moe = m.moe.experts > 0, dense_mlp = !moe || m.moe.dense_layers > 0;
+  for (const std::string& name : names) {
+    const bool known = std::any_of(kRecomputeModules.begin(), kRecomputeModules.end(),
+                                   [&](const auto& k) { return k.first == name; });
+    const std::string why =
+        !known ? "a comma-separated list of core_attn, moe_act, layernorm, mla_up_proj, mlp, "
+                 "shared_experts, moe"
+        : (name == "moe_act" || name == "moe") && !moe ? "an MoE model for " + name
+        : name == "shared_experts" && m.moe.shared_experts == 0
+            ? "a model with shared experts for shared_experts"
+        : name == "mla_up_proj" && m.mla.kv_lora_rank == 0 ? "latent attention (model.mla) for mla_up_proj"
+        : name == "mlp" && !dense_mlp ? "a dense MLP (a dense model or moe.dense_layers) for mlp"
+                                      : "";
+    if (!why.empty()) problems.push_back(key + ": \"" + name + "\" needs " + why);
+  }
+}
+
 void runtime_problems(const Config& c, std::vector<std::string>& problems) {
+  recompute_module_problems(c, problems);
   const std::string& precision = c.training_job.runtime.precision;
   const std::string& stack = c.training_job.runtime.stack;
   if (c.training_job.runtime.torch_compile && stack != "torchtitan" && stack != "pytorch" &&

@@ -565,6 +565,13 @@ void runtime_params(std::vector<Param>& t) {
                 "Megatron-Bridge moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs "
                 "under another's backward compute and vice versa, taking NCCL's SMs from it. Needs EP > 1, "
                 "PP 1 or an interleaved pipeline, and no full recompute."));
+  t.push_back(P(training_job.runtime.recompute_modules, text, "\"\"",
+                "Megatron's --recompute-modules under recompute_granularity selective, comma-separated: "
+                "core_attn (the attention core; the default when empty), moe_act (the experts' activation), "
+                "layernorm (the two pre-norms), mla_up_proj (latent attention's up-projections and rotary "
+                "part), mlp (a dense MLP), shared_experts, moe (the whole expert block, its all-to-all "
+                "included). Each replayed module's forward runs again before backward and its outputs are "
+                "not kept. megatron-core and nemo only."));
   t.push_back(
       P(training_job.runtime.moe_dispatcher, text, "\"alltoall\"",
         "How expert-parallel tokens move (Megatron --moe-token-dispatcher-type, "

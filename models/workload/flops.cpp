@@ -64,9 +64,10 @@ double hardware_flops_per_iteration(const JobSpec& job) {
   const Recompute r = parse_recompute(job.recompute_granularity);
   const double share = r == Recompute::full ? recomputed_layer_fraction(job) : 1.0;
   double recompute = share * recompute_flops_per_token(job.model, r);
-  if (r == Recompute::selective && stack_memory(job).op_level_selective) {
-    // torchtitan's op-level policy: the GEMMs its recompute list holds (layer_ops.cpp), per
-    // token of the whole layer (the ops are one TP rank's share of b s / cp tokens).
+  if (r == Recompute::selective && (stack_memory(job).op_level_selective || job.recompute_modules != 0)) {
+    // torchtitan's op-level policy, or Megatron's recompute modules: the ops its recompute list
+    // holds (layer_ops.cpp), per token of the whole layer (the ops are one TP rank's share of
+    // b s / cp tokens).
     const double tokens =
         d(job.micro_batch_size) * d(job.model.seq_length) / d(job.parallelism.context_parallel);
     const int64_t k = dense_layers(job.model);

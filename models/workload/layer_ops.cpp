@@ -61,10 +61,32 @@ std::vector<Op> backward_of(const std::vector<Step>& steps) {
   return out;
 }
 
+// Whether Megatron's selective recompute of `modules` (recompute_module bits) replays a forward
+// op of a layer of model m, by the op names built here: core_attn the attention core, layernorm
+// the two pre-norms, moe_act the experts' activation, mla_up_proj the latent up-projections
+// ("qkv" of an MLA layer) and their rotary part, mlp a dense MLP, shared_experts the shared
+// expert, moe the whole MoE block (router, permutations, experts, shared expert).
+bool replayed(const Op& op, uint32_t modules, const ModelSpec& m) {
+  namespace rm = recompute_module;
+  const std::string_view n = op.name;
+  const bool shared = n == "shared_fc1" || n == "shared_activation" || n == "shared_fc2";
+  return ((modules & rm::core_attn) && (op.kind == OpKind::attention || n.starts_with("attn_core."))) ||
+         ((modules & rm::layernorm) && (n == "input_norm" || n == "mlp_norm")) ||
+         ((modules & rm::moe_act) && n == "expert_activation") ||
+         ((modules & rm::mla_up_proj) && is_mla(m) && (n == "qkv" || n == "rope")) ||
+         ((modules & rm::mlp) && !is_moe(m) && (n == "fc1" || n == "activation" || n == "fc2")) ||
+         ((modules & (rm::shared_experts | rm::moe)) && shared) ||
+         ((modules & rm::moe) && is_moe(m) &&
+          (n == "router" || n == "moe_permute" || n.starts_with("expert_") || n == "moe_unpermute"));
+}
+
 // op_level: torchtitan's selective checkpointing (parallelize_llama.py, Dec 2024): the
 // outputs of every other matmul and of the attention kernel are saved, everything else is
-// recomputed before backward (the element-wise ops and the other matmuls).
-LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_level = false) {
+// recomputed before backward (the element-wise ops and the other matmuls). Otherwise a
+// selective recompute replays Megatron's `modules` (replayed()), each replayed GEMM with the
+// FP8 cast of its input before it.
+LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_level = false,
+                  uint32_t modules = recompute_module::core_attn, const ModelSpec* m = nullptr) {
   LayerOps ops;
   for (const Step& s : steps) ops.forward.push_back(s.op);
   ops.backward = backward_of(steps);
@@ -78,8 +100,14 @@ LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_l
       ops.recompute.push_back(op);
     }
   } else if (recompute == Recompute::selective) {
-    for (const Op& op : ops.forward)
-      if (op.kind == OpKind::attention || op.name.starts_with("attn_core.")) ops.recompute.push_back(op);
+    const ModelSpec none;
+    const ModelSpec& model = m ? *m : none;
+    for (size_t i = 0; i < ops.forward.size(); ++i) {
+      const Op& op = ops.forward[i];
+      const bool cast_of_next =
+          op.name == "fp8_cast" && i + 1 < ops.forward.size() && replayed(ops.forward[i + 1], modules, model);
+      if (cast_of_next || replayed(op, modules, model)) ops.recompute.push_back(op);
+    }
   }
   return ops;
 }
@@ -398,7 +426,8 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
   if (eager_llama(job)) to_eager_llama(st, parse_stack(job.stack) != Stack::pytorch);
   if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, qk);
-  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective);
+  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective,
+                  selective_modules(job), &job.model);
 }
 
 LayerOps output_layer_ops(const JobSpec& job) {

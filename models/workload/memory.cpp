@@ -90,6 +90,35 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
   return 2.0 * st.residual_bytes * h + 2.0 * h + a.lse + 0.5 * matmul_outputs;
 }
 
+// Bytes per token that Megatron's selective recompute of `modules` does not keep, by where
+// activation_terms() counts them (the core attention's scores are handled by the caller):
+// layernorm the two norm outputs the QKV and MLP-in linears save (bf16, or their FP8 copies);
+// moe_act the routed experts' activation output (fc2's input); mla_up_proj the up-projected Q, K
+// and V; mlp a dense MLP's internals (its input, the norm output, stays); shared_experts the
+// shared expert's; moe the whole expert block: routed and shared experts and the permuted tokens.
+ActivationTerms replayed_terms(const ModelSpec& m, bool fp8, uint32_t modules) {
+  namespace rm = recompute_module;
+  const double h = d(m.hidden);
+  const double mlp_per_width = (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
+  ActivationTerms cut;
+  if (modules & rm::layernorm) cut.replicated = (fp8 ? 2.0 : 4.0) * h;
+  if ((modules & rm::mla_up_proj) && is_mla(m))
+    cut.split += 4.0 * d(m.heads) * d(mla_qk_head_dim(m)) + 2.0 * d(m.heads) * d(m.mla.v_head_dim);
+  if (!is_moe(m)) {
+    if (modules & rm::mlp) cut.split += mlp_per_width * d(ffn_hidden(m));
+    return cut;
+  }
+  const double fe = d(expert_ffn_hidden(m)), routed = m.moe.capacity_factor * d(m.moe.top_k);
+  if (modules & rm::moe) {
+    cut.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
+    cut.gathered = 2.0 * h * routed;
+    return cut;
+  }
+  if (modules & rm::moe_act) cut.split += (fp8 ? 1.0 : 2.0) * fe * routed;
+  if (modules & rm::shared_experts) cut.split += mlp_per_width * fe * d(m.moe.shared_experts);
+  return cut;
+}
+
 }  // namespace
 
 const std::vector<std::string>& stack_names() {
@@ -224,7 +253,10 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
     return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered));
   }
   double bytes = tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered);
-  if (recompute == Recompute::none) bytes += tokens * d(m.seq_length) * a.scores / t;
+  const uint32_t modules = recompute == Recompute::selective ? selective_modules(job) : 0;
+  if (!(modules & recompute_module::core_attn)) bytes += tokens * d(m.seq_length) * a.scores / t;
+  const ActivationTerms cut = replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules);
+  bytes -= tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered);
   return to_bytes(bytes);
 }
 

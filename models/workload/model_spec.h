@@ -176,7 +176,24 @@ struct JobSpec {
   // them, on SMs of their own (block_costs.cpp token_dispatch, dispatcher_sms).
   enum class MoeDispatcher : uint8_t { alltoall, deepep, hybridep };
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  // Megatron's --recompute-modules under selective recompute (training_job.runtime.
+  // recompute_modules): a mask of recompute_module bits; 0 = Megatron's default, the core
+  // attention alone.
+  uint32_t recompute_modules = 0;
 };
+
+// The submodules Megatron-core's selective recompute can replay (TransformerConfig.
+// recompute_modules, megatron/core/transformer/transformer_config.py at d98e8a6): core_attn,
+// mlp, moe and shared_experts are checkpointed (only their input kept), moe_act, layernorm and
+// mla_up_proj discard their output once consumed and recompute it before backward.
+namespace recompute_module {
+constexpr uint32_t core_attn = 1, moe_act = 2, layernorm = 4, mla_up_proj = 8, mlp = 16, moe = 32,
+                   shared_experts = 64;
+}
+// The modules a selective recompute of `job` replays.
+inline uint32_t selective_modules(const JobSpec& job) {
+  return job.recompute_modules != 0 ? job.recompute_modules : recompute_module::core_attn;
+}
 
 // The linear layers run in FP8 (any of the FP8 recipes).
 inline bool is_fp8(const JobSpec& j) {

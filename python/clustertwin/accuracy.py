@@ -540,11 +540,10 @@ def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
 
 def _megatron_core_moe(mode: str) -> Iterable[_Case]:
     """megatron-core-moe.json: the Megatron-Core MoE report's Table 11, each row with Table 20's
-    layout and B.2's dispatcher and 1F1B all-to-all overlap, run as Megatron-Bridge's rows are
-    (_perf_scenario; the report reproduces them through Megatron-Bridge, B.3). Not modelled: the
-    recompute modules of B.2 (moe_act, layernorm, mlp, mla_up_proj: run without recompute), CUDA
-    graphs, offloading, DeepSeek-V3's MTP layer; blockwise FP8 on H100 runs as per-tensor
-    current scaling (fp8-cs)."""
+    layout and B.2's dispatcher, recompute modules and 1F1B all-to-all overlap, run as
+    Megatron-Bridge's rows are (_perf_scenario; the report reproduces them through
+    Megatron-Bridge, B.3). Not modelled: CUDA graphs, offloading, DeepSeek-V3's MTP layer;
+    blockwise FP8 on H100 runs as per-tensor current scaling (fp8-cs)."""
     for row in _load("megatron-core-moe.json")["rows"]:
         label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} s{row['seq_length']} "
                  f"TP{row['tp']} PP{row['pp']} CP{row['cp']} EP{row['ep']} {row['dispatcher']}")
@@ -554,6 +553,8 @@ def _megatron_core_moe(mode: str) -> Iterable[_Case]:
         runtime = case.scenarios[0]["training_job"]["runtime"]
         runtime["moe_dispatcher"] = row["dispatcher"]
         runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        if row["recompute_modules"]:
+            runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
         yield case
 
 

@@ -361,6 +361,21 @@ def _dispatcher(kind: str | None, backend: str | None, deepep: bool, unmapped: l
     return None
 
 
+# Megatron-core's selective-recompute modules the twin replays (training_job.runtime.recompute_modules).
+_RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
+
+
+def _recompute_modules(mods: list[str], given: dict, unmapped: list[str], where: str) -> None:
+    """Megatron's recompute modules as training_job.runtime.recompute_modules; the ones the twin
+    does not model (GatedDeltaNet / HyperConnection modules) are reported, not passed on."""
+    known = [x for x in mods if x in _RECOMPUTE_MODULES]
+    for x in mods:
+        if x not in _RECOMPUTE_MODULES:
+            unmapped.append(f"{where} {x}: not a module the twin replays ({', '.join(_RECOMPUTE_MODULES)})")
+    if known:
+        given["training_job.runtime.recompute_modules"] = ",".join(known)
+
+
 def _set_dispatcher(dispatcher: str | None, given: dict, notes: list[str]) -> None:
     """The dispatcher where it has a meaning (an MoE model with expert parallelism), else a note."""
     if dispatcher is None:
@@ -474,6 +489,12 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             # Megatron keeps fp16 gradient buffers unless --accumulate-allreduce-grads-in-fp32
             # (megatron/training/arguments.py: only bf16 forces fp32 accumulation)
             given.setdefault("_fp16", True)
+        elif flag == "--recompute-modules":  # nargs="+"
+            mods = [value] if value is not None else []
+            while i < len(tokens) and not tokens[i].startswith("--"):
+                mods.append(tokens[i])
+                i += 1
+            given["_recompute_modules"] = mods
         elif flag in ("--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend"):
             given["_dispatcher_type" if flag == "--moe-token-dispatcher-type" else "_dispatcher_backend"] = value
         elif flag == "--moe-enable-deepep":
@@ -526,6 +547,12 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
     window, skip = given.pop("_window_size", None), given.pop("_window_skip", None)
     if window is not None or skip is not None:
         _megatron_window(window, skip, "Megatron arguments:", given, unmapped)
+    mods = given.pop("_recompute_modules", None)
+    if mods:
+        if given.get("training_job.runtime.recompute_granularity") == "selective":
+            _recompute_modules(mods, given, unmapped, "--recompute-modules")
+        else:
+            notes.append(f"--recompute-modules {' '.join(mods)}: no effect without --recompute-granularity selective")
     _set_dispatcher(_dispatcher(given.pop("_dispatcher_type", None), given.pop("_dispatcher_backend", None),
                                 given.pop("_deepep", False), unmapped, "--moe-token-dispatcher-type"), given, notes)
     if given.pop("_fp16", False) and "training_job.runtime.grad_reduce_in_fp32" not in given:
@@ -586,7 +613,7 @@ _NEMO_VALUE: list[tuple[str, Any, tuple[str, ...]]] = [
 # Fields read above or in from_nemo_config, and fields with no effect on step time or memory in
 # the twin (initialisation, norms' epsilon, rotary details, loss scaling, logging, data paths).
 _NEMO_READ = {
-    "window_size", "window_attn_skip_freq", "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
+    "window_size", "window_attn_skip_freq", "recompute_modules", "activation", "activation_func", "gated_linear_unit", "recompute_granularity", "activations_checkpoint_granularity",
     "recompute_method", "activations_checkpoint_method", "fp8", "fp8_recipe", "fp8_e4m3", "fp8_hybrid",
     "moe_shared_expert_intermediate_size", "multi_latent_attention", "kv_lora_rank", "q_lora_rank", "qk_head_dim",
     "qk_pos_emb_head_dim", "v_head_dim", "mcore_gpt",
@@ -923,8 +950,8 @@ def _nemo_recompute(sections: dict, given: dict, unmapped: list[str]) -> None:
         unmapped.append(f"recompute method {method!r}: only block is modelled (full recompute of "
                         "recompute_num_layers layers per stage, or all)")
     mods = m.get("recompute_modules")
-    if gran == "selective" and isinstance(mods, list) and sorted(mods) != ["core_attn"]:
-        unmapped.append(f"recompute_modules {mods}: selective recompute is modelled as core attention only")
+    if gran == "selective" and isinstance(mods, list) and mods and sorted(mods) != ["core_attn"]:
+        _recompute_modules([str(x) for x in mods], given, unmapped, "recompute_modules")
 
 
 def _nemo_precision(sections: dict, mp_name: Any, given: dict, notes: list[str], unmapped: list[str]) -> None:

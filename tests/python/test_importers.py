@@ -214,6 +214,43 @@ def test_token_dispatcher_sends_fewer_copies_in_every_mode():
     assert any(n.startswith("moe_dispatcher deepep: no effect") for n in dense.notes)
 
 
+def test_recompute_modules_replay_and_keep_less_in_every_mode():
+    # Megatron's --recompute-modules: each module replays its forward before backward and keeps
+    # none of what it replays; moe replays the expert block's all-to-all too
+    sc = _model({"preset": "qwen3-30b-a3b"})
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
+            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
+            "training_job.runtime.stack": "nemo", "training_job.runtime.recompute_granularity": "selective"}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        default, act, block = (ct.run(sc, overrides={**o, "training_job.runtime.recompute_modules": m}).report
+                               for m in ("", "core_attn,moe_act,layernorm", "core_attn,moe"))
+        assert block["memory"]["activations_bytes"] < act["memory"]["activations_bytes"] < \
+            default["memory"]["activations_bytes"]
+        assert default["step_time_s"] < act["step_time_s"] < block["step_time_s"]
+        assert block["breakdown"]["exposed_tp_comm_s"] > act["breakdown"]["exposed_tp_comm_s"]
+        # norms and activations are FLOP-free: the expert block's GEMMs are what a replay adds
+        flops = [r["model"]["hardware_flops_per_iteration"] for r in (default, act, block)]
+        assert flops[1] == pytest.approx(flops[0], rel=1e-12) and flops[2] > flops[1]
+    for extra, why in (({"training_job.runtime.recompute_modules": "moe_act,foo"}, "\"foo\" needs a comma-separated"),
+                       ({"training_job.runtime.recompute_modules": "mla_up_proj"}, "needs latent attention"),
+                       ({"training_job.runtime.recompute_modules": "mlp"}, "needs a dense MLP"),
+                       ({"training_job.runtime.recompute_modules": "moe_act",
+                         "training_job.runtime.recompute_granularity": "full"}, "expected recompute_granularity selective"),
+                       ({"training_job.runtime.recompute_modules": "moe_act",
+                         "training_job.runtime.stack": "torchtitan"}, "megatron-core or nemo")):
+        with pytest.raises(ct.ScenarioError, match="training_job.runtime.recompute_modules: got.*" + why):
+            ct.run(sc, overrides={**over, **extra})
+    args = ("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --num-experts 8 "
+            "--moe-router-topk 2 --expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 "
+            "--recompute-granularity selective --recompute-modules moe_act layernorm mhc --swiglu")
+    meg = ct.from_megatron_args(args)
+    assert meg["training_job"]["runtime"]["recompute_modules"] == "moe_act,layernorm"
+    assert [u for u in meg.unmapped if u.startswith("--recompute-modules mhc")] and meg["training_job"]["model"][
+        "activation"] == "swiglu"
+
+
 def test_latent_attention_is_modelled_in_every_mode():
     # DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3), cut to 6 layers and 32 experts
     ds = {"model_type": "deepseek_v3", "num_hidden_layers": 6, "hidden_size": 7168, "num_attention_heads": 128,

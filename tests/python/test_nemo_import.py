@@ -289,3 +289,16 @@ def test_token_dispatcher_fields_are_mapped(tmp_path):
         assert sc["training_job"]["runtime"]["moe_dispatcher"] == expected
         assert not [u for u in sc.unmapped if "dispatcher" in u or "deepep" in u]
     assert "moe_dispatcher" not in ct.from_nemo_config(write(tmp_path, "none.yaml", moe))["training_job"]["runtime"]
+
+
+def test_recompute_modules_are_mapped(tmp_path):
+    # Megatron-Bridge's model.recompute_modules under selective recompute
+    moe = BRIDGE.replace("model:\n", "model:\n  num_moe_experts: 16\n  moe_router_topk: 2\n"
+                         "  expert_model_parallel_size: 8\n", 1).replace("context_parallel_size: 2", "context_parallel_size: 1")
+    doc = moe.replace("recompute_granularity: null", "recompute_granularity: selective\n  recompute_modules: [moe_act, layernorm]")
+    sc = ct.from_nemo_config(write(tmp_path, "mods.yaml", doc))
+    assert sc["training_job"]["runtime"]["recompute_modules"] == "moe_act,layernorm"
+    assert not [u for u in sc.unmapped if "recompute" in u]
+    plain = ct.from_nemo_config(write(tmp_path, "plain.yaml", doc.replace("[moe_act, layernorm]", "[core_attn]")))
+    assert "recompute_modules" not in plain["training_job"]["runtime"]
+    assert ct.run(sc).report["memory"]["activations_bytes"] < ct.run(plain).report["memory"]["activations_bytes"]

@@ -112,6 +112,38 @@ TEST(LayerOps, SelectiveRecomputesOnlyTheAttentionCore) {
   EXPECT_NEAR(f.hardware, hardware_flops_per_iteration(j), 1e-9 * f.hardware);
 }
 
+// Megatron's recompute modules replay their own ops, each replayed GEMM with the FP8 cast of its
+// input; the hardware FLOPs count them.
+TEST(LayerOps, RecomputeModulesReplayTheirOps) {
+  namespace rm = recompute_module;
+  auto names = [](const JobSpec& j) {
+    std::vector<std::string> out;
+    for (const Op& op : transformer_layer_ops(j).recompute) out.emplace_back(op.name);
+    return out;
+  };
+  JobSpec j = testing::gpt3_job();
+  j.recompute_modules = rm::layernorm | rm::mlp;
+  EXPECT_EQ(names(j), (std::vector<std::string>{"input_norm", "mlp_norm", "fc1", "activation", "fc2"}));
+  const IterationFlops f = iteration_flops(j);
+  EXPECT_NEAR(f.hardware, hardware_flops_per_iteration(j), 1e-9 * f.hardware);
+  j.recompute_modules = rm::core_attn;  // Megatron's default, as no modules
+  const JobSpec plain = testing::gpt3_job();
+  EXPECT_EQ(transformer_layer_ops(j).recompute_flops(), transformer_layer_ops(plain).recompute_flops());
+  j.precision = "fp8";
+  j.recompute_modules = rm::mlp;
+  EXPECT_EQ(names(j), (std::vector<std::string>{"fp8_cast", "fc1", "activation", "fp8_cast", "fc2"}));
+  JobSpec moe = testing::gpt3_job();
+  moe.model = testing::mixtral_8x7b();
+  moe.recompute_modules = rm::moe_act | rm::layernorm;
+  EXPECT_EQ(names(moe), (std::vector<std::string>{"input_norm", "mlp_norm", "expert_activation"}));
+  moe.recompute_modules = rm::moe;
+  const std::vector<std::string> block = names(moe);
+  EXPECT_EQ(block.front(), "router");
+  EXPECT_EQ(block.back(), "moe_unpermute");
+  moe.recompute_modules = rm::mlp;  // no dense MLP in an MoE layer
+  EXPECT_TRUE(names(moe).empty());
+}
+
 TEST(LayerOps, GqaSwigluShapes) {
   JobSpec j;
   j.model = testing::llama2_70b();

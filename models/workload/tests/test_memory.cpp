@@ -39,6 +39,46 @@ TEST(Memory, ActivationsPerLayerMatchKorthikanti) {
   EXPECT_EQ(activation_bytes_per_layer(j, Recompute::selective), static_cast<int64_t>(4 * sbh * 34));
 }
 
+// Megatron's recompute modules keep none of what they replay (per token, Korthikanti's terms):
+// layernorm the two norm outputs (4h of the 34), mlp the MLP's internals (fc1 and GELU outputs,
+// 16h); naming modules without core_attn keeps the attention scores again. MoE: moe_act the
+// routed experts' activation outputs (2 bytes x expert width x top_k), moe the whole expert
+// block (6 x width x top_k with SwiGLU, and the 2 h x top_k permuted tokens kept whole).
+// Latent attention: mla_up_proj the up-projected Q, K (heads x 192) and V (heads x 128).
+TEST(Memory, RecomputeModulesDropWhatTheyReplay) {
+  namespace rm = recompute_module;
+  JobSpec j = testing::gpt3_job();
+  j.attention = "unfused";
+  const double s = 2048, h = 12288, a = 96, t = 8, sbh = s * h;
+  auto bytes = [&](uint32_t modules) {
+    j.recompute_modules = modules;
+    return activation_bytes_per_layer(j, Recompute::selective);
+  };
+  EXPECT_EQ(bytes(rm::core_attn), static_cast<int64_t>(sbh * 34 / t));
+  EXPECT_EQ(bytes(rm::core_attn | rm::layernorm), static_cast<int64_t>(sbh * 30 / t));
+  EXPECT_EQ(bytes(rm::core_attn | rm::layernorm | rm::mlp), static_cast<int64_t>(sbh * 14 / t));
+  EXPECT_EQ(bytes(rm::mlp), static_cast<int64_t>(sbh * (18 + 5 * a * s / h) / t));
+  JobSpec moe = testing::gpt3_job();
+  moe.model = testing::mixtral_8x7b();
+  moe.parallelism.tensor_parallel = 1;
+  const double tokens = 4096, fe = 14336, hm = 4096;
+  auto moe_bytes = [&](uint32_t modules) {
+    moe.recompute_modules = modules;
+    return static_cast<double>(activation_bytes_per_layer(moe, Recompute::selective));
+  };
+  const double base = moe_bytes(rm::core_attn);
+  EXPECT_NEAR(base - moe_bytes(rm::core_attn | rm::moe_act), tokens * 2 * fe * 2, 1.0);
+  EXPECT_NEAR(base - moe_bytes(rm::core_attn | rm::moe), tokens * (6 * fe * 2 + 2 * hm * 2), 1.0);
+  JobSpec mla = moe;
+  mla.model.mla = {1536, 512, 128, 64, 128};
+  mla.model.heads = 128;
+  mla.recompute_modules = rm::core_attn;
+  const double mla_base = static_cast<double>(activation_bytes_per_layer(mla, Recompute::selective));
+  mla.recompute_modules = rm::core_attn | rm::mla_up_proj;
+  EXPECT_NEAR(mla_base - static_cast<double>(activation_bytes_per_layer(mla, Recompute::selective)),
+              tokens * (4.0 * 128 * 192 + 2.0 * 128 * 128), 1.0);
+}
+
 TEST(Memory, InFlightMicrobatches) {
   JobSpec j = testing::gpt3_job();  // p 8, m 64
   EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 8.0);
