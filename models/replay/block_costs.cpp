@@ -232,6 +232,12 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
          beside(u.reduce_scatter, gemm_of("fc1.wgrad", "shared_fc1.wgrad"), share);
 }
 
+// An expert exchange among e ranks that moves `inside` bytes a rank over NVLink and `outside`
+// out of its NIC, both at once; latency one step per peer, as a ring's.
+double exchange_s(int e, double inside, double outside, double nvlink, double nic, double alpha) {
+  return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
+}
+
 // Expert-parallel all-to-all, dispatch or combine, one layer and pass. Megatron-core orders
 // ranks tp-cp-ep-dp-pp (parallel_state.initialize_model_parallel's default order), so the e
 // members of an expert group sit t x c GPUs apart and `local` of them share an NVLink domain.
@@ -241,7 +247,7 @@ std::optional<double> async_tp_backward(const workload::JobSpec& job, const work
 double ep_all_to_all(int e, int local, double routed, double nvlink, double nic, double alpha) {
   if (e <= 1 || routed <= 0) return 0.0;
   const double inside = routed * (local - 1.0) / e, outside = routed * (e - local) / static_cast<double>(e);
-  return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
+  return exchange_s(e, inside, outside, nvlink, nic, alpha);
 }
 
 // The probability that a token's top_k experts, drawn without replacement from `experts` equally
@@ -278,7 +284,7 @@ double token_dispatch(int e, int local, const workload::MoeSpec& m, double token
   const double p_domain = expert_group_hit(m.experts, std::min(m.experts, per_rank * local), m.top_k);
   const double inside = tokens_bytes * (local - 1.0) * p_rank * domains;
   const double outside = tokens_bytes * (domains - 1.0) * p_domain;
-  return (e - 1.0) * alpha + std::max(inside / nvlink, outside > 0 ? outside / nic : 0.0);
+  return exchange_s(e, inside, outside, nvlink, nic, alpha);
 }
 
 // Of a GPU's SMs, the share the expert exchange's kernels hold while they run beside compute
@@ -472,8 +478,9 @@ struct LayerContext {
   workload::Recompute recompute = workload::Recompute::none;
   TpPass tp;
   bool ub = false;
-  double bwd_comm = 0.0;       // the backward's TP collectives with what its recompute replays
-  double nccl_sm_share = 0.0;  // of the GPU's SMs, what NCCL's CTAs take while they overlap compute
+  double bwd_comm = 0.0;      // the backward's TP collectives with what its recompute replays
+  double ep_sm_share = 0.0;   // of the GPU's SMs, what the expert exchange holds beside compute
+  bool moe_replayed = false;  // a selective recompute replays the expert block and its exchange
 };
 
 LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
@@ -528,8 +535,9 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // dispatch, MLP and combine), beside the other micro-batch's sub-module that runs meanwhile:
   // the forward's dispatch beside the backward's MLP, its combine beside the backward's
   // attention, the backward's combine beside the forward's attention and its dispatch beside
-  // the forward's MLP. Exposed what outlasts that compute, which loses NCCL's SMs meanwhile.
-  const double half = L.ep_pass / 2.0, share = dispatcher_sm_share(x.job, x.node);
+  // the forward's MLP. Exposed what outlasts that compute, which loses the exchange's SMs
+  // meanwhile (dispatcher_sm_share).
+  const double half = L.ep_pass / 2.0, share = x.ep_sm_share;
   const double ep_f = x.job.moe_a2a_overlap
                           ? beside(half, L.bwd_mlp, share) + beside(half, L.bwd.total - L.bwd_mlp, share)
                           : L.ep_pass;
@@ -545,10 +553,7 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // micro-batch runs beside it: it is exposed (ep_b, above), and again in a fully recomputed
   // layer.
   const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
-  const bool moe_replayed = x.recompute == workload::Recompute::selective &&
-                            !workload::stack_memory(x.job).op_level_selective &&
-                            (workload::selective_modules(x.job) & workload::recompute_module::moe);
-  const double ep_s = n * ep_b + (full ? n_rec : moe_replayed ? n : 0.0) * L.ep_pass;
+  const double ep_s = n * ep_b + (full ? n_rec : x.moe_replayed ? n : 0.0) * L.ep_pass;
   const double rec_layers = full ? n_rec : 0.0;
   if (x.ub) {
     // Backward's own exchanges, plus the forward's again for each recomputed layer.
@@ -596,7 +601,9 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.bwd_comm = x.tp.backward + (x.recompute == workload::Recompute::full ? x.tp.forward
                                 : op_level                               ? x.tp.replayed
                                                                          : 0.0);
-  x.nccl_sm_share = nccl_sm_share(node);
+  x.ep_sm_share = dispatcher_sm_share(job, node);
+  x.moe_replayed = x.recompute == workload::Recompute::selective && !op_level &&
+                   (workload::selective_modules(job) & workload::recompute_module::moe);
   const LayerCosts moe = layer_costs(x, job);  // every layer of a dense model
   const bool leading_dense = workload::dense_layers(job.model) > 0;
   const LayerCosts dense = leading_dense ? layer_costs(x, workload::dense_layer_job(job)) : moe;

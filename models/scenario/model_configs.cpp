@@ -175,6 +175,9 @@ hardware::PowerModel power_model(const Config& c) {
 }
 
 namespace {
+// The stacks that run Megatron-core with Transformer Engine.
+bool megatron_stack(const std::string& stack) { return stack == "megatron-core" || stack == "nemo"; }
+
 // Megatron-core's selective-recompute modules (TransformerConfig.recompute_modules) the twin
 // replays (workload::recompute_module).
 constexpr std::array<std::pair<std::string_view, uint32_t>, 7> kRecomputeModules{{
@@ -273,8 +276,7 @@ workload::JobSpec job_spec(const Config& c) {
                      : dispatcher == "hybridep" ? workload::JobSpec::MoeDispatcher::hybridep
                                                 : workload::JobSpec::MoeDispatcher::alltoall;
   const std::string& async = c.training_job.runtime.tp_async_backward;
-  j.tp_async_backward =
-      async == "on" || (async == "auto" && (j.stack == "megatron-core" || j.stack == "nemo"));
+  j.tp_async_backward = async == "on" || (async == "auto" && megatron_stack(j.stack));
   const std::string& fp32_grads = c.training_job.runtime.grad_reduce_in_fp32;
   j.grad_reduce_bytes = fp32_grads == "yes" ? 4 : fp32_grads == "no" ? 2 : 0;
   j.gradient_accumulation_fusion = c.training_job.runtime.gradient_accumulation_fusion;
@@ -385,7 +387,7 @@ void recompute_module_problems(const Config& c, std::vector<std::string>& proble
                        "\"; expected recompute_granularity selective (the modules are Megatron's selective "
                        "recompute) or no modules");
   }
-  if (rt.stack != "megatron-core" && rt.stack != "nemo") {
+  if (!megatron_stack(rt.stack)) {
     problems.push_back(key + " on stack \"" + rt.stack + "\"; expected the megatron-core or nemo stack");
   }
   const auto& m = c.training_job.model;
@@ -426,7 +428,7 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
         "kernel already), or auto / eager");
   }
   if (const std::string& ce = c.training_job.runtime.cross_entropy_fusion;
-      (ce == "te" || ce == "te-2.18") && stack != "megatron-core" && stack != "nemo") {
+      (ce == "te" || ce == "te-2.18") && !megatron_stack(stack)) {
     problems.push_back(
         "training_job.runtime.cross_entropy_fusion: got \"" + ce + "\" on stack \"" + stack +
         "\"; expected the megatron-core or nemo stack (Megatron's --cross-entropy-fusion-impl), "
@@ -440,8 +442,8 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
             ? "pipeline_parallel 1 (Megatron has no CPU offloading with PP)"
         : c.training_job.runtime.recompute_granularity != "none"
             ? "recompute_granularity none (Megatron refuses CPU offloading with recomputation)"
-        : (stack != "megatron-core" && stack != "nemo") ? "a Transformer Engine stack (megatron-core, nemo)"
-                                                        : "";
+        : !megatron_stack(stack) ? "a Transformer Engine stack (megatron-core, nemo)"
+                                 : "";
     if (!why.empty()) {
       problems.push_back("training_job.runtime.offload_activation_layers: got " + std::to_string(off) +
                          ", expected 0 or " + why);
@@ -456,7 +458,7 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
             ? "pipeline_parallel 1 or virtual_pipeline > 1 (Megatron's combined 1F1B schedule exists for "
               "no pipelining and for the interleaved one)"
         : c.training_job.runtime.recompute_granularity == "full" ? "recompute_granularity none or selective"
-        : (stack != "megatron-core" && stack != "nemo")          ? "the megatron-core or nemo stack"
+        : !megatron_stack(stack)                                 ? "the megatron-core or nemo stack"
                                                                  : "";
     if (!why.empty()) {
       problems.push_back("training_job.runtime.moe_a2a_overlap: got true, expected false or " + why);
@@ -467,7 +469,7 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
     problems.push_back("training_job.runtime.moe_dispatcher: got \"" + c.training_job.runtime.moe_dispatcher +
                        "\", expected alltoall or an MoE model with expert_parallel > 1");
   }
-  const bool megatron = stack == "megatron-core" || stack == "nemo";
+  const bool megatron = megatron_stack(stack);
   if (c.training_job.runtime.grad_reduce_in_fp32 != "auto" && !megatron) {
     problems.push_back(
         "training_job.runtime.grad_reduce_in_fp32: got \"" + c.training_job.runtime.grad_reduce_in_fp32 +
@@ -480,8 +482,7 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
                        "--no-gradient-accumulation-fusion)");
   }
   master_weight_problems(c, problems);
-  if (c.training_job.runtime.fp8_params == "yes" &&
-      (precision == "bf16" || (stack != "megatron-core" && stack != "nemo"))) {
+  if (c.training_job.runtime.fp8_params == "yes" && (precision == "bf16" || !megatron_stack(stack))) {
     problems.push_back(
         "training_job.runtime.fp8_params: got \"yes\" with precision \"" + precision + "\" on stack \"" +
         stack +

@@ -80,19 +80,19 @@ bool replayed(const Op& op, uint32_t modules, const ModelSpec& m) {
           (n == "router" || n == "moe_permute" || n.starts_with("expert_") || n == "moe_unpermute"));
 }
 
-// op_level: torchtitan's selective checkpointing (parallelize_llama.py, Dec 2024): the
+// A layer's forward, backward and what `recompute` replays before backward. Selective on a
+// stack with op-level checkpointing: torchtitan's policy (parallelize_llama.py, Dec 2024): the
 // outputs of every other matmul and of the attention kernel are saved, everything else is
-// recomputed before backward (the element-wise ops and the other matmuls). Otherwise a
-// selective recompute replays Megatron's `modules` (replayed()), each replayed GEMM with the
+// recomputed (the element-wise ops and the other matmuls). Otherwise selective replays the
+// job's Megatron recompute modules (selective_modules, replayed()), each replayed GEMM with the
 // FP8 cast of its input before it.
-LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_level = false,
-                  uint32_t modules = recompute_module::core_attn, const ModelSpec* m = nullptr) {
+LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, const JobSpec& job) {
   LayerOps ops;
   for (const Step& s : steps) ops.forward.push_back(s.op);
   ops.backward = backward_of(steps);
   if (recompute == Recompute::full) {
     ops.recompute = ops.forward;
-  } else if (recompute == Recompute::selective && op_level) {
+  } else if (recompute == Recompute::selective && stack_memory(job).op_level_selective) {
     int matmuls = 0;
     for (const Op& op : ops.forward) {
       if (op.kind == OpKind::attention || op.name.starts_with("attn_core.")) continue;
@@ -100,13 +100,12 @@ LayerOps assemble(const std::vector<Step>& steps, Recompute recompute, bool op_l
       ops.recompute.push_back(op);
     }
   } else if (recompute == Recompute::selective) {
-    const ModelSpec none;
-    const ModelSpec& model = m ? *m : none;
+    const uint32_t modules = selective_modules(job);
     for (size_t i = 0; i < ops.forward.size(); ++i) {
       const Op& op = ops.forward[i];
-      const bool cast_of_next =
-          op.name == "fp8_cast" && i + 1 < ops.forward.size() && replayed(ops.forward[i + 1], modules, model);
-      if (cast_of_next || replayed(op, modules, model)) ops.recompute.push_back(op);
+      const bool cast_of_next = op.name == "fp8_cast" && i + 1 < ops.forward.size() &&
+                                replayed(ops.forward[i + 1], modules, job.model);
+      if (cast_of_next || replayed(op, modules, job.model)) ops.recompute.push_back(op);
     }
   }
   return ops;
@@ -426,8 +425,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   if (stack_memory(job).residual_bytes > 2) to_autocast(st, X);
   if (eager_llama(job)) to_eager_llama(st, parse_stack(job.stack) != Stack::pytorch);
   if (eager_pytorch(job) && rotary_positions(m)) add_eager_rope(st, qk);
-  return assemble(st, parse_recompute(job.recompute_granularity), stack_memory(job).op_level_selective,
-                  selective_modules(job), &job.model);
+  return assemble(st, parse_recompute(job.recompute_granularity), job);
 }
 
 LayerOps output_layer_ops(const JobSpec& job) {
@@ -457,14 +455,14 @@ LayerOps output_layer_ops(const JobSpec& job) {
   const bool te = job.te_cross_entropy != Te::no;  // backward bytes as forward; else 2x (Step)
   st.push_back(
       {elementwise("cross_entropy", forward * logits), "cross_entropy.bwd", {}, te ? forward * logits : -1});
-  return assemble(st, Recompute::none);
+  return assemble(st, Recompute::none, job);
 }
 
 LayerOps embedding_ops(const JobSpec& job) {
   const Dims x = dims(job);
   std::vector<Step> st;
   st.push_back({elementwise("embedding", 2 * x.T * x.h), "embedding.bwd", {}});
-  return assemble(st, Recompute::none);
+  return assemble(st, Recompute::none, job);
 }
 
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {

@@ -39,6 +39,12 @@ struct ActivationTerms {
   double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
 
+// Bytes an MLP keeps per unit of its width and token: its input GEMM's output (2 or, SwiGLU, 4)
+// and the activation's output, which the output GEMM keeps (2, or its FP8 copy 1).
+double mlp_bytes_per_width(const ModelSpec& m, bool fp8) {
+  return (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
+}
+
 // fp8 (Transformer Engine): each linear layer saves its FP8-cast input for the weight
 // gradient instead of the bf16 one: the QKV and MLP-in inputs 1 byte instead of 2, the MLP-out
 // input f bytes instead of 2f, and the projection's FP8 copy beside the attention output that
@@ -47,7 +53,7 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
   const double h = d(m.hidden);
   const double q = d(q_dim(m));  // the query and the attention output: h unless model.head_dim
   const double kv = d(kv_dim(m));
-  const double mlp_per_width = (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
+  const double mlp_per_width = mlp_bytes_per_width(m, fp8);
   ActivationTerms a;
   a.replicated = 2.0 * st.residual_bytes * h + (fp8 ? 2.0 : 4.0) * h + (has_dropout(m) ? 2.0 * h : 0.0);
   a.split = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
@@ -99,7 +105,7 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 ActivationTerms replayed_terms(const ModelSpec& m, bool fp8, uint32_t modules) {
   namespace rm = recompute_module;
   const double h = d(m.hidden);
-  const double mlp_per_width = (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
+  const double mlp_per_width = mlp_bytes_per_width(m, fp8);
   ActivationTerms cut;
   if (modules & rm::layernorm) cut.replicated = (fp8 ? 2.0 : 4.0) * h;
   if ((modules & rm::mla_up_proj) && is_mla(m))
