@@ -142,6 +142,9 @@ TEST(LayerOps, RecomputeModulesReplayTheirOps) {
   EXPECT_EQ(block.back(), "moe_unpermute");
   moe.recompute_modules = rm::mlp;  // no dense MLP in an MoE layer
   EXPECT_TRUE(names(moe).empty());
+  moe.model.moe.shared_experts = 1;
+  moe.recompute_modules = rm::shared_experts;
+  EXPECT_EQ(names(moe), (std::vector<std::string>{"shared_fc1", "shared_activation", "shared_fc2"}));
 }
 
 TEST(LayerOps, GqaSwigluShapes) {

@@ -69,6 +69,12 @@ TEST(Memory, RecomputeModulesDropWhatTheyReplay) {
   const double base = moe_bytes(rm::core_attn);
   EXPECT_NEAR(base - moe_bytes(rm::core_attn | rm::moe_act), tokens * 2 * fe * 2, 1.0);
   EXPECT_NEAR(base - moe_bytes(rm::core_attn | rm::moe), tokens * (6 * fe * 2 + 2 * hm * 2), 1.0);
+  // A shared expert of the same width: shared_experts drops its 6 x width, moe it with the rest.
+  moe.model.moe.shared_experts = 1;
+  const double shared_base = moe_bytes(rm::core_attn);
+  EXPECT_NEAR(shared_base - moe_bytes(rm::core_attn | rm::shared_experts), tokens * 6 * fe, 1.0);
+  EXPECT_NEAR(shared_base - moe_bytes(rm::core_attn | rm::moe), tokens * (6 * fe * 3 + 2 * hm * 2), 1.0);
+  moe.model.moe.shared_experts = 0;
   JobSpec mla = moe;
   mla.model.mla = {1536, 512, 128, 64, 128};
   mla.model.heads = 128;
