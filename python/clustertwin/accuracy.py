@@ -665,19 +665,42 @@ def _foundry(mode: str) -> Iterable[_Case]:
     scaling, TE's default then), activation checkpointing = full recompute, no dropout. H100 nodes: 8 x 400G
     (the table does not state it); A100: 8 x 200G RoCE (1600 Gbps per node, as stated)."""
     for row in _load("llm-foundry.json")["rows"]:
-        h100 = row["gpu"].startswith("h100")
-        gpu, nic = ("H100-SXM", "400Gbps") if h100 else ("A100-80GB", "200Gbps")
-        model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "ffn_hidden": row["ffn_hidden"],
-                 "activation": "gelu", "vocab": row["vocab"], "tied_embeddings": row["tied_embeddings"],
-                 "seq_length": row["seq_length"], "dropout": "no"}  # MPT yamls: attn_pdrop = resid_pdrop = 0
-        par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": row["gpus"], "zero_stage": 3}
-        runtime = {"stack": "composer", "recompute_granularity": "full" if row["activation_checkpointing"] else "none",
-                   "precision": "fp8" if "fp8" in row["precision"] else "bf16"}
-        sc = _scenario(_cluster(gpu, row["gpus"], nic), model, par, row["micro_batch"], row["global_batch"], runtime, mode)
-        label = f"{row['model']} s{row['seq_length']} {row['gpus']}x{'H100' if h100 else 'A100'} {row['precision']}"
+        label = f"{row['model']} s{row['seq_length']} {row['gpus']}x{'H100' if row['gpu'].startswith('h100') else 'A100'} " \
+                f"{row['precision']}"
         if row["legacy"]:
             label += " (legacy run)"
-        yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], [sc],
+        yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], [_foundry_scenario(row, mode)],
+                    lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
+
+
+_FOUNDRY_GPUS = {"h100_80gb": ("H100-SXM", "400Gbps"), "a100_80gb": ("A100-80GB", "200Gbps"),
+                 "a100_40gb": ("A100-40GB", "200Gbps")}
+
+
+def _foundry_scenario(row: dict, mode: str) -> dict:
+    """One LLM Foundry row as a scenario (the mapping _foundry's docstring gives)."""
+    gpu, nic = _FOUNDRY_GPUS[row["gpu"]]
+    model = {"layers": row["layers"], "hidden": row["hidden"], "heads": row["heads"], "ffn_hidden": row["ffn_hidden"],
+             "activation": "gelu", "vocab": row["vocab"], "tied_embeddings": row["tied_embeddings"],
+             "seq_length": row["seq_length"], "dropout": "no"}  # MPT yamls: attn_pdrop = resid_pdrop = 0
+    par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": row["gpus"], "zero_stage": 3}
+    runtime = {"stack": "composer", "recompute_granularity": "full" if row["activation_checkpointing"] else "none",
+               "precision": "fp8" if "fp8" in row["precision"] else "bf16"}
+    return _scenario(_cluster(gpu, row["gpus"], nic), model, par, row["micro_batch"], row["global_batch"], runtime, mode)
+
+
+def _foundry_sweeps(mode: str) -> Iterable[_Case]:
+    """llm-foundry-sweeps.json: one node of 8 A100, MPT-3B/7B/13B at 2,048 tokens, micro-batch
+    1-6 (larger_mb_1.md), mapped as _foundry maps the README's rows. Activation CPU offload is
+    not modelled: those rows are not computed."""
+    for row in _load("llm-foundry-sweeps.json")["rows"]:
+        label = f"{row['model']} {row['gpus']}x{row['gpu']} mb{row['micro_batch']} ga{row['grad_accum']}" + (
+            " AC + CPU offload" if row["activation_cpu_offload"] else "")
+        if row["activation_cpu_offload"]:
+            yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"],
+                        reason="activation CPU offload (Composer's activation_cpu_offload) is not modelled")
+            continue
+        yield _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], [_foundry_scenario(row, mode)],
                     lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
 
@@ -857,6 +880,8 @@ SETS = [
              "Megatron-Bridge Qwen3-30B-A3B on 16 H100: token dispatcher x EP overlap, step s"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
+    _SetSpec("llm-foundry-sweeps", "llm-foundry-sweeps.json", _foundry_sweeps,
+             "LLM Foundry micro-batch sweep: MPT-3B/7B/13B on 8 A100, micro-batch 1-6 (Composer FSDP)"),
     _SetSpec("large-runs", "large_runs.json", _large_runs, "published large runs"),
     _SetSpec("llama3-405b", "llama3-405b.json", _llama3_405b,
              "Llama 3 405B on 8,192-16,384 H100 (Meta's scaling table: TFLOP/s per GPU)"),

@@ -133,3 +133,24 @@ def test_blackwell_attention_scales_come_from_the_copied_cudnn_benchmark():
         line = next(a for a in ct.run(sc).report["assumptions"] if "attention forward x" in a)
         used = [float(x) for x in re.findall(r"(?:forward|backward) x ([0-9.]+)", line)]
         assert used == pytest.approx([fwd, bwd], abs=1e-3), (gpu, line)
+
+
+def test_foundry_micro_batch_sweep_maps_each_row_and_says_what_is_not_modelled():
+    # llm-foundry-sweeps.json: one node of 8 A100, micro-batch 1-6. Each row runs as the README's
+    # rows run (composer stack, FSDP over the 8 GPUs, its own GPU), the CPU-offload rows are
+    # refused with the reason, and the one-sequence micro-batches of the same model cost more per
+    # token than the larger ones in the twin as in the table (mb 1 slower than mb 2).
+    import importlib
+    acc = importlib.import_module("clustertwin.accuracy")
+    cases = list(acc.SETS[[x.name for x in acc.SETS].index("llm-foundry-sweeps")].build("analytical"))
+    assert len(cases) == 9
+    gpus = {c.scenarios[0]["cluster"]["gpu"] for c in cases if c.scenarios}
+    assert gpus == {"A100-80GB", "A100-40GB"}
+    offload = [c for c in cases if not c.scenarios]
+    assert len(offload) == 2 and all("CPU offload" in c.reason for c in offload)
+    par = cases[0].scenarios[0]["training_job"]["parallelism"]
+    assert par["data_parallel"] == 8 and par["zero_stage"] == 3
+    rows, summary = ct.accuracy(["llm-foundry-sweeps"])
+    assert summary.iloc[0]["computed"] == 7
+    by = rows.set_index("row")["predicted"]
+    assert by["MPT-7b 8xa100_80gb mb1 ga2"] < by["MPT-7b 8xa100_80gb mb2 ga2"]
