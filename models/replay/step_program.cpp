@@ -268,9 +268,13 @@ struct Builder {
     };
     // Each rank's slice of `bytes` read and written once: ranks copies of 2 bytes / ranks each.
     auto slice_copies_s = [&](double bytes) { return ranks * rs.sc->copy_s(2.0 * bytes / ranks); };
+    // FSDP's own copies around its collectives (sharding.h), in the compute stream.
+    const bool fsdp_copies = ranks > 1 && !zplan.list_api;
     auto reduce = [&](double params, int32_t after) {
       const auto bytes = static_cast<int64_t>(params * zplan.reduce_bytes);
       if (zplan.list_api) after = host_copies(slice_copies_s(static_cast<double>(bytes)), after, -1);
+      if (fsdp_copies && zplan.reduce_prep_bytes > 0)
+        after = host_copies(rs.sc->copy_s(params * zplan.reduce_prep_bytes), after, -1);
       Instr red = reduction(rs.step(), pass.chunk, reduce_group(rs.gid), bytes, after);
       red.stream = collective_stream(1);
       red.collective = CollectiveKind::reduce_scatter;
@@ -312,6 +316,10 @@ struct Builder {
             last_host = host_copies(slice_copies_s(full), g.after, -1);
           } else {
             gather_at = add(*rs.r, g);
+            if (fsdp_copies && zplan.gather_copy_per_byte > 0) {  // the copy-out waits for it
+              gather_at = host_copies(
+                  rs.sc->copy_s(zplan.gather_copy_per_byte * static_cast<double>(g.bytes)), -1, gather_at);
+            }
           }
         }
         Instr piece = run;

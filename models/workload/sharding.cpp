@@ -22,6 +22,14 @@ Zero3Plan zero3_plan(const JobSpec& job) {
   const bool deepspeed = stack == Stack::deepspeed || stack == Stack::deepspeed_2021;
   if (!deepspeed) {
     plan.modules = {{1.0, {1.0}, {}}};
+    if (stack == Stack::torchtitan || stack == Stack::pytorch) {  // FSDP2 (sharding.h)
+      plan.gather_copy_per_byte = 2.0;
+      plan.reduce_prep_bytes = 2.0 + st.reduce_bytes;
+    } else if (stack == Stack::composer) {  // FSDP1 (sharding.h)
+      const bool cast = st.reduce_bytes != 2.0;
+      plan.reduce_prep_bytes = (cast ? 2.0 + st.reduce_bytes : 0.0) +
+                               (job.parallelism.data_parallel > 1 ? 2.0 * st.reduce_bytes : 0.0);
+    }
     return plan;
   }
   const ModelSpec& m = job.model;

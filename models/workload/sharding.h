@@ -64,8 +64,33 @@ struct Zero3Plan {
   bool list_api = false;
   double reduce_bucket_params = 0;  // otherwise: reduce when this many gradients wait (0: per layer)
   double reduce_bytes = 4;          // per parameter of a reduce-scatter
+  // HBM bytes per parameter that the stack's own copies move around each collective, in the
+  // compute stream (see the stack notes above zero3_plan): after a gather, per byte gathered
+  // per parameter (gather_copy_per_byte x gathered bytes: read and write); before a
+  // reduce-scatter, per parameter reduced.
+  double gather_copy_per_byte = 0;
+  double reduce_prep_bytes = 0;
 };
 
+// The copies FSDP makes around its collectives (gather_copy_per_byte, reduce_prep_bytes):
+//  FSDP2 (torchtitan, pytorch): after each unit's all-gather, foreach_all_gather_copy_out splits
+//    the gathered flat buffer into the parameters' own tensors (torch.split_with_sizes_copy:
+//    read and write the gathered bytes), and before its reduce-scatter foreach_reduce copies the
+//    unsharded gradients into the reduce-scatter input in the reduce dtype
+//    (foreach_reduce_scatter_copy_in, torch._chunk_cat: read 2, write reduce_bytes), both on
+//    the current (compute) stream; the division is NCCL's AVG for fp32 and bf16, no kernel
+//    (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, torch 2.4-2.7).
+//  FSDP1 (composer: Composer's FSDP of torch 2.0-2.1): the gather lands in the flat parameter
+//    (no copy); after a unit's backward its post-backward hook casts the unsharded gradient to
+//    the reduce dtype when that differs (flat_param.grad.to(reduce_dtype): read 2, write 4 with
+//    Composer's mixed_precision DEFAULT) and divides it by the gradient predivide factor
+//    (> 1 for any world size >= 2: read and write reduce_bytes) before the reduce-scatter
+//    (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook, default reduce_scatter_hook).
+//    FSDP1 runs them on its post-backward stream beside the next unit's backward; the twin has
+//    no concurrent model of element-wise kernels, so it runs them in the compute stream (an
+//    upper bound of their cost).
+//  DeepSpeed and megatron-core's FSDP: none here (DeepSpeed 2021's list-API copies are
+//    list_api; megatron-core accumulates into its fp32 gradient buffer).
 // Throws std::invalid_argument for an unknown stack (see parse_stack).
 Zero3Plan zero3_plan(const JobSpec& job);
 

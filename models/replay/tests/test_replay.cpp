@@ -238,7 +238,7 @@ TEST(Replay, ListApiCollectivesCopyOneSlicePerRank) {
   }
   // Twice the ranks, about twice the copies (the bytes per step are the same).
   EXPECT_GT(host_s[1] / host_s[0], 1.8);
-  for (const char* flat : {"deepspeed", "torchtitan"}) {
+  for (const char* flat : {"deepspeed", "megatron-core"}) {
     const StepProgram p = program(32, flat);
     for (const Instr& i : p.ranks.front().instrs)
       EXPECT_FALSE(i.kind == InstrKind::compute && i.category == Category::dp) << flat;
@@ -251,6 +251,67 @@ TEST(Replay, ListApiCollectivesCopyOneSlicePerRank) {
   in.program.fold = true;
   const StepResult r = simulate_step(in);
   EXPECT_GT(r.breakdown.exposed_dp_comm_s, host_s[0]);
+}
+
+// FSDP's own copies around its collectives (workload/sharding.h), in the compute stream:
+// FSDP2 (torchtitan) copies each gathered unit out of the flat buffer (read and write the
+// gathered bytes) before the unit runs, and copies the unsharded bf16 gradients into the fp32
+// reduce-scatter input (2 + 4 bytes per parameter) before each reduce-scatter; Composer's FSDP1
+// casts the gradient to fp32 (2 + 4) and divides it by the predivide factor (4 + 4) before each
+// reduce-scatter and gathers into the flat parameter itself. They hold the step.
+TEST(Replay, FsdpCopiesAroundItsCollectives) {
+  auto input = [](const char* stack) {
+    auto job = small_job(1, 1, 32, 1, 32);
+    job.stack = stack;
+    job.parallelism.zero_stage = 3;
+    StepInput in;
+    in.job = job;
+    in.cluster = small_cluster(4);
+    in.network_mode = "analytical";
+    in.program.fold = true;
+    in.program.steps = 2;
+    return in;
+  };
+  const auto node = network::Cluster(small_cluster(4)).node();
+  for (const char* stack : {"torchtitan", "composer"}) {
+    const StepInput in = input(stack);
+    const StageCosts costs =
+        block_costs(in.job, step_compute_model(in.job, node), node, CostParams{}).front();
+    const bool fsdp2 = std::string(stack) == "torchtitan";
+    const StepProgram p = build_program(in);
+    const auto& is = p.ranks.front().instrs;
+    size_t gathers = 0, reductions = 0;
+    for (size_t i = 0; i < is.size(); ++i) {
+      if (is[i].kind != InstrKind::collective) continue;
+      const double bytes = static_cast<double>(is[i].bytes);
+      if (is[i].collective == CollectiveKind::all_gather && is[i].category == Category::dp &&
+          i + 1 < is.size() && is[i + 1].after2 == static_cast<int32_t>(i) &&
+          is[i + 1].category == Category::dp) {
+        ++gathers;
+        EXPECT_TRUE(fsdp2) << stack;
+        EXPECT_EQ(is[i + 1].stream, Stream::compute);
+        EXPECT_DOUBLE_EQ(is[i + 1].seconds, costs.copy_s(2.0 * bytes));  // copy-out
+      }
+      if (is[i].collective == CollectiveKind::reduce_scatter) {
+        ++reductions;
+        ASSERT_GT(i, 0u);
+        const Instr& prep = is[static_cast<size_t>(is[i].after)];
+        EXPECT_EQ(prep.category, Category::dp) << stack;
+        EXPECT_EQ(prep.stream, Stream::compute);
+        const double params = bytes / 4.0;  // fp32 reduce-scatters on both stacks
+        EXPECT_NEAR(prep.seconds, costs.copy_s(params * (fsdp2 ? 6.0 : 14.0)), 1e-15) << stack;
+      }
+    }
+    EXPECT_GT(reductions, 0u) << stack;
+    EXPECT_EQ(gathers > 0, fsdp2) << stack;
+    // They run in the compute stream: the last step's data-parallel time holds all of them.
+    double copies_s = 0.0;
+    for (const Instr& i : is)
+      if (i.kind == InstrKind::compute && i.category == Category::dp && i.step == 1) copies_s += i.seconds;
+    ASSERT_GT(copies_s, 0.0);
+    const StepResult r = simulate_step(in);
+    EXPECT_GE(r.breakdown.exposed_dp_comm_s, copies_s * (1 - 1e-9)) << stack;
+  }
 }
 
 // At a fixed global batch, doubling the GPUs halves each GPU's tokens but not its parameter
