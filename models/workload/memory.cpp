@@ -231,7 +231,11 @@ double grad_accumulation_bytes_per_param(const JobSpec& job) {
   const bool deepspeed_fp16 =
       (stack == Stack::deepspeed || stack == Stack::deepspeed_2021) && job.parallelism.zero_stage <= 1;
   // read the 16-bit gradient, read and write the kept one (DeepSpeed's 16-bit .grad: 6)
-  return unfused_megatron || deepspeed_fp16 ? 2.0 + 2.0 * stack_memory(job).grad_bytes : 0.0;
+  if (unfused_megatron || deepspeed_fp16) return 2.0 + 2.0 * stack_memory(job).grad_bytes;
+  const StackMemory st = stack_memory(job);
+  const bool fsdp2_kept =
+      job.parallelism.zero_stage >= 3 && job.parallelism.pipeline_parallel > 1 && st.unsharded_with_pp;
+  return fsdp2_kept ? 2.0 + 2.0 * st.reduce_bytes : 0.0;  // into the reduce-dtype accumulator
 }
 
 bool bf16_optimizer(const JobSpec& job) {

@@ -179,6 +179,11 @@ inline constexpr double kBf16OptimizerBytesPerParam = 18.0;
 //   deepspeed / deepspeed-2021 with ZeRO 0-1 (not BF16_Optimizer): autograd accumulates into
 //     the 16-bit .grad between gradient-accumulation boundaries (the engine reduces only at
 //     the boundary): 6.
+//   FSDP2 with pipeline parallelism (torchtitan: unsharded_with_pp): the stage stays gathered and its
+//     gradients are reduce-scattered after the last micro-batch; until then each micro-batch's
+//     bf16 unsharded gradient is added into an accumulator of the reduce dtype
+//     (FSDPParam.to_accumulated_grad_if_needed / accumulate_unsharded_grad_if_needed, torch
+//     2.5-2.7 _fsdp_param.py): read 2 + read r + write r = 2 + 2 r (10 with fp32 reduction).
 //   Others 0 (fused accumulation, FSDP's per-micro-batch reduce-scatter, ZeRO-2/3 partitions).
 // Charged on every micro-batch: the first one of a step writes rather than adds (at most
 // 1/m of this cost too much, m micro-batches per replica).

@@ -712,8 +712,9 @@ TEST(Replay, Bf16OptimizerUpdatesFp32GradientsAfterEveryBackward) {
 
 // What each stack moves to add a micro-batch's gradients into those kept across micro-batches
 // (memory.h grad_accumulation_bytes_per_param): Megatron without gradient accumulation fusion
-// 2 + 2 g (its fp32 buffer 10, a 16-bit one 6), DeepSpeed's fp16 engine with ZeRO 0-1 6, fused
-// accumulation and FSDP nothing; the backward of every chunk grows by exactly that.
+// 2 + 2 g (its fp32 buffer 10, a 16-bit one 6), DeepSpeed's fp16 engine with ZeRO 0-1 6, FSDP2
+// with pipeline parallelism 10 (fp32 accumulator), fused accumulation and per-micro-batch FSDP
+// nothing; the backward of every chunk grows by exactly that.
 TEST(Replay, UnfusedGradientAccumulationAddsEachMicroBatchIntoTheBuffer) {
   auto job = small_job(2, 2, 2, 1, 16);
   job.stack = "megatron-core";
@@ -734,6 +735,16 @@ TEST(Replay, UnfusedGradientAccumulationAddsEachMicroBatchIntoTheBuffer) {
   EXPECT_EQ(workload::grad_accumulation_bytes_per_param(ds), 0.0);
   auto titan = job;
   titan.stack = "torchtitan";
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(titan), 0.0);
+  // FSDP2 with pipeline parallelism keeps the stage gathered and adds each micro-batch's bf16
+  // gradient into an fp32 accumulator until the last one: 2 + 2 x 4. Without PP (or on
+  // Composer's FSDP1) it reduce-scatters every micro-batch: nothing kept.
+  titan.parallelism.zero_stage = 3;
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(titan), 10.0);
+  titan.stack = "pytorch";
+  EXPECT_EQ(workload::grad_accumulation_bytes_per_param(titan), 0.0);  // not kept gathered
+  titan.stack = "torchtitan";
+  titan.parallelism.pipeline_parallel = 1;
   EXPECT_EQ(workload::grad_accumulation_bytes_per_param(titan), 0.0);
 
   const auto node = network::Cluster(small_cluster(1)).node();
