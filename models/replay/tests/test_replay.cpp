@@ -141,15 +141,18 @@ size_t count(const StepProgram& prog, CollectiveKind kind, int step) {
   return n;
 }
 
-StepProgram program_of(const workload::JobSpec& job) {
+// Four nodes of the small cluster, analytical, folded, two steps.
+StepInput step_input_of(const workload::JobSpec& job) {
   StepInput in;
   in.job = job;
   in.cluster = small_cluster(4);
   in.network_mode = "analytical";
   in.program.fold = true;
   in.program.steps = 2;
-  return build_program(in);
+  return in;
 }
+
+StepProgram program_of(const workload::JobSpec& job) { return build_program(step_input_of(job)); }
 
 }  // namespace
 
@@ -185,7 +188,7 @@ TEST(Replay, ZeroStagesCommunicateAsTheyShard) {
 // each gather zeroes its full buffer first and copies the group's slices out while it runs,
 // each reduce-scatter copies them in before it starts, one eager copy per rank on the training
 // thread (compute stream): the cost grows with the group, not the bytes. DeepSpeed v0.6+ and
-// FSDP2 use flat buffers and have none.
+// megatron-core use flat buffers and have none (FSDP2's own copies: FsdpCopiesAroundItsCollectives).
 TEST(Replay, ListApiCollectivesCopyOneSlicePerRank) {
   auto program = [](int dp, const char* stack) {
     auto job = small_job(1, 1, dp, 1, dp);
@@ -264,13 +267,7 @@ TEST(Replay, FsdpCopiesAroundItsCollectives) {
     auto job = small_job(1, 1, 32, 1, 32);
     job.stack = stack;
     job.parallelism.zero_stage = 3;
-    StepInput in;
-    in.job = job;
-    in.cluster = small_cluster(4);
-    in.network_mode = "analytical";
-    in.program.fold = true;
-    in.program.steps = 2;
-    return in;
+    return step_input_of(job);
   };
   const auto node = network::Cluster(small_cluster(4)).node();
   for (const char* stack : {"torchtitan", "composer"}) {
