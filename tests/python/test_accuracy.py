@@ -154,3 +154,47 @@ def test_foundry_micro_batch_sweep_maps_each_row_and_says_what_is_not_modelled()
     assert summary.iloc[0]["computed"] == 7
     by = rows.set_index("row")["predicted"]
     assert by["MPT-7b 8xa100_80gb mb1 ga2"] < by["MPT-7b 8xa100_80gb mb2 ga2"]
+
+
+def test_release_spread_backs_the_moe_assumption():
+    # megatron-bridge-releases.json: one layout's tokens/s in each container release that
+    # published it. The report's mixture-of-experts assumption quotes the largest spread of an
+    # MoE layout (with its two releases), how many MoE layouts moved by more than 1.2x, and the
+    # largest dense spread; each figure is recomputed here from the copied rows. A dense model's
+    # report carries no such line.
+    import json
+    import os
+    import re
+    path = os.path.join(os.path.dirname(__file__), "..", "validation", "megatron-bridge-releases.json")
+    rows = json.load(open(path))["rows"]
+    assert len(rows) == 54 and all(len(r["releases"]) >= 2 for r in rows)
+
+    def spread(r):
+        v = [x["tokens_per_sec_per_gpu"] for x in r["releases"]]
+        assert r["derived"]["max_over_min"] == pytest.approx(max(v) / min(v), abs=1e-3)
+        return max(v) / min(v)
+
+    moe = [r for r in rows if r["moe"]]
+    dense = [r for r in rows if not r["moe"]]
+    worst = max(moe, key=spread)
+    lo = min(worst["releases"], key=lambda x: x["tokens_per_sec_per_gpu"])
+    hi = max(worst["releases"], key=lambda x: x["tokens_per_sec_per_gpu"])
+    sc = {"cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 8, "nics_per_node": 8},
+          "network": {"mode": "analytical"},
+          "training_job": {"model": {"preset": "qwen3-30b-a3b", "seq_length": 4096},
+                           "parallelism": {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 16,
+                                           "expert_parallel": 16},
+                           "micro_batch_size": 1, "global_batch_size": 16, "steps": 1}}
+    line = next(a for a in ct.run(sc).report["assumptions"] if a.startswith("mixture of experts"))
+    m = re.search(r"up to ([0-9.]+)x .*?: (\d+) in (\S+), (\d+) in (\S+); (\d+) of (\d+) MoE layouts by more than "
+                  r"1\.2x\), dense layouts by at most ([0-9.]+)x", line)
+    assert m, line
+    assert float(m.group(1)) == pytest.approx(spread(worst), abs=0.005)
+    assert (int(m.group(2)), m.group(3)) == (int(lo["tokens_per_sec_per_gpu"]), lo["release"])
+    assert (int(m.group(4)), m.group(5)) == (int(hi["tokens_per_sec_per_gpu"]), hi["release"])
+    assert int(m.group(6)) == sum(spread(r) > 1.2 for r in moe) and int(m.group(7)) == len(moe)
+    assert float(m.group(8)) == pytest.approx(max(spread(r) for r in dense), abs=0.005)
+    assert worst["model"] == "Qwen3_30B_a3B" and worst["system"] == "DGX-H100" and worst["precision"] == "FP8"
+    sc["training_job"]["model"] = {"preset": "llama3-8b", "seq_length": 4096}
+    sc["training_job"]["parallelism"] = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 16}
+    assert not any(a.startswith("mixture of experts") for a in ct.run(sc).report["assumptions"])
