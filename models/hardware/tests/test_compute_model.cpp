@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -79,15 +80,25 @@ TEST(ComputeModel, SteadyRatioBalancesPowerAtTheLimit) {
   EXPECT_DOUBLE_EQ(gpu("H100-SXM").sustained_gemm, h200.sustained_gemm);
   EXPECT_DOUBLE_EQ(gpu("B300").sustained_gemm, 0.0);  // Blackwell Ultra: not measured
   // B200 at 1,000 W: attention back to back at 1,237 of 1,437.5 TFLOP/s (flashinfer#2899), its
-  // GEMMs in H200's relation to attention; GB200, the same die at 1,200 W, throttles less by
-  // (1200 / 1000)^0.303 (the same burst power against a higher limit).
+  // GEMMs in H200's relation to attention. GB200, the same die at 1,200 W, sustains B200's
+  // throughput x (1200 / 1000)^0.303 in every kernel class; since its own burst (MAMF matmuls,
+  // GB200's attention fraction of a 2.5 PF peak) is already above B200's, its ratio to that
+  // burst is B200's ratio x the power factor x B200's burst over GB200's, below the power factor
+  // alone (which would count the watts twice).
   const GpuSpec b200 = gpu("B200"), gb200 = gpu("GB200");
   EXPECT_NEAR(sustained_ratio(b200, {.attention = 1.0}), 1237.0 / 1437.5, 1e-9);
   EXPECT_NEAR(b200.sustained_gemm / b200.sustained_attention, 0.841 / 0.90, 1e-12);
-  EXPECT_NEAR(gb200.sustained_attention / b200.sustained_attention, std::pow(1.2, kClockPowerExponent),
-              1e-12);
-  EXPECT_LT(sustained_ratio(b200, {.gemm = 0.8, .attention = 0.2}),
-            sustained_ratio(gb200, {.gemm = 0.8, .attention = 0.2}));
+  const double power = std::pow(1.2, kClockPowerExponent);
+  auto sustained = [](const GpuSpec& g) {
+    return std::array<double, 3>{
+        g.bf16_dense_flops * g.gemm_eff_scale * g.sustained_gemm,
+        g.fp8_dense_flops * g.gemm_eff_scale * g.fp8_gemm_ratio * g.sustained_fp8_gemm,
+        g.bf16_dense_flops * g.attention_fwd_scale * g.sustained_attention};
+  };
+  for (size_t k = 0; k < 3; ++k) EXPECT_NEAR(sustained(gb200)[k] / sustained(b200)[k], power, 1e-12) << k;
+  EXPECT_LT(gb200.sustained_gemm, b200.sustained_gemm * power);
+  EXPECT_LT(gb200.sustained_fp8_gemm, b200.sustained_fp8_gemm * power);
+  EXPECT_NEAR(gb200.sustained_attention, b200.sustained_attention * power * 2.25 / 2.5, 1e-12);
   GpuSpec bad = h200;
   bad.sustained_gemm = 1.2;
   EXPECT_THROW(validate(bad), std::invalid_argument);
