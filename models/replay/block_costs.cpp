@@ -106,12 +106,40 @@ double fp8_gather_ratio(const workload::JobSpec& job) {
   return job.precision == "mxfp8" ? (1.0 + 1.0 / 32.0) / 2.0 : 0.5;
 }
 
+// PyTorch's tensor parallelism (DTensor; stacks torchtitan and pytorch) shards the sequence
+// dimension of [batch, sequence, hidden] activations (SequenceParallel, Shard(1)). NCCL gathers
+// and scatters along the first dimension, so each functional all-gather along dimension 1 ends
+// with torch.cat(torch.chunk(out, group_size, dim=0), dim=1), a copy of the gathered tensor, and
+// each reduce-scatter along dimension 1 starts with the same copy of its input
+// (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor,
+// torch 2.4-2.7). Each copy reads and writes the collective's full tensor on the compute stream
+// before (reduce-scatter) or after (all-gather) it: an eager copy (StageCosts::copy_s). Newer
+// torch returns a view instead when the dimensions before the sequence are 1 (micro-batch 1);
+// the twin keeps the copy there too (the versions of the published runs). Only the plain
+// collectives copy: tp_collectives adds them when given the compute model (tp_pass_times), not
+// for tp_comm_overlap, whose overlapped GEMMs consume the shards where they land.
+bool dtensor_sequence_copies(const workload::JobSpec& job) {
+  const workload::Stack stack = workload::parse_stack(job.stack);
+  return job.parallelism.sequence_parallel &&
+         (stack == workload::Stack::torchtitan || stack == workload::Stack::pytorch);
+}
+
 TpCollectives tp_collectives(const workload::JobSpec& job, int t, double activation, double rate,
-                             double alpha) {
+                             double alpha, const hardware::ComputeModel* copies_on = nullptr) {
   const double fp8 = fp8_gather_ratio(job);
   const double grad = workload::stack_memory(job).fp8_grad_gathers ? fp8 : 1.0;
-  return {ring_time(t, activation * fp8, 1.0, rate, alpha), ring_time(t, activation * grad, 1.0, rate, alpha),
-          ring_time(t, activation, 1.0, rate, alpha)};
+  TpCollectives c{ring_time(t, activation * fp8, 1.0, rate, alpha),
+                  ring_time(t, activation * grad, 1.0, rate, alpha),
+                  ring_time(t, activation, 1.0, rate, alpha)};
+  if (copies_on != nullptr && dtensor_sequence_copies(job)) {
+    const auto& streaming = copies_on->calibration().elementwise.streaming;
+    const double copy_rate = copies_on->gpu().hbm_bytes_per_s * streaming.eff;
+    auto copy = [&](double bytes) { return streaming.launch_s + 2.0 * bytes / copy_rate; };
+    c.input_gather += copy(activation * fp8);
+    c.grad_gather += copy(activation * grad);
+    c.reduce_scatter += copy(activation);
+  }
+  return c;
 }
 
 // tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
@@ -178,7 +206,7 @@ struct TpPass {
 };
 
 TpPass tp_pass_times(const workload::JobSpec& job, const hardware::NodeSpec& node, const CostParams& params,
-                     double nvlink, double activation, double alpha) {
+                     double nvlink, double activation, double alpha, const hardware::ComputeModel& compute) {
   const int t = job.parallelism.tensor_parallel;
   if (t <= 1) return {};
   const double rate = tp_rate(node, params, nvlink, t);
@@ -186,7 +214,7 @@ TpPass tp_pass_times(const workload::JobSpec& job, const hardware::NodeSpec& nod
     const double all_reduces = 2 * ring_time(t, activation, 2.0, rate, alpha);
     return {all_reduces, all_reduces, all_reduces};
   }
-  const TpCollectives c = tp_collectives(job, t, activation, rate, alpha);
+  const TpCollectives c = tp_collectives(job, t, activation, rate, alpha, &compute);
   return {2 * (c.input_gather + c.reduce_scatter), 2 * (c.grad_gather + c.reduce_scatter),
           2 * c.input_gather};
 }
@@ -594,7 +622,7 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.alpha = params.step_latency_s + node.nvlink_latency.seconds();
   x.activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
                  par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
-  x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha);
+  x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha, compute);
   x.ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const bool op_level =
       x.recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;

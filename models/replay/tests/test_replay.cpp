@@ -538,15 +538,29 @@ TEST(Replay, TensorParallelGathersMoveWhatTheStackCasts) {
   auto job = small_job(8, 1, 1, 1, 8);
   job.tp_async_backward = false;
   const network::ClusterSpec cluster = small_cluster(1);
-  auto per_layer = [&](const std::string& stack, const std::string& precision, const std::string& recompute) {
+  auto per_layer = [&](const std::string& stack, const std::string& precision, const std::string& recompute,
+                       bool overlap = false) {
     job.stack = stack;
     job.precision = precision;
     job.recompute_granularity = recompute;
     const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
-    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, CostParams{});
+    CostParams params;
+    params.tp_comm_overlap = overlap;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, params);
     const double layers = job.model.layers;
     return std::pair{s[0].forward[0].tp_comm_s / layers, s[0].backward[0].tp_comm_s / layers};
   };
+  // PyTorch's DTensor TP (torchtitan, pytorch) shards the sequence dimension: every all-gather
+  // ends and every reduce-scatter starts with a copy of the collective's whole tensor (read and
+  // write, an eager copy at the calibrated streaming rate), A = micro-batch x sequence x hidden
+  // x 2 bytes, half of it for an FP8 gather.
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  const auto& streaming = compute.calibration().elementwise.streaming;
+  const double activation = 1.0 * 2048 * 4096 * 2;
+  auto copy = [&](double bytes) {
+    return streaming.launch_s + 2.0 * bytes / (compute.gpu().hbm_bytes_per_s * streaming.eff);
+  };
+  const double fp8_copy_saving = copy(activation) - copy(activation / 2);
   const auto te_bf16 = per_layer("megatron-core", "bf16", "none");
   const auto te_fp8 = per_layer("megatron-core", "fp8", "none");
   // The bandwidth part of one bf16 all-gather is what FP8 saves on two of them: 2 x B / 2.
@@ -555,15 +569,25 @@ TEST(Replay, TensorParallelGathersMoveWhatTheStackCasts) {
   EXPECT_NEAR(te_bf16.second - te_fp8.second, b, 1e-12);  // TE: the gradient gathers too
   const auto ao_bf16 = per_layer("torchtitan", "bf16", "none");
   const auto ao_fp8 = per_layer("torchtitan", "fp8-cs", "none");
-  EXPECT_NEAR(ao_bf16.first - ao_fp8.first, b, 1e-12);
+  // The same rings as megatron-core's, plus four copies of A a pass (two gathers, two scatters).
+  EXPECT_NEAR(ao_bf16.first - te_bf16.first, 4 * copy(activation), 1e-12);
+  EXPECT_NEAR(ao_bf16.second - te_bf16.second, 4 * copy(activation), 1e-12);
+  EXPECT_NEAR(ao_bf16.first - ao_fp8.first, b + 2 * fp8_copy_saving, 1e-12);
   EXPECT_NEAR(ao_bf16.second, ao_fp8.second, 1e-12);  // torchao: gradients gathered in bf16
-  // Op-level selective recompute replays the two all-gathers: half the bf16 forward's four.
+  // Op-level selective recompute replays the two all-gathers (with their copies): half the bf16
+  // forward's four collectives.
   const auto ao_sel = per_layer("torchtitan", "bf16", "selective");
   EXPECT_NEAR(ao_sel.second - ao_bf16.second, ao_bf16.first / 2, 1e-12);
-  EXPECT_NEAR(per_layer("torchtitan", "fp8-cs", "selective").second - ao_fp8.second, ao_bf16.first / 2 - b,
-              1e-12);
+  EXPECT_NEAR(per_layer("torchtitan", "fp8-cs", "selective").second - ao_fp8.second,
+              ao_bf16.first / 2 - b - 2 * fp8_copy_saving, 1e-12);
   // Megatron's selective recompute replays no collective.
   EXPECT_NEAR(per_layer("megatron-core", "bf16", "selective").second, te_bf16.second, 1e-12);
+  // Overlapped TP (tp_comm_overlap) consumes the shards where they land: no copies, so the
+  // exposed time is megatron-core's but for the stacks' own GEMM times (well under one copy).
+  const auto ao_overlap = per_layer("torchtitan", "bf16", "none", true);
+  const auto te_overlap = per_layer("megatron-core", "bf16", "none", true);
+  EXPECT_LT(std::abs(ao_overlap.first - te_overlap.first), copy(activation) / 4);
+  EXPECT_LT(std::abs(ao_overlap.second - te_overlap.second), copy(activation) / 4);
 }
 
 // Megatron's combined 1F1B schedule (moe_a2a_overlap): two micro-batches' forward and backward
