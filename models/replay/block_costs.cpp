@@ -116,7 +116,7 @@ double fp8_gather_ratio(const workload::JobSpec& job) {
 // before (reduce-scatter) or after (all-gather) it: an eager copy (StageCosts::copy_s). Newer
 // torch returns a view instead when the dimensions before the sequence are 1 (micro-batch 1);
 // the twin keeps the copy there too (the versions of the published runs). Only the plain
-// collectives copy: tp_collectives adds them when given the compute model (tp_pass_times), not
+// collectives copy: tp_collectives adds them when given the copy costs (tp_pass_times), not
 // for tp_comm_overlap, whose overlapped GEMMs consume the shards where they land.
 bool dtensor_sequence_copies(const workload::JobSpec& job) {
   const workload::Stack stack = workload::parse_stack(job.stack);
@@ -124,20 +124,26 @@ bool dtensor_sequence_copies(const workload::JobSpec& job) {
          (stack == workload::Stack::torchtitan || stack == workload::Stack::pytorch);
 }
 
+// The calibrated eager copy that StageCosts::copy_s charges: the streaming kernels' launch
+// floor and rate.
+StageCosts eager_copy_costs(const hardware::ComputeModel& compute) {
+  StageCosts c;
+  c.copy_floor_s = compute.calibration().elementwise.streaming.launch_s;
+  c.copy_bytes_per_s = compute.gpu().hbm_bytes_per_s * compute.calibration().elementwise.streaming.eff;
+  return c;
+}
+
 TpCollectives tp_collectives(const workload::JobSpec& job, int t, double activation, double rate,
-                             double alpha, const hardware::ComputeModel* copies_on = nullptr) {
+                             double alpha, const StageCosts* copies = nullptr) {
   const double fp8 = fp8_gather_ratio(job);
   const double grad = workload::stack_memory(job).fp8_grad_gathers ? fp8 : 1.0;
   TpCollectives c{ring_time(t, activation * fp8, 1.0, rate, alpha),
                   ring_time(t, activation * grad, 1.0, rate, alpha),
                   ring_time(t, activation, 1.0, rate, alpha)};
-  if (copies_on != nullptr && dtensor_sequence_copies(job)) {
-    const auto& streaming = copies_on->calibration().elementwise.streaming;
-    const double copy_rate = copies_on->gpu().hbm_bytes_per_s * streaming.eff;
-    auto copy = [&](double bytes) { return streaming.launch_s + 2.0 * bytes / copy_rate; };
-    c.input_gather += copy(activation * fp8);
-    c.grad_gather += copy(activation * grad);
-    c.reduce_scatter += copy(activation);
+  if (copies != nullptr && dtensor_sequence_copies(job)) {  // each copy reads and writes its bytes
+    c.input_gather += copies->copy_s(2.0 * activation * fp8);
+    c.grad_gather += copies->copy_s(2.0 * activation * grad);
+    c.reduce_scatter += copies->copy_s(2.0 * activation);
   }
   return c;
 }
@@ -206,7 +212,7 @@ struct TpPass {
 };
 
 TpPass tp_pass_times(const workload::JobSpec& job, const hardware::NodeSpec& node, const CostParams& params,
-                     double nvlink, double activation, double alpha, const hardware::ComputeModel& compute) {
+                     double nvlink, double activation, double alpha, const StageCosts& copies) {
   const int t = job.parallelism.tensor_parallel;
   if (t <= 1) return {};
   const double rate = tp_rate(node, params, nvlink, t);
@@ -214,7 +220,7 @@ TpPass tp_pass_times(const workload::JobSpec& job, const hardware::NodeSpec& nod
     const double all_reduces = 2 * ring_time(t, activation, 2.0, rate, alpha);
     return {all_reduces, all_reduces, all_reduces};
   }
-  const TpCollectives c = tp_collectives(job, t, activation, rate, alpha, &compute);
+  const TpCollectives c = tp_collectives(job, t, activation, rate, alpha, &copies);
   return {2 * (c.input_gather + c.reduce_scatter), 2 * (c.grad_gather + c.reduce_scatter),
           2 * c.input_gather};
 }
@@ -622,7 +628,8 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.alpha = params.step_latency_s + node.nvlink_latency.seconds();
   x.activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
                  par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
-  x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha, compute);
+  const StageCosts copies = eager_copy_costs(compute);
+  x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha, copies);
   x.ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const bool op_level =
       x.recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;
@@ -653,8 +660,8 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   for (int s = 0; s < p; ++s) {
     StageCosts& sc = stages[static_cast<size_t>(s)];
     const double stage_params = init_stage(job, s, sc);
-    sc.copy_floor_s = compute.calibration().elementwise.streaming.launch_s;
-    sc.copy_bytes_per_s = compute.gpu().hbm_bytes_per_s * compute.calibration().elementwise.streaming.eff;
+    sc.copy_floor_s = copies.copy_floor_s;
+    sc.copy_bytes_per_s = copies.copy_bytes_per_s;
     for (int c = 0; c < v; ++c) {
       const int virtual_stage = c * p + s;
       BlockCost f, b;
