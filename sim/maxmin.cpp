@@ -17,6 +17,8 @@ int32_t MaxMinSolver::add_resource(double capacity) {
 void MaxMinSolver::set_capacity(int32_t resource, double capacity) {
   if (!(capacity >= 0.0)) throw std::invalid_argument("max-min resource capacity must be >= 0");
   resources_[resource].capacity = capacity;
+  resources_[resource].capacity_moved = true;
+  resources_[resource].saturation = 0;
   for (const Incidence& inc : resources_[resource].users) update_static_bound(inc.variable);
   dirty_resources_.push_back(resource);
 }
@@ -80,8 +82,12 @@ void MaxMinSolver::remove_variable(int32_t id) {
     variables_[moved.variable].position[moved.use_index] = static_cast<int32_t>(pos);
     users.pop_back();
     // A resource left without users has nothing to re-solve (its scratch is rebuilt by the
-    // next solve that reaches it); the flows that still share it are its component.
-    if (!users.empty()) dirty_resources_.push_back(r);
+    // next solve that reaches it); the flows that still share it may speed up.
+    if (!users.empty()) {
+      resources_[r].removed_load += v.uses[k].coefficient * v.rate;
+      dirty_resources_.push_back(r);
+    }
+    if (users.size() < 2) resources_[r].saturation = 0;  // no solve keeps it up to date
   }
   v.alive = false;
   v.rate = 0.0;
@@ -100,59 +106,92 @@ void MaxMinSolver::set_bound(int32_t id, double bound) {
 
 void MaxMinSolver::solve(std::vector<int32_t>& changed) {
   ++epoch_;
+  affected_.clear();
+  for (const int32_t r : dirty_resources_) seed(r);
   for (const int32_t r : dirty_resources_) {
-    const Resource& res = resources_[r];
-    if (res.mark == epoch_ || res.users.empty()) continue;
-    if (res.users.size() == 1) {  // the component of its one user
-      if (variables_[res.users.front().variable].mark == epoch_) continue;
-      collect_component(-1, res.users.front().variable);
-      fill_component(changed);
-      continue;
-    }
-    collect_component(r, -1);
-    fill_component(changed);
+    resources_[r].removed_load = 0.0;
+    resources_[r].capacity_moved = false;
   }
   for (const int32_t v : dirty_variables_) {
-    if (!variables_[v].alive || variables_[v].mark == epoch_) continue;
-    collect_component(-1, v);
-    fill_component(changed);
+    if (variables_[v].alive) join(v);
   }
   dirty_resources_.clear();
   dirty_variables_.clear();
+  size_t closed = 0;
+  for (int expansion = 0;; ++expansion) {
+    close_over_saturated(closed);
+    closed = affected_.size();
+    if (expansion == 2) join_components();  // every user of every shared resource: exact
+    fill_affected();
+    if (expansion == 2 || !join_faster_users()) break;
+  }
+  for (const int32_t id : affected_) {
+    const Variable& v = variables_[id];
+    if (std::fabs(v.rate - v.prev_rate) > 1e-12 * std::max(std::fabs(v.rate), std::fabs(v.prev_rate)))
+      changed.push_back(id);
+  }
 }
 
-// Breadth-first search over the bipartite graph; marks use the current epoch so every
-// element is visited by at most one component per solve.
-void MaxMinSolver::collect_component(int32_t seed_resource, int32_t seed_variable) {
-  comp_resources_.clear();
-  comp_variables_.clear();
-  if (seed_resource >= 0) {
-    resources_[seed_resource].mark = epoch_;
-    comp_resources_.push_back(seed_resource);
+void MaxMinSolver::join(int32_t id) {
+  Variable& v = variables_[id];
+  if (v.mark == epoch_) return;
+  v.mark = epoch_;
+  v.prev_rate = v.rate;
+  affected_.push_back(id);
+}
+
+void MaxMinSolver::join_users(int32_t r) {
+  Resource& res = resources_[r];
+  if (res.mark == epoch_) return;
+  res.mark = epoch_;
+  for (const Incidence& inc : res.users) join(inc.variable);
+}
+
+// A resource whose capacity moved passes the change to all its users; one that lost users
+// only if it was saturated with them (a resource with room to spare stopped no one).
+void MaxMinSolver::seed(int32_t r) {
+  Resource& res = resources_[r];
+  if (res.mark == epoch_ || res.checked == epoch_ || res.users.empty()) return;
+  double load = res.removed_load;
+  for (const Incidence& inc : res.users) load += inc.coefficient * variables_[inc.variable].rate;
+  if (res.capacity_moved || load >= res.capacity * (1.0 - 1e-9)) {
+    join_users(r);
   } else {
-    variables_[seed_variable].mark = epoch_;
-    comp_variables_.push_back(seed_variable);
+    res.checked = epoch_;
   }
-  size_t rh = 0, vh = 0;
-  while (rh < comp_resources_.size() || vh < comp_variables_.size()) {
-    while (vh < comp_variables_.size()) {
-      for (const Use& u : variables_[comp_variables_[vh]].uses) {
-        // A resource of this variable alone leads nowhere else; its static_bound covers it.
-        if (resources_[u.resource].users.size() > 1 && resources_[u.resource].mark != epoch_) {
-          resources_[u.resource].mark = epoch_;
-          comp_resources_.push_back(u.resource);
+}
+
+// Adds the users of every shared resource of affected_[from..] that was saturated in the last
+// allocation (rates before this solve; a variable added since has none). A resource used by
+// one variable is covered by that variable's static bound and passes nothing on.
+void MaxMinSolver::close_over_saturated(size_t from) {
+  for (size_t k = from; k < affected_.size(); ++k) {
+    for (const Use& u : variables_[affected_[k]].uses) {
+      Resource& r = resources_[u.resource];
+      if (r.users.size() < 2 || r.mark == epoch_ || r.checked == epoch_) continue;
+      bool saturated = r.saturation == 2;
+      if (r.saturation == 0) {
+        double load = 0.0;
+        for (const Incidence& inc : r.users) {
+          const Variable& w = variables_[inc.variable];
+          load += inc.coefficient * (w.mark == epoch_ ? w.prev_rate : w.rate);
         }
+        saturated = load >= r.capacity * (1.0 - 1e-9);
       }
-      ++vh;
+      if (saturated) {
+        join_users(u.resource);
+      } else {
+        r.checked = epoch_;
+      }
     }
-    while (rh < comp_resources_.size()) {
-      for (const Incidence& inc : resources_[comp_resources_[rh]].users) {
-        if (variables_[inc.variable].mark != epoch_) {
-          variables_[inc.variable].mark = epoch_;
-          comp_variables_.push_back(inc.variable);
-        }
-      }
-      ++rh;
+  }
+}
+
+// The connected components of the affected variables over shared resources.
+void MaxMinSolver::join_components() {
+  for (size_t k = 0; k < affected_.size(); ++k) {
+    for (const Use& u : variables_[affected_[k]].uses) {
+      if (resources_[u.resource].users.size() > 1) join_users(u.resource);
     }
   }
 }
@@ -160,9 +199,7 @@ void MaxMinSolver::collect_component(int32_t seed_resource, int32_t seed_variabl
 void MaxMinSolver::fix(int32_t id, double rate) {
   Variable& v = variables_[id];
   v.fixed = true;
-  const double old = v.rate;
   v.rate = rate;
-  v.changed = std::fabs(rate - old) > 1e-12 * std::max(std::fabs(rate), std::fabs(old));
   for (const Use& u : v.uses) {
     Resource& r = resources_[u.resource];
     r.remaining -= u.coefficient * rate;
@@ -170,48 +207,54 @@ void MaxMinSolver::fix(int32_t id, double rate) {
   }
 }
 
-// A component of one variable that shares no resource: its rate is its static bound (its own
-// bound or the least C / a), the value fill_component's general path reaches.
-void MaxMinSolver::fill_single(int32_t id, std::vector<int32_t>& changed) {
-  Variable& v = variables_[id];
-  const double rate = v.static_bound;
-  const double old = v.rate;
-  v.fixed = true;
-  v.effective_bound = rate;
-  v.rate = rate;
-  v.changed = std::fabs(rate - old) > 1e-12 * std::max(std::fabs(rate), std::fabs(old));
-  if (v.changed) changed.push_back(id);
-}
-
-void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
-  if (comp_variables_.empty()) return;
-  if (comp_variables_.size() == 1 && comp_resources_.empty()) {  // it shares no resource
-    fill_single(comp_variables_.front(), changed);
-    return;
-  }
-  // A resource with a single user saturates exactly when that user reaches C / a: it acts
-  // as a bound on the variable, so only shared resources enter the heap.
-  heap_.clear();
+// Progressive filling of the affected variables; the others hold their rates, so a resource
+// offers the affected ones what the others leave of it.
+void MaxMinSolver::fill_affected() {
+  ++round_;
+  shares_.clear();
+  requeued_.clear();
   bounded_.clear();
-  for (const int32_t id : comp_variables_) {
-    variables_[id].fixed = false;
-    variables_[id].effective_bound = variables_[id].static_bound;
+  stops_.clear();
+  for (const int32_t id : affected_) {
+    Variable& v = variables_[id];
+    v.fixed = false;
+    if (std::isfinite(v.static_bound)) bounded_.emplace_back(v.static_bound, id);
   }
-  for (const int32_t id : comp_resources_) {
-    Resource& r = resources_[id];
-    r.remaining = r.capacity;
-    r.weight = 0.0;
-    for (const Incidence& inc : r.users) r.weight += inc.coefficient;
-    if (r.users.size() > 1 && r.weight > 0.0) heap_.emplace_back(r.remaining / r.weight, id);
+  for (const int32_t id : affected_) {
+    for (const Use& u : variables_[id].uses) {
+      Resource& r = resources_[u.resource];
+      if (r.users.size() < 2 || r.round == round_) continue;
+      r.round = round_;
+      r.remaining = r.capacity;
+      r.weight = 0.0;
+      if (r.mark == epoch_) {  // every user is affected
+        for (const Incidence& inc : r.users) r.weight += inc.coefficient;
+      } else {
+        for (const Incidence& inc : r.users) {
+          const Variable& w = variables_[inc.variable];
+          if (w.mark == epoch_) {
+            r.weight += inc.coefficient;
+          } else {
+            r.remaining -= inc.coefficient * w.rate;
+          }
+        }
+      }
+      shares_.emplace_back(std::max(r.remaining, 0.0) / r.weight, u.resource);
+    }
   }
-  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-  for (const int32_t id : comp_variables_) {
-    if (std::isfinite(variables_[id].effective_bound))
-      bounded_.emplace_back(variables_[id].effective_bound, id);
-  }
+  // The shares in ascending (share, id) order, and a min-heap for the entries put back: the
+  // least of the two heads is what one min-heap of all entries would pop (the same order, to
+  // the tie-break by id), and most entries are never put back, so sorting once is cheaper
+  // than heap pops.
+  std::sort(shares_.begin(), shares_.end());
+  size_t next_share = 0;
+  auto requeue = [&](double share, int32_t id) {
+    requeued_.emplace_back(share, id);
+    std::push_heap(requeued_.begin(), requeued_.end(), std::greater<>());
+  };
   std::sort(bounded_.begin(), bounded_.end());
   size_t next_bound = 0;
-  size_t unfixed = comp_variables_.size();
+  size_t unfixed = affected_.size();
 
   while (unfixed > 0) {
     while (next_bound < bounded_.size() && variables_[bounded_[next_bound].second].fixed) ++next_bound;
@@ -220,16 +263,21 @@ void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
     // then the top is the true minimum.
     double level = 0.0;
     int32_t bottleneck = -1;
-    while (!heap_.empty()) {
-      const auto [share, id] = heap_.front();
+    while (next_share < shares_.size() || !requeued_.empty()) {
+      std::pair<double, int32_t> top;
+      if (!requeued_.empty() && (next_share == shares_.size() || requeued_.front() < shares_[next_share])) {
+        top = requeued_.front();
+        std::pop_heap(requeued_.begin(), requeued_.end(), std::greater<>());
+        requeued_.pop_back();
+      } else {
+        top = shares_[next_share++];
+      }
+      const auto [share, id] = top;
       const Resource& r = resources_[id];
-      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-      heap_.pop_back();
       if (!(r.weight > 1e-12)) continue;  // no unfixed user left
       const double current = std::max(r.remaining, 0.0) / r.weight;
       if (current > share * (1.0 + 1e-12)) {
-        heap_.emplace_back(current, id);
-        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        requeue(current, id);
         continue;
       }
       level = current;
@@ -238,26 +286,43 @@ void MaxMinSolver::fill_component(std::vector<int32_t>& changed) {
     }
     const bool have_bound = next_bound < bounded_.size();
     if (have_bound && (bottleneck < 0 || bounded_[next_bound].first <= level)) {
-      if (bottleneck >= 0) {  // not used this round: put it back
-        heap_.emplace_back(level, bottleneck);
-        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-      }
+      if (bottleneck >= 0) requeue(level, bottleneck);  // not used this round: put it back
       fix(bounded_[next_bound].second, bounded_[next_bound].first);
       --unfixed;
       continue;
     }
     assert(bottleneck >= 0);
-    // Fix every unfixed user of the bottleneck (fix() never edits user lists).
+    stops_.emplace_back(bottleneck, level);
+    // Fix every unfixed affected user of the bottleneck (fix() never edits user lists).
     for (const Incidence& inc : resources_[bottleneck].users) {
-      if (!variables_[inc.variable].fixed) {
+      const Variable& w = variables_[inc.variable];
+      if (w.mark == epoch_ && !w.fixed) {
         fix(inc.variable, level);
         --unfixed;
       }
     }
   }
-  for (const int32_t id : comp_variables_) {
-    if (variables_[id].changed) changed.push_back(id);
+  for (const auto& entry : shares_) {
+    Resource& r = resources_[entry.second];
+    r.saturation = r.remaining <= r.capacity * 1e-9 ? 2 : 1;
   }
+}
+
+// The bottleneck condition for the resources that stopped affected variables: a user outside
+// the affected set with a larger rate means the resource was not saturated before and its
+// share is not fair now; such users join (with what they pass on) and the set is re-solved.
+bool MaxMinSolver::join_faster_users() {
+  bool joined = false;
+  for (const auto& [r, level] : stops_) {
+    for (const Incidence& inc : resources_[r].users) {
+      const Variable& w = variables_[inc.variable];
+      if (w.mark != epoch_ && w.rate > level * (1.0 + 1e-9)) {
+        join(inc.variable);
+        joined = true;
+      }
+    }
+  }
+  return joined;
 }
 
 }  // namespace ct::sim

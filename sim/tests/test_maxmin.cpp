@@ -96,6 +96,48 @@ TEST(MaxMin, IncrementalResolveTouchesOnlyTheChangedComponent) {
   EXPECT_EQ(s.active_variables(), 2u);
 }
 
+// Two flows each stopped by its own NIC share an uplink with room to spare: a third flow on
+// one NIC moves that NIC's flow only. The other flow, in the same connected component through
+// the uplink, is neither re-solved nor reported.
+TEST(MaxMin, ResolvesOnlyWhatASaturatedResourcePassesOn) {
+  MaxMinSolver s;
+  const auto nic_a = s.add_resource(10.0), nic_b = s.add_resource(10.0), uplink = s.add_resource(100.0);
+  const auto f1 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic_a, 1.0}, {uplink, 1.0}});
+  const auto f2 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic_b, 1.0}, {uplink, 1.0}});
+  solve(s);
+  EXPECT_DOUBLE_EQ(s.rate(f1), 10.0);
+  EXPECT_DOUBLE_EQ(s.rate(f2), 10.0);
+  const auto f3 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic_a, 1.0}});
+  auto changed = solve(s);
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int32_t>{f1, f3}));
+  EXPECT_EQ(s.last_solved(), 2u);  // f3 and what the saturated nic_a passes on: f1
+  EXPECT_DOUBLE_EQ(s.rate(f1), 5.0);
+  EXPECT_DOUBLE_EQ(s.rate(f3), 5.0);
+  EXPECT_DOUBLE_EQ(s.rate(f2), 10.0);
+  // Removing f2 frees room on an uplink that stopped no one: nothing to re-solve.
+  s.remove_variable(f2);
+  EXPECT_TRUE(solve(s).empty());
+  EXPECT_EQ(s.last_solved(), 0u);
+}
+
+// A flow that joins a resource with room to spare gets what the others leave; when another
+// user of that resource runs faster than that, the share is not fair, and the faster user
+// joins the re-solve.
+TEST(MaxMin, FasterUsersOfANewBottleneckJoinTheResolve) {
+  MaxMinSolver s;
+  const auto link = s.add_resource(10.0), nic = s.add_resource(8.0);
+  const auto f1 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{link, 1.0}, {nic, 1.0}});
+  solve(s);
+  EXPECT_DOUBLE_EQ(s.rate(f1), 8.0);  // its NIC; the link keeps 2 spare
+  const auto f2 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{link, 1.0}});
+  auto changed = solve(s);
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int32_t>{f1, f2}));
+  EXPECT_DOUBLE_EQ(s.rate(f1), 5.0);
+  EXPECT_DOUBLE_EQ(s.rate(f2), 5.0);
+}
+
 TEST(MaxMin, ZeroCapacityStopsFlowsAndRejectsBadInput) {
   MaxMinSolver s;
   const auto r = s.add_resource(0.0);
@@ -110,14 +152,18 @@ TEST(MaxMin, ZeroCapacityStopsFlowsAndRejectsBadInput) {
 // move): after every incremental solve the allocation must be the max-min fair one. Checked
 // by the bottleneck property (Bertsekas & Gallager 6.5.2): feasible, and every variable is
 // at its bound or uses a saturated resource on which no other user has a larger rate; and
-// equal to a solver built from scratch on the same live set.
+// equal to a solver built from scratch on the same live set (to 1e-9: the incremental solve
+// does not recompute the rates it leaves alone). Every variable whose rate moved is reported.
+// The later trials are larger, with ring-like variables over many resources, so that the
+// re-solved set is often a small part of its connected component.
 TEST(MaxMin, IncrementalSolvesStayMaxMinFairOnRandomChanges) {
   std::mt19937_64 rng(12345);
   auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
   auto below = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
-  for (int trial = 0; trial < 40; ++trial) {
+  for (int trial = 0; trial < 60; ++trial) {
     MaxMinSolver s;
-    const int resources = 3 + below(10);
+    const bool large = trial >= 40;
+    const int resources = large ? 20 + below(30) : 3 + below(10);
     std::vector<double> capacity;
     for (int r = 0; r < resources; ++r) capacity.push_back(s.capacity(s.add_resource(uniform(1.0, 10.0))));
     struct Live {
@@ -126,11 +172,11 @@ TEST(MaxMin, IncrementalSolvesStayMaxMinFairOnRandomChanges) {
       std::vector<Use> uses;
     };
     std::vector<Live> live;
-    for (int step = 0; step < 60; ++step) {
+    for (int step = 0; step < (large ? 150 : 60); ++step) {
       const int action = below(10);
       if (action < 5 || live.empty()) {
         std::vector<Use> uses;
-        const int n = 1 + below(4);
+        const int n = 1 + below(large ? 12 : 4);
         for (int k = 0; k < n; ++k) {
           const int32_t r = below(resources);
           if (std::none_of(uses.begin(), uses.end(), [&](const Use& u) { return u.resource == r; }))
@@ -155,7 +201,16 @@ TEST(MaxMin, IncrementalSolvesStayMaxMinFairOnRandomChanges) {
         if (v.uses.empty() && std::isinf(v.bound)) v.bound = 3.0;
         s.set_bound(v.id, v.bound);
       }
-      solve(s);
+      std::vector<double> before;
+      for (const Live& v : live) before.push_back(s.rate(v.id));
+      const std::vector<int32_t> changed = solve(s);
+      for (size_t k = 0; k < live.size(); ++k) {
+        const double x = s.rate(live[k].id);
+        if (std::fabs(x - before[k]) > 1e-12 * std::max(std::fabs(x), std::fabs(before[k]))) {
+          EXPECT_NE(std::find(changed.begin(), changed.end(), live[k].id), changed.end())
+              << "trial " << trial << " step " << step << ": variable " << live[k].id << " moved unreported";
+        }
+      }
 
       MaxMinSolver fresh;
       for (int r = 0; r < resources; ++r) fresh.add_resource(capacity[static_cast<size_t>(r)]);
