@@ -17,9 +17,10 @@
 // q x rate bytes per change; q = 0 is exact). An isolated transfer (nothing solved in the last
 // q) starts on time. With the default 10 us the 10,240-GPU default step is within 0.5% of the
 // exact solver (tools/quantum_error.py).
-// The solver re-solves only the touched components and reports the variables whose rate
-// changed; only those are re-dated (R and t0 updated, timer moved) and only their resources'
-// statistics are touched.
+// The solver re-solves only what a change can move (the changed variables and what the
+// resources the last allocation saturated pass on, sim/maxmin.h) and reports the variables
+// whose rate changed; only those are re-dated (R and t0 updated, timer moved) and only their
+// resources' statistics are touched.
 #pragma once
 
 #include <cstdint>
