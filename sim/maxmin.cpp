@@ -152,13 +152,22 @@ void MaxMinSolver::join_users(int32_t r) {
 void MaxMinSolver::seed(int32_t r) {
   Resource& res = resources_[r];
   if (res.mark == epoch_ || res.checked == epoch_ || res.users.empty()) return;
-  double load = res.removed_load;
-  for (const Incidence& inc : res.users) load += inc.coefficient * variables_[inc.variable].rate;
-  if (res.capacity_moved || load >= res.capacity * (1.0 - 1e-9)) {
+  if (res.capacity_moved || saturated_before(res, res.removed_load)) {
     join_users(r);
   } else {
     res.checked = epoch_;
   }
+}
+
+// Whether the last allocation saturated r: its users' rates before this solve (an affected
+// variable's prev_rate) plus `removed`, what variables removed since carried there.
+bool MaxMinSolver::saturated_before(const Resource& r, double removed) const {
+  double load = removed;
+  for (const Incidence& inc : r.users) {
+    const Variable& w = variables_[inc.variable];
+    load += inc.coefficient * (w.mark == epoch_ ? w.prev_rate : w.rate);
+  }
+  return load >= r.capacity * (1.0 - kSaturated);
 }
 
 // Adds the users of every shared resource of affected_[from..] that was saturated in the last
@@ -169,16 +178,7 @@ void MaxMinSolver::close_over_saturated(size_t from) {
     for (const Use& u : variables_[affected_[k]].uses) {
       Resource& r = resources_[u.resource];
       if (r.users.size() < 2 || r.mark == epoch_ || r.checked == epoch_) continue;
-      bool saturated = r.saturation == 2;
-      if (r.saturation == 0) {
-        double load = 0.0;
-        for (const Incidence& inc : r.users) {
-          const Variable& w = variables_[inc.variable];
-          load += inc.coefficient * (w.mark == epoch_ ? w.prev_rate : w.rate);
-        }
-        saturated = load >= r.capacity * (1.0 - 1e-9);
-      }
-      if (saturated) {
+      if (r.saturation == 0 ? saturated_before(r, 0.0) : r.saturation == 2) {
         join_users(u.resource);
       } else {
         r.checked = epoch_;
@@ -304,7 +304,7 @@ void MaxMinSolver::fill_affected() {
   }
   for (const auto& entry : shares_) {
     Resource& r = resources_[entry.second];
-    r.saturation = r.remaining <= r.capacity * 1e-9 ? 2 : 1;
+    r.saturation = r.remaining <= r.capacity * kSaturated ? 2 : 1;
   }
 }
 

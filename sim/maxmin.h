@@ -13,12 +13,13 @@
 // resource with the smallest fair share s_r = R_r / W_r (R_r = capacity left, W_r = sum of
 // the coefficients of its unfixed variables) or the smallest bound b_v. The variables it
 // stops are fixed at that level, R and W of the resources they cross are updated, and the
-// loop repeats. Fixing variables at the current level x <= s_r only raises s_r, so shares
-// live in a min-heap of lower bounds that is corrected lazily: an entry that surfaces stale
-// is re-keyed, a valid top is the minimum. A solve of a component with R resources and U
-// variable-resource incidences costs O(U + R log R) plus the re-keys. A resource with one
-// user is folded into that variable's bound (it saturates exactly at C / a), so only shared
-// resources enter the heap, and a component's search walks only shared resources.
+// loop repeats. Fixing variables at the current level x <= s_r only raises s_r, so the
+// shares, sorted once, are lower bounds corrected lazily: an entry that surfaces stale is
+// re-keyed into a min-heap, and the least of the two heads, when valid, is the minimum. A
+// solve over R resources and U variable-resource incidences costs O(U + R log R) plus the
+// re-keys. A resource with one user is folded into that variable's bound (it saturates
+// exactly at C / a), so only shared resources are filled, and only shared ones pass a change
+// on.
 //
 // Incrementality: adding/removing a variable or changing a capacity or bound marks it dirty;
 // solve() re-solves only what the change can move and returns the variables whose rate
@@ -49,6 +50,8 @@ namespace ct::sim {
 class MaxMinSolver {
  public:
   static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+  // A resource counts as saturated when its load is within this fraction of its capacity.
+  static constexpr double kSaturated = 1e-9;
 
   struct Use {
     int32_t resource;
@@ -78,7 +81,8 @@ class MaxMinSolver {
   [[nodiscard]] double rate(int32_t variable) const { return variables_[variable].rate; }
   [[nodiscard]] size_t active_variables() const { return active_; }
 
-  // Re-solves the dirty components; appends variables whose rate changed to `changed`.
+  // Re-solves what the changes since the last solve can move (above); appends the variables
+  // whose rate changed to `changed`.
   void solve(std::vector<int32_t>& changed);
   [[nodiscard]] bool dirty() const { return !dirty_resources_.empty() || !dirty_variables_.empty(); }
   // How many variables the last solve re-solved (the affected set).
@@ -119,6 +123,7 @@ class MaxMinSolver {
   void join(int32_t variable);
   void join_users(int32_t resource);
   void seed(int32_t resource);
+  [[nodiscard]] bool saturated_before(const Resource& r, double removed) const;
   void close_over_saturated(size_t from);
   void join_components();
   void fill_affected();
