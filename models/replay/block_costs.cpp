@@ -296,31 +296,6 @@ double expert_group_hit(int experts, int group, int k) {
   return 1.0 - miss;
 }
 
-// The flex dispatcher's token-based kernels (DeepEP, HybridEP; --moe-token-dispatcher-type flex):
-// a token goes once to each GPU that holds one of its experts (DeepEP's dispatch puts a token
-// into a rank's buffer once, with its top-k indices; deepseek-ai/DeepEP issues #48, #58), and to
-// another NVLink domain once, to the GPU of the same local index, which forwards it over NVLink
-// to the GPUs of its domain that need it (HybridEP: NVIDIA, "Scalable Training of MoE Models with
-// Megatron Core", arXiv 2603.07685, Sec. 4.2.2; DeepEP's NVLink/RDMA forwarding). Per token, with
-// e ranks in n = e / local domains of `local`, E / e experts each, p_g the chance a given rank
-// is hit and p_d a given domain: (n - 1) p_d copies leave through the NIC, and (local - 1) p_g n
-// go over NVLink (the rank's own share of its domain plus what it forwards for the n - 1 others).
-// The same bytes come back in the combine. Against the top_k copies of alltoall: EP 16 over two
-// H100 nodes at DeepSeek-V3's shape (256 experts, top 8) sends a quarter of alltoall's bytes
-// across nodes (1 copy against 8 x 8 / 16), where the paper's Table 7 measured HybridEP's
-// dispatch at 1485 us against NCCL all-to-all's 5774 (0.26).
-double token_dispatch(int e, int local, const workload::MoeSpec& m, double tokens_bytes, double nvlink,
-                      double nic, double alpha) {
-  if (e <= 1 || tokens_bytes <= 0) return 0.0;
-  const int domains = (e + local - 1) / local;
-  const int per_rank = std::max(1, m.experts / e);
-  const double p_rank = expert_group_hit(m.experts, per_rank, m.top_k);
-  const double p_domain = expert_group_hit(m.experts, std::min(m.experts, per_rank * local), m.top_k);
-  const double inside = tokens_bytes * (local - 1.0) * p_rank * domains;
-  const double outside = tokens_bytes * (domains - 1.0) * p_domain;
-  return exchange_s(e, inside, outside, nvlink, nic, alpha);
-}
-
 // Of a GPU's SMs, the share the expert exchange's kernels hold while they run beside compute
 // (Megatron's combined 1F1B schedule): NCCL's ring CTAs for alltoall; DeepEP's 20 (Megatron's
 // default moe_deepep_num_sms, megatron/core/transformer/transformer_config.py at d98e8a6; the
@@ -418,6 +393,31 @@ double offload_copy_s(const workload::JobSpec& job, const hardware::NodeSpec& no
 }
 
 }  // namespace
+
+// The flex dispatcher's token-based kernels (DeepEP, HybridEP; --moe-token-dispatcher-type flex):
+// a token goes once to each GPU that holds one of its experts (DeepEP's dispatch puts a token
+// into a rank's buffer once, with its top-k indices; deepseek-ai/DeepEP issues #48, #58), and to
+// another NVLink domain once, to the GPU of the same local index, which forwards it over NVLink
+// to the GPUs of its domain that need it (HybridEP: NVIDIA, "Scalable Training of MoE Models with
+// Megatron Core", arXiv 2603.07685, Sec. 4.2.2; DeepEP's NVLink/RDMA forwarding). Per token, with
+// e ranks in n = e / local domains of `local`, E / e experts each, p_g the chance a given rank
+// is hit and p_d a given domain: (n - 1) p_d copies leave through the NIC, and (local - 1) p_g n
+// go over NVLink (the rank's own share of its domain plus what it forwards for the n - 1 others).
+// The same bytes come back in the combine. Against the top_k copies of alltoall: EP 16 over two
+// H100 nodes at DeepSeek-V3's shape (256 experts, top 8) sends a quarter of alltoall's bytes
+// across nodes (1 copy against 8 x 8 / 16), where the paper's Table 7 measured HybridEP's
+// dispatch at 1485 us against NCCL all-to-all's 5774 (0.26).
+double token_dispatch(int e, int local, const workload::MoeSpec& m, double tokens_bytes, double nvlink,
+                      double nic, double alpha) {
+  if (e <= 1 || tokens_bytes <= 0) return 0.0;
+  const int domains = (e + local - 1) / local;
+  const int per_rank = std::max(1, m.experts / e);
+  const double p_rank = expert_group_hit(m.experts, per_rank, m.top_k);
+  const double p_domain = expert_group_hit(m.experts, std::min(m.experts, per_rank * local), m.top_k);
+  const double inside = tokens_bytes * (local - 1.0) * p_rank * domains;
+  const double outside = tokens_bytes * (domains - 1.0) * p_domain;
+  return exchange_s(e, inside, outside, nvlink, nic, alpha);
+}
 
 std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
                                            const hardware::ComputeModel& compute) {

@@ -84,6 +84,15 @@ std::vector<KernelTime> layer_kernel_times(const workload::JobSpec& job,
 // steady-state measurement keep the calibration's per-kernel throttle (steady() == 0).
 hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const hardware::NodeSpec& node);
 
+// One dispatch (or combine) of the flex dispatcher's token-based kernels (DeepEP, HybridEP) among
+// e expert-parallel ranks, `local` of them per NVLink domain, for `tokens_bytes` of tokens a rank
+// (tokens x bytes per token), seconds: a token goes once to each GPU that holds one of its
+// experts and once to each other domain that does (forwarded over NVLink there), at `nvlink` and
+// `nic` bytes/s per GPU, `alpha` seconds per peer. block_costs.cpp says where each term comes
+// from; test_replay.cpp checks it against DeepEP's published internode bandwidths.
+double token_dispatch(int e, int local, const workload::MoeSpec& m, double tokens_bytes, double nvlink,
+                      double nic, double alpha);
+
 // One entry per pipeline stage.
 std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware::ComputeModel& compute,
                                     const hardware::NodeSpec& node, const CostParams& params);
