@@ -195,6 +195,81 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
   return {fwd, bwd};
 }
 
+// tp_comm_overlap on the PyTorch stacks (torchtitan, pytorch) is PyTorch's asynchronous TP:
+// torch.compile's micro-pipeline pass (torch/_inductor/fx_passes/micro_pipeline_tp.py; torchtitan's
+// parallelism.enable_async_tensor_parallel) fuses the forward's all-gathers with the matmuls that
+// consume them and its matmuls with the reduce-scatters of their output into the symmetric-memory
+// ops of torch/distributed/_symmetric_memory (read at pytorch 006b161):
+//   all-gather + matmul (_pipelined_multi_all_gather_and_consume): the rank copies its shard into
+//   its symmetric buffer and meets the others at a barrier (not overlapped: the source gives up
+//   that overlap on purpose), multiplies its own shard, then pulls each of the t - 1 remote shards
+//   (a peer copy, no SMs) and multiplies it, on two alternating streams, so a shard's copy runs
+//   beside the previous shard's matmul: exposed the shard copy (one eager copy of 1/t of the
+//   gathered bytes) plus max(0, u - g (t - 1) / t), u the gather's time, g the matmul's;
+//   matmul + reduce-scatter (_pipelined_produce_and_all2all, then a reduction of the t partial
+//   shards): each remote rank's chunk is produced and copied to it while the next is produced,
+//   the own chunk last: exposed the last chunk's copy or what the copies outlast the matmuls,
+//   max(u / (t - 1), u - g (t - 1) / t), and the reduction, one eager kernel reading the t
+//   partials (the whole activation) and writing a shard.
+// The backward's collectives stay plain DTensor ones, copies included: the column-parallel
+// linears' input gradients are sums of separate matmuls (wq, wk, wv; w1, w3 in torchtitan's
+// attention and SwiGLU MLP) before their reduce-scatter, which the pass does not match (it fuses
+// a matmul feeding the reduce-scatter directly), and the output-gradient all-gathers also feed a
+// transposed weight-gradient matmul. PyTorch's announcement measured the forward only gaining:
+// up to 29% / 20% forward, about 8% end to end on Llama 3 8B / 70B (Aug 2024). A full recompute
+// replays the forward's fused ops (add_layers).
+// The fused ops take the shards where they land, so there is no DTensor rearranging copy
+// (dtensor_sequence_copies). The copies move at the TP ring's rate (peer copies through NVSwitch,
+// not measured apart); each fused matmul runs as t matmuls of 1/t of its rows, and what that
+// costs over the whole one on the compute model is exposed too. Returns the exposed time per layer
+// in forward and backward.
+std::pair<double, double> symmetric_memory_exposed(const workload::JobSpec& job,
+                                                   const workload::LayerOps& layer,
+                                                   const hardware::ComputeModel& compute,
+                                                   const TpCollectives& u, int t, double activation,
+                                                   const StageCosts& copies) {
+  auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
+    double s = 0.0;
+    for (const workload::Op& op : ops) {
+      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
+    }
+    return s;
+  };
+  // What the matmuls lose run as t shards of the rows (tokens) each.
+  auto split_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
+    double s = 0.0;
+    for (const workload::Op& op : ops) {
+      if (op.kind != workload::OpKind::gemm || op.name != name) continue;
+      const double whole = op_time(op, compute);
+      const double shards =
+          compute.gemm_time(std::max<int64_t>(1, op.m / t), op.n, op.k, op.count * t, op.fp8, op.mx)
+              .seconds();
+      s += std::max(0.0, shards - whole);
+    }
+    return s;
+  };
+  const double fp8 = fp8_gather_ratio(job);
+  const double grad = workload::stack_memory(job).fp8_grad_gathers ? fp8 : 1.0;
+  auto gather = [&](const std::vector<workload::Op>& ops, std::string_view a, std::string_view b, double c,
+                    double bytes) {
+    const double g = gemm_of(ops, a) + gemm_of(ops, b);
+    return copies.copy_s(2.0 * bytes / t) + std::max(0.0, c - g * (t - 1) / t) + split_of(ops, a) +
+           split_of(ops, b);
+  };
+  auto scatter = [&](const std::vector<workload::Op>& ops, std::string_view a, std::string_view b) {
+    const double c = u.reduce_scatter, g = gemm_of(ops, a) + gemm_of(ops, b);
+    return std::max(c / (t - 1), c - g * (t - 1) / t) + copies.copy_s(activation * (1.0 + 1.0 / t)) +
+           split_of(ops, a) + split_of(ops, b);
+  };
+  const auto& F = layer.forward;
+  const double fwd = gather(F, "qkv", "", u.input_gather, activation * fp8) + scatter(F, "proj", "") +
+                     gather(F, "fc1", "shared_fc1", u.input_gather, activation * fp8) +
+                     scatter(F, "fc2", "shared_fc2");
+  const double bwd = 2.0 * (u.grad_gather + copies.copy_s(2.0 * activation * grad)) +
+                     2.0 * (u.reduce_scatter + copies.copy_s(2.0 * activation));
+  return {fwd, bwd};
+}
+
 // The TP ring's rate: NVLink inside the NVLink domain; a larger group rings through the NICs.
 double tp_rate(const hardware::NodeSpec& node, const CostParams& params, double nvlink, int t) {
   return t <= node.nvlink_domain_gpus() ? nvlink : params.nic_bytes_per_s * params.protocol_efficiency;
@@ -511,7 +586,9 @@ struct LayerContext {
   double nvlink = 0.0, alpha = 0.0, activation = 0.0;
   workload::Recompute recompute = workload::Recompute::none;
   TpPass tp;
-  bool ub = false;
+  StageCosts copies;          // the eager copy's floor and rate (eager_copy_costs)
+  bool ub = false;            // tp_comm_overlap with sequence parallelism
+  double ub_replayed = 0.0;   // under it, the gathers an op-level recompute replays (plain)
   double bwd_comm = 0.0;      // the backward's TP collectives with what its recompute replays
   double ep_sm_share = 0.0;   // of the GPU's SMs, what the expert exchange holds beside compute
   bool moe_replayed = false;  // a selective recompute replays the expert block and its exchange
@@ -543,7 +620,10 @@ LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
   const int t = job.parallelism.tensor_parallel;
   if (x.ub) {
     const TpCollectives u = tp_collectives(job, t, x.activation, x.nvlink, x.alpha);
-    const std::pair<double, double> e = userbuffer_exposed(layer, x.compute, u, t, x.node.gpu.sm_count);
+    const std::pair<double, double> e =
+        dtensor_sequence_copies(job)
+            ? symmetric_memory_exposed(job, layer, x.compute, u, t, x.activation, x.copies)
+            : userbuffer_exposed(layer, x.compute, u, t, x.node.gpu.sm_count);
     L.ub_fwd = e.first;
     L.ub_bwd = e.second;
   }
@@ -591,7 +671,7 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   const double rec_layers = full ? n_rec : 0.0;
   if (x.ub) {
     // Backward's own exchanges, plus the forward's again for each recomputed layer.
-    b.tp_comm_s += n * L.ub_bwd + rec_layers * L.ub_fwd + cp_s + ep_s;
+    b.tp_comm_s += n * (L.ub_bwd + x.ub_replayed) + rec_layers * L.ub_fwd + cp_s + ep_s;
   } else if (L.async_bwd) {
     // Backward's own collectives, and the forward's again (exposed) per recomputed layer.
     b.tp_comm_s += n * *L.async_bwd + rec_layers * x.tp.forward + cp_s + ep_s;
@@ -628,11 +708,13 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
   x.alpha = params.step_latency_s + node.nvlink_latency.seconds();
   x.activation = static_cast<double>(job.micro_batch_size) * static_cast<double>(job.model.seq_length) /
                  par.context_parallel * static_cast<double>(job.model.hidden) * 2.0;
-  const StageCosts copies = eager_copy_costs(compute);
+  x.copies = eager_copy_costs(compute);
+  const StageCosts& copies = x.copies;
   x.tp = tp_pass_times(job, node, params, x.nvlink, x.activation, x.alpha, copies);
   x.ub = params.tp_comm_overlap && t > 1 && par.sequence_parallel;
   const bool op_level =
       x.recompute == workload::Recompute::selective && workload::stack_memory(job).op_level_selective;
+  x.ub_replayed = x.ub && op_level ? x.tp.replayed : 0.0;
   x.bwd_comm = x.tp.backward + (x.recompute == workload::Recompute::full ? x.tp.forward
                                 : op_level                               ? x.tp.replayed
                                                                          : 0.0);

@@ -469,6 +469,10 @@ def _perf_scenario(row: dict, mode: str, group: str | None = None):
                "precision": _precision(row)}
     if nvidia and tp > 1:  # NVIDIA's performance recipes turn on TP overlap (userbuffers configs) with TP
         runtime["tp_comm_overlap"] = True
+    if torchtitan and tp > 1 and re.search(r"async ?tp", str(row.get("framework", "")), re.IGNORECASE):
+        # torchtitan's parallelism.enable_async_tensor_parallel (with torch.compile): PyTorch's
+        # micro-pipelined TP, which tp_comm_overlap runs on the torchtitan stack
+        runtime["tp_comm_overlap"] = True
     if str(row.get("framework", "")).startswith("NeMo 24.03"):
         # NeMo's Dockerfile builds on nvcr.io/nvidia/pytorch:24.01-py3 from February to April 2024
         # (NVIDIA/NeMo 666db39684, cb3f2bc748, a3825d54e2), a container with cuDNN 8.9.7: the
