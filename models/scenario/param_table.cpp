@@ -470,12 +470,13 @@ void gradient_and_overlap_params(std::vector<Param>& t) {
       "or Megatron-LM before it): every micro-batch's 16-bit weight gradients are added into the buffer "
       "by a kernel of their own, 2 + 2 x (buffer bytes) per parameter of the chunk after each backward. "
       "megatron-core and nemo only."));
-  t.push_back(P(training_job.runtime.tp_comm_overlap, boolean, "false",
-                "Overlap TP collectives (sequence parallel) with the GEMMs that need them, as the stack does: "
-                "Transformer Engine's userbuffers (megatron-core, nemo: forward and backward, with the SMs they "
-                "take); PyTorch's async TP on torchtitan / pytorch (torch.compile's micro-pipelined fused "
-                "all-gather and reduce-scatter matmuls, torchtitan's enable_async_tensor_parallel: the forward's "
-                "collectives, the backward's stay plain)."));
+  t.push_back(
+      P(training_job.runtime.tp_comm_overlap, boolean, "false",
+        "Overlap TP collectives (sequence parallel) with the GEMMs that need them, as the stack does: "
+        "Transformer Engine's userbuffers (megatron-core, nemo: forward and backward, with the SMs they "
+        "take); PyTorch's async TP on torchtitan / pytorch (torch.compile's micro-pipelined fused "
+        "all-gather and reduce-scatter matmuls, torchtitan's enable_async_tensor_parallel: the forward's "
+        "collectives, the backward's stay plain)."));
   t.push_back(P(training_job.runtime.overlap_grad_reduce, boolean, "true",
                 "Overlap the DP gradient reduce with backward (bucketed)."));
   t.push_back(P(training_job.runtime.overlap_param_gather, boolean, "true",
