@@ -148,6 +148,16 @@ TpCollectives tp_collectives(const workload::JobSpec& job, int t, double activat
   return c;
 }
 
+// Seconds of the GEMMs named `name` among `ops` on the compute model.
+double gemm_seconds_named(const std::vector<workload::Op>& ops, std::string_view name,
+                          const hardware::ComputeModel& compute) {
+  double s = 0.0;
+  for (const workload::Op& op : ops) {
+    if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
+  }
+  return s;
+}
+
 // tp_comm_overlap with sequence parallelism (Transformer Engine userbuffers, as NeMo's
 // H100 configs set them: nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py,
 // userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192). Each TP collective u of a layer is
@@ -168,11 +178,7 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
                                              const hardware::ComputeModel& compute, const TpCollectives& u,
                                              int t, double sms) {
   auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
-    double s = 0.0;
-    for (const workload::Op& op : ops) {
-      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
-    }
-    return s;
+    return gemm_seconds_named(ops, name, compute);
   };
   auto ring_exchange = [&](double c, double g) { return std::max(0.0, c - g * (t - 1) / t); };
   auto pipelined_rs = [&](double g, double k) {
@@ -229,11 +235,7 @@ std::pair<double, double> symmetric_memory_exposed(const workload::JobSpec& job,
                                                    const TpCollectives& u, int t, double activation,
                                                    const StageCosts& copies) {
   auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
-    double s = 0.0;
-    for (const workload::Op& op : ops) {
-      if (op.kind == workload::OpKind::gemm && op.name == name) s += op_time(op, compute);
-    }
-    return s;
+    return gemm_seconds_named(ops, name, compute);
   };
   // What the matmuls lose run as t shards of the rows (tokens) each.
   auto split_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {

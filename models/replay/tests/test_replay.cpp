@@ -661,11 +661,6 @@ TEST(Replay, AsyncTensorParallelForwardInClosedForm) {
   EXPECT_LT(wide.first - wide.second * 7 / 8, wide.first / 7);
 }
 
-// Megatron's combined 1F1B schedule (moe_a2a_overlap): two micro-batches' forward and backward
-// co-scheduled layer by layer, each layer in attention, dispatch, MLP and combine. The forward's
-// dispatch runs beside the backward's MLP and its combine beside the backward's attention; the
-// backward's combine beside the forward's attention and its dispatch beside the forward's MLP.
-// What outlasts that compute is exposed, and the compute loses NCCL's SMs while both run.
 // DeepEP's published internode kernels at DeepSeek-V3's shape (256 experts, top 8, hidden 7168,
 // FP8 dispatch with one fp32 scale per 128 values, BF16 combine), EP 32 = 4 nodes of 8 GPUs with a
 // CX7 400 Gb/s NIC each. The bandwidth DeepEP prints is logical: the bytes of each (token, node)
@@ -700,6 +695,11 @@ TEST(Replay, TokenDispatchMatchesDeepEPPublishedInternodeBandwidth) {
   }
 }
 
+// Megatron's combined 1F1B schedule (moe_a2a_overlap): two micro-batches' forward and backward
+// co-scheduled layer by layer, each layer in attention, dispatch, MLP and combine. The forward's
+// dispatch runs beside the backward's MLP and its combine beside the backward's attention; the
+// backward's combine beside the forward's attention and its dispatch beside the forward's MLP.
+// What outlasts that compute is exposed, and the compute loses NCCL's SMs while both run.
 TEST(Replay, CombinedOneFOneBHidesTheExpertAllToAllUnderTheOtherPass) {
   auto job = small_moe_job();
   job.parallelism.expert_parallel = 16;
