@@ -227,13 +227,11 @@ std::pair<double, double> userbuffer_exposed(const workload::LayerOps& layer,
 // The fused ops take the shards where they land, so there is no DTensor rearranging copy
 // (dtensor_sequence_copies). The copies move at the TP ring's rate (peer copies through NVSwitch,
 // not measured apart); each fused matmul runs as t matmuls of 1/t of its rows, and what that
-// costs over the whole one on the compute model is exposed too. Returns the exposed time per layer
-// in forward and backward.
-std::pair<double, double> symmetric_memory_exposed(const workload::JobSpec& job,
-                                                   const workload::LayerOps& layer,
-                                                   const hardware::ComputeModel& compute,
-                                                   const TpCollectives& u, int t, double activation,
-                                                   const StageCosts& copies) {
+// costs over the whole one on the compute model is exposed too. Returns the forward's exposed
+// time per layer; the backward's is the plain collectives' (tp_pass_times).
+double symmetric_memory_exposed(const workload::JobSpec& job, const workload::LayerOps& layer,
+                                const hardware::ComputeModel& compute, const TpCollectives& u, int t,
+                                double activation, const StageCosts& copies) {
   auto gemm_of = [&](const std::vector<workload::Op>& ops, std::string_view name) {
     return gemm_seconds_named(ops, name, compute);
   };
@@ -251,7 +249,6 @@ std::pair<double, double> symmetric_memory_exposed(const workload::JobSpec& job,
     return s;
   };
   const double fp8 = fp8_gather_ratio(job);
-  const double grad = workload::stack_memory(job).fp8_grad_gathers ? fp8 : 1.0;
   auto gather = [&](const std::vector<workload::Op>& ops, std::string_view a, std::string_view b, double c,
                     double bytes) {
     const double g = gemm_of(ops, a) + gemm_of(ops, b);
@@ -264,12 +261,8 @@ std::pair<double, double> symmetric_memory_exposed(const workload::JobSpec& job,
            split_of(ops, a) + split_of(ops, b);
   };
   const auto& F = layer.forward;
-  const double fwd = gather(F, "qkv", "", u.input_gather, activation * fp8) + scatter(F, "proj", "") +
-                     gather(F, "fc1", "shared_fc1", u.input_gather, activation * fp8) +
-                     scatter(F, "fc2", "shared_fc2");
-  const double bwd = 2.0 * (u.grad_gather + copies.copy_s(2.0 * activation * grad)) +
-                     2.0 * (u.reduce_scatter + copies.copy_s(2.0 * activation));
-  return {fwd, bwd};
+  return gather(F, "qkv", "", u.input_gather, activation * fp8) + scatter(F, "proj", "") +
+         gather(F, "fc1", "shared_fc1", u.input_gather, activation * fp8) + scatter(F, "fc2", "shared_fc2");
 }
 
 // The TP ring's rate: NVLink inside the NVLink domain; a larger group rings through the NICs.
@@ -622,12 +615,14 @@ LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
   const int t = job.parallelism.tensor_parallel;
   if (x.ub) {
     const TpCollectives u = tp_collectives(job, t, x.activation, x.nvlink, x.alpha);
-    const std::pair<double, double> e =
-        dtensor_sequence_copies(job)
-            ? symmetric_memory_exposed(job, layer, x.compute, u, t, x.activation, x.copies)
-            : userbuffer_exposed(layer, x.compute, u, t, x.node.gpu.sm_count);
-    L.ub_fwd = e.first;
-    L.ub_bwd = e.second;
+    if (dtensor_sequence_copies(job)) {  // PyTorch's async TP: the backward's collectives plain
+      L.ub_fwd = symmetric_memory_exposed(job, layer, x.compute, u, t, x.activation, x.copies);
+      L.ub_bwd = x.tp.backward;
+    } else {
+      const std::pair<double, double> e = userbuffer_exposed(layer, x.compute, u, t, x.node.gpu.sm_count);
+      L.ub_fwd = e.first;
+      L.ub_bwd = e.second;
+    }
   }
   L.async_bwd = async_tp_backward(job, layer, x.compute, x.node, x.params, x.nvlink, x.alpha,
                                   x.activation);  // Megatron, no userbuffers
