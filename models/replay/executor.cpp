@@ -82,6 +82,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       }
       for (uint8_t k = 0; k < kStreamSlots; ++k) {
         if (!s.streams[k].empty()) s.used_streams.push_back(k);
+        load_head(s, instrs, k);
       }
       s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
       s.weight = r < options.rank_weight.size() ? options.rank_weight[r] : 1.0;
@@ -171,10 +172,17 @@ class Executor final : public sim::EventHandler, public CommHandler {
     std::vector<double> done_at, sent_at, started_at;
     std::array<std::vector<int32_t>, kStreamSlots> streams;
     std::array<size_t, kStreamSlots> head{};
+    // Per stream, the head instruction (-1: the stream is through) and what it waits for, kept
+    // here so that a rank's readiness scan reads its own state, not the program's records.
+    std::array<int32_t, kStreamSlots> head_instr{}, head_after{}, head_after2{};
     std::array<bool, kStreamSlots> busy{};
     std::vector<uint8_t> used_streams;  // the slots with instructions, in order
     int active_comm = 0;
     int32_t running = -1;  // compute instruction in flight
+    // What finish_compute needs of it, copied when it starts (its record is cold by then).
+    double running_seconds = 0.0, running_tp_seconds = 0.0;
+    Category running_category = Category::forward;
+    int16_t running_step = 0;
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
     double idle_since = 0.0;
     enum class Stopped : uint8_t { no, crash, hang } stopped = Stopped::no;
@@ -192,9 +200,21 @@ class Executor final : public sim::EventHandler, public CommHandler {
     return program_.ranks[static_cast<size_t>(r)].instrs[static_cast<size_t>(i)];
   }
 
-  bool ready(const RankState& s, const Instr& in) const {
-    return (in.after < 0 || s.done[static_cast<size_t>(in.after)]) &&
-           (in.after2 < 0 || s.done[static_cast<size_t>(in.after2)]);
+  static void load_head(RankState& s, const std::vector<Instr>& instrs, uint8_t k) {
+    if (s.head[k] == s.streams[k].size()) {
+      s.head_instr[k] = -1;
+      return;
+    }
+    const int32_t i = s.streams[k][s.head[k]];
+    const Instr& in = instrs[static_cast<size_t>(i)];
+    s.head_instr[k] = i;
+    s.head_after[k] = in.after;
+    s.head_after2[k] = in.after2;
+  }
+
+  static bool head_ready(const RankState& s, uint8_t k) {
+    const int32_t a = s.head_after[k], b = s.head_after2[k];
+    return (a < 0 || s.done[static_cast<size_t>(a)]) && (b < 0 || s.done[static_cast<size_t>(b)]);
   }
 
   void try_start(int32_t r) {
@@ -204,11 +224,11 @@ class Executor final : public sim::EventHandler, public CommHandler {
     while (progress) {
       progress = false;
       for (const uint8_t k : s.used_streams) {
-        if (s.busy[k] || s.head[k] == s.streams[k].size()) continue;
-        const int32_t i = s.streams[k][s.head[k]];
+        if (s.busy[k] || s.head_instr[k] < 0 || !head_ready(s, k)) continue;
+        const int32_t i = s.head_instr[k];
         const Instr& in = instr(r, i);
-        if (!ready(s, in)) continue;
         ++s.head[k];
+        load_head(s, program_.ranks[static_cast<size_t>(r)].instrs, k);
         s.busy[k] = true;
         s.started[static_cast<size_t>(i)] = 1;
         s.started_at[static_cast<size_t>(i)] = now();
@@ -262,12 +282,15 @@ class Executor final : public sim::EventHandler, public CommHandler {
     RankState& s = ranks_[static_cast<size_t>(r)];
     const Instr& in = instr(r, i);
     attribute_wait(r, in);
+    s.running = i;
+    s.running_seconds = in.seconds;
+    s.running_tp_seconds = in.tp_seconds;
+    s.running_category = in.category;
+    s.running_step = in.step;
     if (in.seconds <= 0) {
-      s.running = i;
       finish_compute(r);
       return;
     }
-    s.running = i;
     s.remaining = in.seconds * jitter_factor(s, in);
     s.last = now();
     set_busy(busy_now_ + s.weight);
@@ -285,25 +308,27 @@ class Executor final : public sim::EventHandler, public CommHandler {
   void finish_compute(int32_t r) {
     RankState& s = ranks_[static_cast<size_t>(r)];
     const int32_t i = s.running;
-    const Instr& in = instr(r, i);
     s.running = -1;
-    if (in.seconds > 0) set_busy(busy_now_ - s.weight);
+    const double seconds = s.running_seconds;
+    const auto step = static_cast<size_t>(s.running_step);
+    if (seconds > 0) set_busy(busy_now_ - s.weight);
     const double t = now(), busy = t - s.started_at[static_cast<size_t>(i)];
-    TimeBreakdown& b = s.steps[static_cast<size_t>(in.step)];
-    if (in.category == Category::optimizer) {
+    TimeBreakdown& b = s.steps[step];
+    if (s.running_category == Category::optimizer) {
       b.optimizer_s += busy;
-    } else if (in.category == Category::step_end) {
-      s.step_end[static_cast<size_t>(in.step)] = t;
-      if (in.step + 1 >= options_.busy_from_step) busy_on_ = true;
-    } else if (in.category == Category::dp) {
+    } else if (s.running_category == Category::step_end) {
+      s.step_end[step] = t;
+      if (s.running_step + 1 >= options_.busy_from_step) busy_on_ = true;
+    } else if (s.running_category == Category::dp) {
       b.exposed_dp_comm_s += busy;  // a list-API collective's copies on the training thread
     } else {
-      const double tp = in.seconds > 0 ? busy * in.tp_seconds / in.seconds : 0.0;
+      const double tp = seconds > 0 ? busy * s.running_tp_seconds / seconds : 0.0;
       b.exposed_tp_comm_s += tp;
       b.compute_s += busy - tp;
-      s.step_compute[static_cast<size_t>(in.step)] += busy - tp;
+      s.step_compute[step] += busy - tp;
     }
-    trace(r, in, static_cast<int>(Stream::compute), s.started_at[static_cast<size_t>(i)]);
+    if (traced(r))
+      trace(r, instr(r, i), static_cast<int>(Stream::compute), s.started_at[static_cast<size_t>(i)]);
     s.idle_since = t;
     complete(r, i, Stream::compute);
   }
