@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -74,15 +75,15 @@ class Executor final : public sim::EventHandler, public CommHandler {
       s.started.assign(instrs.size(), 0);
       instrs_total_ += instrs.size();
       s.done_at.assign(instrs.size(), 0.0);
-      s.sent_at.assign(instrs.size(), -1.0);
       s.started_at.assign(instrs.size(), 0.0);
       for (size_t i = 0; i < instrs.size(); ++i) {
         if (instrs[i].stream != Stream::none)
-          s.streams[static_cast<size_t>(instrs[i].stream)].push_back(static_cast<int32_t>(i));
+          s.streams[static_cast<size_t>(instrs[i].stream)].push_back(
+              {static_cast<int32_t>(i), instrs[i].after, instrs[i].after2});
       }
       for (uint8_t k = 0; k < kStreamSlots; ++k) {
-        if (!s.streams[k].empty()) s.used_streams.push_back(k);
-        load_head(s, instrs, k);
+        if (!s.streams[k].empty()) s.used_streams[s.used_count++] = k;
+        load_head(s, k);
       }
       s.speed = r < options.rank_speed.size() ? options.rank_speed[r] : 1.0;
       s.weight = r < options.rank_weight.size() ? options.rank_weight[r] : 1.0;
@@ -167,28 +168,38 @@ class Executor final : public sim::EventHandler, public CommHandler {
   }
 
  private:
+  struct StreamEntry {
+    int32_t instr, after, after2;
+  };
+  // Hot fields first: a rank's event touches its first few cache lines and its records.
   struct RankState {
-    std::vector<uint8_t> done, started;
-    std::vector<double> done_at, sent_at, started_at;
-    std::array<std::vector<int32_t>, kStreamSlots> streams;
-    std::array<size_t, kStreamSlots> head{};
+    int32_t running = -1;  // compute instruction in flight
+    int active_comm = 0;
+    enum class Stopped : uint8_t { no, crash, hang } stopped = Stopped::no;
+    Category running_category = Category::forward;
+    int16_t running_step = 0;
+    uint8_t used_count = 0;
+    std::array<uint8_t, kStreamSlots> used_streams{};  // the slots with instructions, in order
+    std::array<bool, kStreamSlots> busy{};
     // Per stream, the head instruction (-1: the stream is through) and what it waits for, kept
     // here so that a rank's readiness scan reads its own state, not the program's records.
     std::array<int32_t, kStreamSlots> head_instr{}, head_after{}, head_after2{};
-    std::array<bool, kStreamSlots> busy{};
-    std::vector<uint8_t> used_streams;  // the slots with instructions, in order
-    int active_comm = 0;
-    int32_t running = -1;  // compute instruction in flight
-    // What finish_compute needs of it, copied when it starts (its record is cold by then).
-    double running_seconds = 0.0, running_tp_seconds = 0.0;
-    Category running_category = Category::forward;
-    int16_t running_step = 0;
+    // What finish_compute needs of the running kernel, copied when it starts (its record is
+    // cold by then).
+    double running_seconds = 0.0, running_tp_seconds = 0.0, running_started = 0.0;
     double remaining = 0.0, rate = 1.0, last = 0.0, speed = 1.0, weight = 1.0;
     double idle_since = 0.0;
-    enum class Stopped : uint8_t { no, crash, hang } stopped = Stopped::no;
-    sim::Rng jitter{0, 0};
+    std::vector<uint8_t> done, started;
+    // started_at of a receive (which no stream starts) holds when its send started.
+    std::vector<double> done_at, started_at;
     std::vector<TimeBreakdown> steps;
     std::vector<double> step_end, step_compute;
+    std::array<uint32_t, kStreamSlots> head{};
+    // Per stream, its instructions in order with what each waits for: a stream's next
+    // instruction is read from here, in sequence, not from the program's scattered records.
+    std::array<std::vector<StreamEntry>, kStreamSlots> streams;
+    sim::Rng jitter{0, 0};
+    [[nodiscard]] std::span<const uint8_t> used() const { return {used_streams.data(), used_count}; }
   };
   struct GroupState {
     std::vector<std::pair<int32_t, int32_t>> waiting;  // (rank, instr)
@@ -200,16 +211,15 @@ class Executor final : public sim::EventHandler, public CommHandler {
     return program_.ranks[static_cast<size_t>(r)].instrs[static_cast<size_t>(i)];
   }
 
-  static void load_head(RankState& s, const std::vector<Instr>& instrs, uint8_t k) {
+  static void load_head(RankState& s, uint8_t k) {
     if (s.head[k] == s.streams[k].size()) {
       s.head_instr[k] = -1;
       return;
     }
-    const int32_t i = s.streams[k][s.head[k]];
-    const Instr& in = instrs[static_cast<size_t>(i)];
-    s.head_instr[k] = i;
-    s.head_after[k] = in.after;
-    s.head_after2[k] = in.after2;
+    const StreamEntry& e = s.streams[k][s.head[k]];
+    s.head_instr[k] = e.instr;
+    s.head_after[k] = e.after;
+    s.head_after2[k] = e.after2;
   }
 
   static bool head_ready(const RankState& s, uint8_t k) {
@@ -223,12 +233,12 @@ class Executor final : public sim::EventHandler, public CommHandler {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (const uint8_t k : s.used_streams) {
+      for (const uint8_t k : s.used()) {
         if (s.busy[k] || s.head_instr[k] < 0 || !head_ready(s, k)) continue;
         const int32_t i = s.head_instr[k];
         const Instr& in = instr(r, i);
         ++s.head[k];
-        load_head(s, program_.ranks[static_cast<size_t>(r)].instrs, k);
+        load_head(s, k);
         s.busy[k] = true;
         s.started[static_cast<size_t>(i)] = 1;
         s.started_at[static_cast<size_t>(i)] = now();
@@ -268,7 +278,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     const Instr& dep = instr(r, blocker);
     if (dep.kind == InstrKind::recv) {
-      const double sent = std::max(s.idle_since, std::min(s.sent_at[static_cast<size_t>(blocker)], t));
+      const double sent = std::max(s.idle_since, std::min(s.started_at[static_cast<size_t>(blocker)], t));
       b.bubble_s += sent - s.idle_since;
       b.exposed_pp_comm_s += t - sent;
     } else if (dep.kind == InstrKind::collective) {
@@ -287,6 +297,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     s.running_tp_seconds = in.tp_seconds;
     s.running_category = in.category;
     s.running_step = in.step;
+    s.running_started = now();
     if (in.seconds <= 0) {
       finish_compute(r);
       return;
@@ -312,7 +323,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     const double seconds = s.running_seconds;
     const auto step = static_cast<size_t>(s.running_step);
     if (seconds > 0) set_busy(busy_now_ - s.weight);
-    const double t = now(), busy = t - s.started_at[static_cast<size_t>(i)];
+    const double t = now(), busy = t - s.running_started;
     TimeBreakdown& b = s.steps[step];
     if (s.running_category == Category::optimizer) {
       b.optimizer_s += busy;
@@ -327,8 +338,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
       b.compute_s += busy - tp;
       s.step_compute[step] += busy - tp;
     }
-    if (traced(r))
-      trace(r, instr(r, i), static_cast<int>(Stream::compute), s.started_at[static_cast<size_t>(i)]);
+    if (traced(r)) trace(r, instr(r, i), static_cast<int>(Stream::compute), s.running_started);
     s.idle_since = t;
     complete(r, i, Stream::compute);
   }
@@ -362,7 +372,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
 
   void start_send(int32_t r, int32_t i) {
     const Instr& in = instr(r, i);
-    ranks_[static_cast<size_t>(in.peer)].sent_at[static_cast<size_t>(in.peer_instr)] = now();
+    ranks_[static_cast<size_t>(in.peer)].started_at[static_cast<size_t>(in.peer_instr)] =
+        now();  // the receive's
     set_comm(r, +1);
     comm_.send(program_.ranks[static_cast<size_t>(r)].gpu, program_.ranks[static_cast<size_t>(in.peer)].gpu,
                sim::Bytes{in.bytes}, *this,
@@ -547,9 +558,9 @@ class Executor final : public sim::EventHandler, public CommHandler {
       since = s.started_at[static_cast<size_t>(best)];
       return best;
     }
-    for (const uint8_t k : s.used_streams) {
+    for (const uint8_t k : s.used()) {
       if (s.head[k] == s.streams[k].size()) continue;
-      const Instr& next = instrs[static_cast<size_t>(s.streams[k][s.head[k]])];
+      const Instr& next = instrs[static_cast<size_t>(s.streams[k][s.head[k]].instr)];
       for (const int32_t dep : {next.after, next.after2}) {
         if (dep >= 0 && !s.done[static_cast<size_t>(dep)] &&
             instrs[static_cast<size_t>(dep)].kind == InstrKind::recv) {
