@@ -1,11 +1,56 @@
 #include "sim/maxmin.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
 
 namespace ct::sim {
+
+void sort_shares(std::vector<std::pair<double, int32_t>>& shares,
+                 std::vector<std::pair<double, int32_t>>& scratch) {
+  const size_t n = shares.size();
+  if (n < kRadixSortMin) {
+    std::sort(shares.begin(), shares.end());
+    return;
+  }
+  // Digits 0-3: the id's bytes (low first); 4-11: the share's.
+  constexpr int kDigits = 12;
+  std::array<std::array<uint32_t, 256>, kDigits> count{};
+  auto key = [](double share) { return share == 0.0 ? uint64_t{0} : std::bit_cast<uint64_t>(share); };
+  for (const auto& [share, id] : shares) {
+    if (!(share >= 0.0) || id < 0) {  // negative, NaN or a negative id: not this sort's domain
+      std::sort(shares.begin(), shares.end());
+      return;
+    }
+    const auto u = static_cast<uint32_t>(id);
+    const uint64_t k = key(share);
+    for (int d = 0; d < 4; ++d) ++count[d][(u >> (8 * d)) & 0xffU];
+    for (int d = 0; d < 8; ++d) ++count[4 + d][(k >> (8 * d)) & 0xffU];
+  }
+  scratch.resize(n);
+  std::vector<std::pair<double, int32_t>>* src = &shares;
+  std::vector<std::pair<double, int32_t>>* dst = &scratch;
+  for (int d = 0; d < kDigits; ++d) {
+    std::array<uint32_t, 256>& c = count[d];
+    if (std::find(c.begin(), c.end(), static_cast<uint32_t>(n)) != c.end()) continue;  // one digit value
+    uint32_t offset = 0;
+    for (uint32_t& x : c) {
+      const uint32_t here = x;
+      x = offset;
+      offset += here;
+    }
+    for (const auto& e : *src) {
+      const uint32_t digit = d < 4 ? (static_cast<uint32_t>(e.second) >> (8 * d)) & 0xffU
+                                   : static_cast<uint32_t>((key(e.first) >> (8 * (d - 4))) & 0xffU);
+      (*dst)[c[digit]++] = e;
+    }
+    std::swap(src, dst);
+  }
+  if (src != &shares) shares.swap(scratch);
+}
 
 int32_t MaxMinSolver::add_resource(double capacity) {
   if (!(capacity >= 0.0)) throw std::invalid_argument("max-min resource capacity must be >= 0");
@@ -246,7 +291,7 @@ void MaxMinSolver::fill_affected() {
   // least of the two heads is what one min-heap of all entries would pop (the same order, to
   // the tie-break by id), and most entries are never put back, so sorting once is cheaper
   // than heap pops.
-  std::sort(shares_.begin(), shares_.end());
+  sort_shares(shares_, shares_scratch_);
   size_t next_share = 0;
   auto requeue = [&](double share, int32_t id) {
     requeued_.emplace_back(share, id);

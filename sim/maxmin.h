@@ -139,9 +139,18 @@ class MaxMinSolver {
   uint32_t epoch_ = 0, round_ = 0;
   // scratch
   std::vector<int32_t> affected_;
-  std::vector<std::pair<double, int32_t>> shares_, requeued_;
+  std::vector<std::pair<double, int32_t>> shares_, requeued_, shares_scratch_;
   std::vector<std::pair<double, int32_t>> bounded_;
   std::vector<std::pair<int32_t, double>> stops_;  // (saturated resource, level) of the last fill
 };
+
+// Sorts (share, id) pairs as std::sort with std::pair's operator< does, for shares >= 0 (-0.0
+// counts as 0.0, +infinity is allowed): a least-significant-digit radix sort over the id's
+// bytes, then the share's (the bits of a non-negative double order as the double does), from
+// kRadixSortMin pairs on; std::sort below that or when a share is negative or NaN. `scratch`
+// is working space. The fill's share sort (fill_affected) was a tenth of a flow step.
+inline constexpr size_t kRadixSortMin = 256;
+void sort_shares(std::vector<std::pair<double, int32_t>>& shares,
+                 std::vector<std::pair<double, int32_t>>& scratch);
 
 }  // namespace ct::sim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -246,6 +247,44 @@ TEST(MaxMin, IncrementalSolvesStayMaxMinFairOnRandomChanges) {
         }
         EXPECT_TRUE(bottlenecked) << "trial " << trial << " step " << step << ": variable " << v.id << " at "
                                   << x << " below its bound has no bottleneck";
+      }
+    }
+  }
+}
+
+// The fill's radix sort of (share, id) pairs puts them in std::sort's order, bit for bit: ties
+// by id, 0.0 and -0.0 as one value, +infinity last, on sizes around the radix threshold and on
+// a negative share (std::sort's fallback). Mutation: taking the id's bytes high byte first
+// breaks the ties (fails).
+TEST(MaxMin, ShareSortMatchesStdSortBitForBit) {
+  std::mt19937_64 rng(7);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const size_t n : {size_t{0}, size_t{5}, ct::sim::kRadixSortMin - 1, ct::sim::kRadixSortMin,
+                         size_t{1000}, size_t{4099}}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<int32_t> ids(n);
+      for (size_t i = 0; i < n; ++i)
+        ids[i] = static_cast<int32_t>(i * 97 % 1000003 + (trial == 3 ? 1 << 24 : 0));
+      std::shuffle(ids.begin(), ids.end(), rng);
+      std::vector<std::pair<double, int32_t>> v(n);
+      const double few[] = {0.0, -0.0, 1.5e9, 3.125e10, inf, 2.0};
+      for (size_t i = 0; i < n; ++i) {
+        const double share =
+            trial == 0   ? few[rng() % 6]                                     // heavy ties
+            : trial == 1 ? std::ldexp(static_cast<double>(rng() % 4096), -6)  // small range
+                         : std::ldexp(static_cast<double>(rng() >> 11), -40 + static_cast<int>(rng() % 80));
+        v[i] = {share, ids[i]};
+      }
+      if (trial == 2 && n > 0) v[n / 2].first = -1.0;  // outside the radix domain
+      std::vector<std::pair<double, int32_t>> want = v, scratch;
+      std::sort(want.begin(), want.end());
+      ct::sim::sort_shares(v, scratch);
+      ASSERT_EQ(v.size(), want.size());
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::signbit(v[i].first) || v[i].first == 0.0 ? 0.0 : v[i].first,
+                  std::signbit(want[i].first) || want[i].first == 0.0 ? 0.0 : want[i].first)
+            << "n " << n << " trial " << trial << " at " << i;
+        ASSERT_EQ(v[i].second, want[i].second) << "n " << n << " trial " << trial << " at " << i;
       }
     }
   }
