@@ -22,11 +22,21 @@ constexpr double kBaseBytes = 150e6;             // interpreter, module, tables
 constexpr double kFoldedEventsPerInstr = 0.75;   // analytical: events per folded instruction
 constexpr double kAnalyticalEventsPerSecond = 2e5;
 constexpr double kFlowEventsPerInstr = 1.1;  // flow: compute + transfer + solver events
-// The flow executor's rate falls with the ranks in flight (its max-min solver components grow
-// with them; issue 23): measured 4.0-6.8e5 events/s at 1,024 GPUs and 1.2-1.45e5 at 10,240
-// (runs vary by 20-40% on this machine), so rate = r0 / (1 + ranks / R), r0 = 5.56e5, R = 3165.
-constexpr double kFlowEventsPerSecond = 5.56e5;
-constexpr double kFlowRanksHalfRate = 3165.0;
+// The flow executor's rate falls with the ranks in flight (its max-min solver's affected sets
+// grow with them; issue 23). Measured 2026-12-06 (after the executor and share-sort changes,
+// docs/performance.md; whole process, setup subtracted): 2.9e6 events/s at 1,024 GPUs, 5.9e5
+// at 10,240, 1.67e5 at 102,400, so rate = 5.93e5 x (ranks / 10,240)^-0.55 (the two larger
+// exactly; 1,024 GPUs then estimated 1.4x slow), at most 3e6. Runs vary by 20-40% on this
+// machine, and machines of this kind by up to 2x between sessions.
+constexpr double kFlowEventsPerSecondAt10K = 5.93e5;
+constexpr double kFlowRateExponent = 0.55;
+constexpr double kFlowEventsPerSecondMax = 3e6;
+double flow_events_per_s(double ranks) {
+  return std::min(kFlowEventsPerSecondMax,
+                  kFlowEventsPerSecondAt10K * std::pow(std::max(1.0, ranks) / 10240.0, -kFlowRateExponent));
+}
+// A traffic study's flows (no step program): the rate measured for them on 2026-12-02.
+constexpr double kTrafficFlowEventsPerSecond = 5.56e5;
 // The packet engine's rate falls with the GPUs sending at once (more ports, flows and packets
 // in flight): measured 7.5e6 events/s on a 64-GPU training slice, 2.0e6 and 1.25e6 on
 // permutations of 64 and 512 GPUs (every GPU sending at once), so rate = r0 / (1 + gpus / R)
@@ -100,7 +110,7 @@ CostEstimate estimate_cost(const Config& c) {
     } else {
       e.events = kFlowEventsPerInstr * instrs;
       const double ranks = static_cast<double>(workload::gpus_used(in.job.parallelism));
-      e.wall_s = setup + e.events / (kFlowEventsPerSecond / (1.0 + ranks / kFlowRanksHalfRate));
+      e.wall_s = setup + e.events / flow_events_per_s(ranks);
       e.basis = std::to_string(static_cast<int64_t>(instrs)) + " instructions on every rank";
       if (c.network.mode == "packet") {
         const double packets =
@@ -135,7 +145,7 @@ CostEstimate estimate_cost(const Config& c) {
                 std::to_string(static_cast<int64_t>(packets)) + " packets";
     } else {
       e.events = flows * kTrafficFlowEvents;
-      e.wall_s = setup + e.events / kFlowEventsPerSecond;
+      e.wall_s = setup + e.events / kTrafficFlowEventsPerSecond;
       e.basis = std::to_string(static_cast<int64_t>(flows)) + " flows";
     }
     e.memory_bytes += flows * 200.0;
