@@ -26,7 +26,7 @@ constexpr double kFlowEventsPerInstr = 1.1;  // flow: compute + transfer + solve
 // grow with them; issue 23). Measured 2026-12-06 (after the executor and share-sort changes,
 // docs/performance.md; whole process, setup subtracted): 2.9e6 events/s at 1,024 GPUs, 5.9e5
 // at 10,240, 1.67e5 at 102,400, so rate = 5.93e5 x (ranks / 10,240)^-0.55 (the two larger
-// exactly; 1,024 GPUs then estimated 1.4x slow), at most 3e6. Runs vary by 20-40% on this
+// exactly; 1,024 GPUs then estimated 1.3x slow), at most 3e6. Runs vary by 20-40% on this
 // machine, and machines of this kind by up to 2x between sessions.
 constexpr double kFlowEventsPerSecondAt10K = 5.93e5;
 constexpr double kFlowRateExponent = 0.55;
