@@ -559,9 +559,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
       return best;
     }
     for (const uint8_t k : s.used()) {
-      if (s.head[k] == s.streams[k].size()) continue;
-      const Instr& next = instrs[static_cast<size_t>(s.streams[k][s.head[k]].instr)];
-      for (const int32_t dep : {next.after, next.after2}) {
+      if (s.head_instr[k] < 0) continue;
+      for (const int32_t dep : {s.head_after[k], s.head_after2[k]}) {
         if (dep >= 0 && !s.done[static_cast<size_t>(dep)] &&
             instrs[static_cast<size_t>(dep)].kind == InstrKind::recv) {
           since = k == static_cast<uint8_t>(Stream::compute) ? s.idle_since : last_progress_;
