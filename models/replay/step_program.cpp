@@ -144,7 +144,7 @@ struct Builder {
     rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * rs.sc->gather_bytes_per_param);
     rs.units = per_unit();
     if (rs.units) rs.zplan = workload::zero3_plan(job);
-    rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job));
+    rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job), par.microbatch_group);
     rs.last_backward.assign(static_cast<size_t>(v), 0);
     rs.first_forward.assign(static_cast<size_t>(v), rs.order.size());
     for (size_t i = 0; i < rs.order.size(); ++i) {

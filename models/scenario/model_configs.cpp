@@ -577,10 +577,16 @@ void check_config(Config& c) {
       guard("training_job.runtime.attention_kernel",
             [&] { (void)workload::attention_kernel_speed(job_spec(c), gpu_spec(c).sm_arch); });
     }
+    if (par.microbatch_group > 0 && par.virtual_pipeline <= 1) {
+      problems.push_back(
+          "training_job.parallelism.microbatch_group: got " + std::to_string(par.microbatch_group) +
+          ", but it groups the micro-batches of an interleaved schedule; expected 0 (unset) with "
+          "virtual_pipeline 1, or virtual_pipeline > 1");
+    }
     if (problems.empty() && par.virtual_pipeline > 1) {
       guard("training_job", [&] {
         workload::check_interleaving(par.pipeline_parallel, par.virtual_pipeline,
-                                     workload::microbatches(job_spec(c)));
+                                     workload::microbatches(job_spec(c)), par.microbatch_group);
       });
     }
     const auto& ck = c.training_job.checkpoint;

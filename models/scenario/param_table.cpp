@@ -402,6 +402,15 @@ void job_params(std::vector<Param>& t) {
                 "Virtual stages per pipeline rank (interleaved 1F1B when > 1).")
                   .at_least(1)
                   .at_most(1024));
+  t.push_back(P(training_job.parallelism.microbatch_group, count, "0",
+                "Interleaved 1F1B: micro-batches run back to back on one model chunk before the next "
+                "(Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage; Llama 3's N, the "
+                "paper's Sec. 3.3.2). 0 = pipeline_parallel, Megatron's default. Larger: (v - 1) x (n - p) "
+                "more model chunks in flight on every stage (memory) and more forwards ahead of each "
+                "backward. As Megatron-Core: needs virtual_pipeline > 1, pipeline_parallel <= n <= the "
+                "micro-batches per step, and a last group (micro-batches mod n) of 0 or at least "
+                "pipeline_parallel; then the micro-batches need not be a multiple of pipeline_parallel.")
+                  .at_most(1e6));
   t.push_back(P(training_job.parallelism.sequence_parallel, boolean, "true",
                 "Megatron sequence parallelism with TP."));
   t.push_back(

@@ -6,6 +6,7 @@
 
 #include "models/workload/layout.h"
 #include "models/workload/parameters.h"
+#include "models/workload/schedule.h"
 #include "models/workload/sharding.h"
 
 namespace ct::workload {
@@ -300,7 +301,8 @@ double in_flight_microbatches(const JobSpec& job, int stage) {
   const int64_t v = job.parallelism.virtual_pipeline;
   const int64_t m = microbatches(job);
   if (v <= 1) return d(std::min<int64_t>(p - stage, m));
-  const int64_t chunks = std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+  const int64_t n = microbatch_group(static_cast<int>(p), job.parallelism.microbatch_group);
+  const int64_t chunks = std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * n + 1, m * v);
   return d(chunks) / d(v);
 }
 

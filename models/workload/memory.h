@@ -61,8 +61,10 @@
 //
 // 3. In-flight micro-batches on stage i of p, m micro-batches (Megatron schedules.py warm-up):
 //      1F1B:         min(p - i, m) micro-batches of the stage's L/p layers (first stage: p)
-//      interleaved:  min(2 (p - i - 1) + (v - 1) p + 1, m v) chunks of L/(p v) layers
-//                    (Megatron theoretical_memory_usage.py's interleaving penalty).
+//      interleaved:  min(2 (p - i - 1) + (v - 1) n + 1, m v) chunks of L/(p v) layers,
+//                    n the micro-batch group (p unless training_job.parallelism.
+//                    microbatch_group; schedule.h) (Megatron theoretical_memory_usage.py's
+//                    interleaving penalty, get_pp_rank_microbatches' warm-up).
 //
 // 4. Embedding and loss. First stage: token ids 8 s' b and the embedding dropout mask per
 //    in-flight micro-batch. Last stage: the logits and the loss around them, per logit

@@ -102,6 +102,9 @@ struct ParallelSpec {
   int pipeline_parallel = 1;
   int data_parallel = 1;
   int virtual_pipeline = 1;
+  // Interleaved 1F1B: micro-batches run back to back on a model chunk before the next chunk
+  // (Megatron-Core's microbatch_group_size_per_vp_stage; schedule.h); 0 = p.
+  int microbatch_group = 0;
   bool sequence_parallel = true;
   int context_parallel = 1;
   int expert_parallel = 1;  // carved out of data_parallel * context_parallel (Megatron)

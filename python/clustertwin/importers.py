@@ -305,6 +305,7 @@ _MEGATRON_VALUE = {
     "--tensor-model-parallel-size": ("training_job.parallelism.tensor_parallel", int),
     "--pipeline-model-parallel-size": ("training_job.parallelism.pipeline_parallel", int),
     "--virtual-pipeline-model-parallel-size": ("training_job.parallelism.virtual_pipeline", int),
+    "--microbatch-group-size-per-virtual-pipeline-stage": ("training_job.parallelism.microbatch_group", int),
     "--context-parallel-size": ("training_job.parallelism.context_parallel", int),
     "--expert-model-parallel-size": ("training_job.parallelism.expert_parallel", int),
     "--micro-batch-size": ("training_job.micro_batch_size", int),

@@ -411,3 +411,33 @@ def test_expert_tensor_parallel_folds_experts_in_every_mode():
         ct.run(sc, overrides={"training_job.parallelism.expert_parallel": 16})
     with pytest.raises(ct.ScenarioError, match="training_job.parallelism.expert_tensor_parallel = 3"):
         ct.run(sc, overrides={"training_job.parallelism.expert_tensor_parallel": 3})
+
+
+def test_microbatch_group_sets_the_interleaved_schedule_in_every_mode():
+    # Megatron-Core's microbatch_group_size_per_vp_stage: n micro-batches run on a chunk before
+    # the next; the first stage holds 2 (p - 1) + (v - 1) n + 1 chunks at its peak.
+    interleaved = {"training_job.model.layers": 32, "training_job.parallelism.virtual_pipeline": 2}
+    for mode in ("analytical", "flow"):
+        base = {**interleaved, "network.mode": mode}
+        runs = {n: ct.run(ct.Scenario(PIPELINED), overrides={**base, "training_job.parallelism.microbatch_group": n})
+                .report for n in (0, 4, 8, 32)}
+        flight = {n: r["memory"]["stages"][0]["in_flight_microbatches"] for n, r in runs.items()}
+        assert flight == {0: 5.5, 4: 5.5, 8: 7.5, 32: 19.5}
+        assert runs[0]["step_time_s"] == runs[4]["step_time_s"]  # n = p is the default
+        assert runs[32]["memory"]["peak_bytes"] > runs[8]["memory"]["peak_bytes"] > runs[0]["memory"]["peak_bytes"]
+        assert runs[8]["step_time_s"] != runs[0]["step_time_s"]  # another order of passes
+    with pytest.raises(ct.ScenarioError, match=r"training_job.parallelism.microbatch_group: got 4, but it groups"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"training_job.parallelism.microbatch_group": 4})
+    for n, why in ((2, "expected pipeline_parallel = 4 to"), (64, "expected pipeline_parallel = 4 to"),
+                   (10, "the last group would hold 2")):
+        with pytest.raises(ct.ScenarioError, match=f"microbatch_group = {n}: {why}"):
+            ct.run(ct.Scenario(PIPELINED), overrides={**interleaved, "training_job.parallelism.microbatch_group": n})
+    # with n given, the micro-batches need not be a multiple of p: 18 = 10 + 8
+    odd = ct.run(ct.Scenario(PIPELINED), overrides={**interleaved, "training_job.global_batch_size": 36,
+                                                    "training_job.parallelism.microbatch_group": 10}).report
+    assert odd["step_time_s"] > 0
+    meg = ct.from_megatron_args("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 "
+                                "--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2 "
+                                "--microbatch-group-size-per-virtual-pipeline-stage 8 --micro-batch-size 1 "
+                                "--global-batch-size 64")
+    assert meg["training_job"]["parallelism"]["microbatch_group"] == 8 and meg.unmapped == []

@@ -92,6 +92,14 @@ TEST(Memory, InFlightMicrobatches) {
   // Interleaved: first stage p (1 + (p - 1)/(p v)) micro-batches' worth.
   j.parallelism.virtual_pipeline = 3;
   EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 8.0 * (1.0 + 7.0 / 24.0));
+  // Micro-batch groups of n (schedule.h): 2 (p - 1) + (v - 1) n + 1 chunks of L / (p v) layers
+  j.parallelism.microbatch_group = 16;
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), (14.0 + 2.0 * 16.0 + 1.0) / 3.0);
+  j.parallelism.microbatch_group = 2;
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), (14.0 + 2.0 * 2.0 + 1.0) / 3.0);
+  j.parallelism.microbatch_group = 8;  // = p: the default
+  EXPECT_DOUBLE_EQ(in_flight_microbatches(j, 0), 8.0 * (1.0 + 7.0 / 24.0));
+  j.parallelism.microbatch_group = 0;
   // Fewer micro-batches than stages.
   j.parallelism.virtual_pipeline = 1;
   j.global_batch_size = 24 * 4;
