@@ -84,6 +84,9 @@ struct Plan {
   uint64_t chain_id = 0;
 };
 
+// A hash of a collective's group (its ranks in order), never 0: what start() keys its plans by.
+uint64_t group_hash(std::span<const int> group);
+
 class CollectiveEngine final : private network::DeliveryHandler, private sim::EventHandler {
  public:
   CollectiveEngine(sim::Simulation& sim, network::Network& net, const network::Cluster& cluster,
@@ -92,8 +95,10 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   // Starts one collective; h.on_complete(tag) when every rank is done. Throws
   // std::invalid_argument naming the rank for an empty group, a duplicate or out-of-range
   // rank, and for a send_recv group that is not two ranks. A one-rank group (or zero bytes)
-  // completes after a zero delay.
-  void start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h, uint64_t tag);
+  // completes after a zero delay. group_hash: group_hash(group) when the caller keeps it (a
+  // step program's groups), 0 = computed here; it only finds the group's plan faster.
+  void start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h, uint64_t tag,
+             uint64_t group_hash = 0);
 
   // The algorithm start() would use (automatic resolved as NCCL resolves it; a forced algorithm
   // that cannot run on this group, e.g. a tree inside one node, falls back to ring).
@@ -158,7 +163,7 @@ class CollectiveEngine final : private network::DeliveryHandler, private sim::Ev
   const PlanCache::Ring& ring(const Layout& layout);
   std::unordered_map<uint64_t, std::vector<CachedRing>> rings_;
   uint64_t rings_epoch_ = 0;
-  const Plan& cached_plan(Op op, std::span<const int> group, sim::Bytes bytes);
+  const Plan& cached_plan(Op op, std::span<const int> group, sim::Bytes bytes, uint64_t group_hash);
   std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;
   size_t cached_plans_ = 0;
   uint64_t plans_epoch_ = 0;

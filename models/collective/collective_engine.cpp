@@ -21,6 +21,7 @@
 #include "models/collective/ring.h"
 #include "models/collective/tree.h"
 #include "models/network/analytical_network.h"
+#include "models/topology/hash.h"
 
 namespace ct::collective {
 namespace {
@@ -278,15 +279,19 @@ uint32_t CollectiveEngine::new_slot(CompletionHandler& h, uint64_t tag) {
   return pending_.acquire(Pending{&h, tag});
 }
 
+uint64_t group_hash(std::span<const int> group) {
+  return network::ranks_hash(group, 0x9E3779B97F4A7C15ULL) | 1U;
+}
+
 void CollectiveEngine::start(Op op, std::span<const int> group, sim::Bytes bytes, CompletionHandler& h,
-                             uint64_t tag) {
+                             uint64_t tag, uint64_t group_hash) {
   if (bytes.n < 0) throw std::invalid_argument("collective: negative byte count");
   if (group.size() <= 1 || bytes.n == 0) {
     make_layout(cluster_, group, seen_);  // still reject bad ranks
     sim_.schedule_in(sim::Duration::zero(), *static_cast<sim::EventHandler*>(this), new_slot(h, tag));
     return;
   }
-  const Plan& plan = cached_plan(op, group, bytes);
+  const Plan& plan = cached_plan(op, group, bytes, group_hash);
   const uint32_t slot = new_slot(h, tag);
   // The network tag names the delivery (a serial number above the slot). The legs keep their
   // connections' paths whatever the tag (network.h chain_leg_flow), a send_recv its one leg's.
@@ -311,15 +316,18 @@ uint64_t next_chain_id() {
 }
 }  // namespace
 
-const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim::Bytes bytes) {
+const Plan& CollectiveEngine::cached_plan(Op op, std::span<const int> group, sim::Bytes bytes,
+                                          uint64_t group_hash) {
   const uint64_t epoch = cluster_.topology().routing_epoch();
   if (epoch != plans_epoch_ || cached_plans_ > 4096) {  // routes changed, or bounded memory
     plans_.clear();
     cached_plans_ = 0;
     plans_epoch_ = epoch;
   }
-  const uint64_t key = network::ranks_hash(
-      group, (static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes.n));
+  if (group_hash == 0) group_hash = collective::group_hash(group);
+  const uint64_t key =
+      topology::detail::splitmix64(group_hash ^ ((static_cast<uint64_t>(op) + 1) * 0x9E3779B97F4A7C15ULL) ^
+                                   topology::detail::splitmix64(static_cast<uint64_t>(bytes.n)));
   std::vector<CachedPlan>& bucket = plans_[key];
   for (const CachedPlan& c : bucket) {
     if (c.op == op && c.bytes == bytes.n &&

@@ -38,9 +38,9 @@ class CommAdapter final : public Communicator,
   }
 
   void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes, CommHandler& handler,
-                  uint64_t tag) override {
+                  uint64_t tag, uint64_t group_hash) override {
     handler_ = &handler;
-    engine_.start(collective_op(kind), gpus, bytes, *this, tag);
+    engine_.start(collective_op(kind), gpus, bytes, *this, tag, group_hash);
   }
 
  private:

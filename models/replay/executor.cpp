@@ -411,7 +411,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
     }
     g.start = now();
     comm_.collective(in.collective, group.gpus, sim::Bytes{in.bytes}, *this,
-                     kCollectiveTag | static_cast<uint64_t>(in.group));
+                     kCollectiveTag | static_cast<uint64_t>(in.group), group.hash);
   }
 
   void finish_collective(int32_t group_index) {
@@ -442,7 +442,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
   // bucket the last interval ended in is kept: the one recording may start in.
   void set_busy(double value) {
     const int64_t t = sim_.now().ps();
-    if (t > busy_since_ps_) {
+    if (options_.track_busy && t > busy_since_ps_) {
       const int64_t w = busy_bucket_ps_;
       auto bucket = static_cast<size_t>(busy_since_ps_ / w);
       if (!busy_on_ && bucket > busy_base_) {

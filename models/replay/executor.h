@@ -55,8 +55,10 @@ class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual void send(int src_gpu, int dst_gpu, sim::Bytes bytes, CommHandler& handler, uint64_t tag) = 0;
+  // group_hash: the group's collective::group_hash when the program keeps it (Group::hash),
+  // else 0.
   virtual void collective(CollectiveKind kind, std::span<const int> gpus, sim::Bytes bytes,
-                          CommHandler& handler, uint64_t tag) = 0;
+                          CommHandler& handler, uint64_t tag, uint64_t group_hash) = 0;
 };
 
 struct TimeBreakdown {
@@ -100,6 +102,7 @@ struct ExecutorOptions {
   // Which program ranks are traced: traced[r] != 0; ranks past the end are not.
   std::vector<uint8_t> traced;
   double busy_bucket_s = 100e-6;  // resolution of ExecutionResult::busy_gpus
+  bool track_busy = true;         // false: busy_gpus stays empty (nothing reads it)
   // busy_gpus from the bucket in which the first rank finished step busy_from_step - 1 on (the
   // window of the steps from busy_from_step can start no earlier); 0: from the start.
   int busy_from_step = 0;

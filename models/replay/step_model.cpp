@@ -241,6 +241,7 @@ ExecutorOptions executor_options(const StepInput& in, const StepProgram& program
   exec.timeline = in.timeline;
   // The step's power reads the last step's window; a trace's power track reads the whole run.
   exec.busy_from_step = in.trace != nullptr ? 0 : program.steps - 1;
+  exec.track_busy = in.power_series || in.trace != nullptr;
   exec.traced = traced_ranks(in, program);
   return exec;
 }

@@ -66,6 +66,9 @@ struct StepInput {
   double trace_counter_s = 1e-3;
   uint64_t seed = 1;
   hardware::PowerModel power;
+  // Count the GPUs busy per 100 us for the step's power (StepResult power_*). A layout sweep
+  // reads none of it (scenario::evaluate_layouts) and turns it off: power_* then stay 0.
+  bool power_series = true;
   bool fabric_links = false;     // fill StepResult::fabric_links (every link direction's load)
   Timeline* timeline = nullptr;  // filled with the traced ranks' instructions
   // link_degrade / slow_receiver (flow, packet), link_down / switch_down (flow) faults

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "models/collective/collective.h"
 #include "models/workload/layout.h"
 #include "models/workload/memory.h"
 #include "models/workload/schedule.h"
@@ -65,6 +66,7 @@ struct Builder {
   }
   size_t dp_groups = 0, replica_base = 0;
   int shard_ranks = 1, replicas = 1;
+  std::vector<std::pair<int, Placement>> simulated{};  // (GPU, placement) of each simulated rank
 
   int phys(int rank) const {
     return options.gpu_of_rank.empty() ? rank : options.gpu_of_rank[static_cast<size_t>(rank)];
@@ -84,9 +86,17 @@ struct Builder {
       if (index_of_gpu[static_cast<size_t>(gpu)] >= 0)
         g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
     };
+    // A location's groups hold only its own GPUs (DP varies within them): one without a
+    // simulated rank (a folded program's other TP / CP ranks) has groups no instruction names,
+    // left empty.
+    std::vector<char> needed(locations, 0);
+    for (const auto& [gpu, at] : simulated)
+      needed[static_cast<size_t>((at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp)] = 1;
     for (int s = 0; s < p.pipeline_parallel; ++s) {
       for (int c = 0; c < p.context_parallel; ++c) {
         for (int t = 0; t < p.tensor_parallel; ++t) {
+          if (needed[static_cast<size_t>((s * p.context_parallel + c) * p.tensor_parallel + t)] == 0)
+            continue;
           for (int d = 0; d < p.data_parallel; ++d) {
             const Placement at{t, c, d, s};
             const int gpu = phys(global_rank(p, at, options.placement));
@@ -95,6 +105,9 @@ struct Builder {
           }
         }
       }
+    }
+    for (Group& g : out.groups) {
+      if (!g.gpus.empty()) g.hash = collective::group_hash(g.gpus);
     }
     for (size_t g = dp_groups; g < replica_base; ++g) out.groups[g] = out.groups[g - dp_groups];
   }
@@ -120,12 +133,20 @@ struct Builder {
     // virtual stages) hands its output over in memory: no send/receive, the consumer depends
     // on the producing compute directly. message key -> that compute.
     std::unordered_map<uint64_t, int32_t> local_output;
+    std::vector<int> stage_gpu;  // peer_gpu's table: the GPU of this placement on each stage, or -1
     int16_t step() const { return static_cast<int16_t>(k); }
   };
 
-  int peer_gpu(Placement at, int stage) const {
-    at.pp = stage;
-    return phys(global_rank(job.parallelism, at, options.placement));
+  // The GPU of this rank's placement on pipeline stage `stage` (its sends' and receives' peer):
+  // from the rank's table, filled once per stage it reaches.
+  int peer_gpu(RankState& rs, int stage) const {
+    int& gpu = rs.stage_gpu[static_cast<size_t>(stage)];
+    if (gpu < 0) {
+      Placement at = rs.at;
+      at.pp = stage;
+      gpu = phys(global_rank(job.parallelism, at, options.placement));
+    }
+    return gpu;
   }
 
   void build_rank(int32_t self, const Placement& at) {
@@ -145,6 +166,10 @@ struct Builder {
     rs.units = per_unit();
     if (rs.units) rs.zplan = workload::zero3_plan(job);
     rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job), par.microbatch_group);
+    rs.stage_gpu.assign(static_cast<size_t>(p), -1);
+    // Every pass adds its compute and at most a receive and a send, and each step ends with
+    // its gradient reductions: room for those at once (growing the list copied it each time).
+    rs.r->instrs.reserve(static_cast<size_t>(options.steps) * (3 * rs.order.size() + 8));
     rs.last_backward.assign(static_cast<size_t>(v), 0);
     rs.first_forward.assign(static_cast<size_t>(v), rs.order.size());
     for (size_t i = 0; i < rs.order.size(); ++i) {
@@ -198,7 +223,7 @@ struct Builder {
     recv.chunk = static_cast<int16_t>(pass.chunk);
     recv.microbatch = pass.microbatch;
     const int from_stage = pass.forward ? (rs.at.pp - 1 + p) % p : (rs.at.pp + 1) % p;
-    recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, from_stage))];
+    recv.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs, from_stage))];
     if (recv.peer == rs.self) {
       const auto local = rs.local_output.find(message_key(rs.k, vs, pass.microbatch, pass.forward));
       if (local == rs.local_output.end())
@@ -222,7 +247,7 @@ struct Builder {
     send.bytes = rs.activation_bytes;
     send.after = run_at;
     const int to_stage = pass.forward ? (rs.at.pp + 1) % p : (rs.at.pp - 1 + p) % p;
-    send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs.at, to_stage))];
+    send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs, to_stage))];
     const uint64_t key = message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward);
     if (send.peer == rs.self) {
       rs.local_output[key] = run_at;
@@ -523,9 +548,17 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
                                 std::to_string(options.gpu_of_rank.size()) + " entries for " +
                                 std::to_string(world) + " ranks");
   }
-  for (int rank = 0; rank < world; ++rank) {
+  // Folded: the ranks at TP, CP and DP index 0, one per stage, in rank order (either placement
+  // order puts the stage above them).
+  std::vector<int> ranks;
+  if (options.fold) {
+    for (int s = 0; s < p.pipeline_parallel; ++s)
+      ranks.push_back(global_rank(p, Placement{0, 0, 0, s}, options.placement));
+  }
+  const int count = options.fold ? static_cast<int>(ranks.size()) : world;
+  for (int k = 0; k < count; ++k) {
+    const int rank = options.fold ? ranks[static_cast<size_t>(k)] : k;
     const Placement at = placement_of(p, rank, options.placement);
-    if (options.fold && (at.tp != 0 || at.cp != 0 || at.dp != 0)) continue;
     const int gpu = b.phys(rank);
     if (gpu < 0 || gpu >= world || b.index_of_gpu[static_cast<size_t>(gpu)] >= 0) {
       throw std::invalid_argument("step program: gpu_of_rank is not a permutation of the " +
@@ -534,6 +567,7 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
     b.index_of_gpu[static_cast<size_t>(gpu)] = static_cast<int>(simulated.size());
     simulated.emplace_back(gpu, at);
   }
+  b.simulated = simulated;
   b.out.ranks.resize(simulated.size());
   b.recv_index.resize(simulated.size());
   for (size_t i = 0; i < simulated.size(); ++i) {

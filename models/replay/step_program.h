@@ -91,6 +91,7 @@ struct RankProgram {
 struct Group {
   std::vector<int> gpus;       // every member (global ranks)
   std::vector<int> simulated;  // members that have a program (indices into ranks)
+  uint64_t hash = 0;           // collective::group_hash(gpus) once built (0: not computed)
 };
 
 struct Placement {

@@ -60,6 +60,7 @@ LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
   in.network.shared_capacities = shared.capacities;
   in.collectives.shared_plans = &shared.plans;
   in.network.link_statistics = false;  // a row reports no link figures
+  in.power_series = false;             // nor power
   if (std::string problem = step_memory_problem(in); !problem.empty()) {
     o.error = problem;
     return o;

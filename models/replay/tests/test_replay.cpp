@@ -751,7 +751,8 @@ namespace {
 // A communicator for programs without communication.
 struct NoComm final : Communicator {
   void send(int, int, sim::Bytes, CommHandler&, uint64_t) override { FAIL() << "no sends here"; }
-  void collective(CollectiveKind, std::span<const int>, sim::Bytes, CommHandler&, uint64_t) override {
+  void collective(CollectiveKind, std::span<const int>, sim::Bytes, CommHandler&, uint64_t,
+                  uint64_t) override {
     FAIL() << "no collectives here";
   }
 };

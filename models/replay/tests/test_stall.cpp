@@ -17,8 +17,8 @@ class FixedComm final : public Communicator, public sim::EventHandler {
  public:
   explicit FixedComm(sim::Simulation& sim) : sim_(sim) {}
   void send(int, int, sim::Bytes, CommHandler& handler, uint64_t tag) override { later(handler, tag); }
-  void collective(CollectiveKind, std::span<const int>, sim::Bytes, CommHandler& handler,
-                  uint64_t tag) override {
+  void collective(CollectiveKind, std::span<const int>, sim::Bytes, CommHandler& handler, uint64_t tag,
+                  uint64_t) override {
     later(handler, tag);
   }
   void on_event(uint64_t k) override { pending_[k].first->on_comm_done(pending_[k].second); }
