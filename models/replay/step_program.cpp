@@ -25,11 +25,23 @@ struct Builder {
   const ProgramOptions& options;
   StepProgram out;
   std::vector<int> index_of_gpu;  // global rank -> program index, -1 if not simulated
-  std::vector<std::unordered_map<uint64_t, int32_t>> recv_index;  // per program
+  // Per program: its receives by recv_slot (-1: none), which a send names to find its match.
+  std::vector<std::vector<int32_t>> recv_index;
   struct PendingSend {
     int32_t rank, instr;
-    uint64_t key;
+    size_t slot;  // recv_slot at the receiver
   };
+  // A receive's place in its rank's table: (step, chunk, micro-batch, direction) of the virtual
+  // stage vs that receives.
+  size_t recv_slot(int step, int vs, int64_t microbatch, bool forward) const {
+    const auto& par = job.parallelism;
+    const auto chunk = static_cast<size_t>(vs / par.pipeline_parallel);
+    const auto m = static_cast<size_t>(workload::microbatches(job));
+    return ((static_cast<size_t>(step) * static_cast<size_t>(par.virtual_pipeline) + chunk) * m +
+            static_cast<size_t>(microbatch)) *
+               2 +
+           (forward ? 1U : 0U);
+  }
   std::vector<PendingSend> sends;
 
   int32_t add(RankProgram& r, Instr i) {
@@ -231,7 +243,14 @@ struct Builder {
       return local->second;
     }
     const int32_t recv_at = add(*rs.r, recv);
-    recv_index[static_cast<size_t>(rs.self)][message_key(rs.k, vs, pass.microbatch, pass.forward)] = recv_at;
+    std::vector<int32_t>& slots = recv_index[static_cast<size_t>(rs.self)];
+    if (slots.empty()) {
+      slots.assign(static_cast<size_t>(options.steps) *
+                       static_cast<size_t>(job.parallelism.virtual_pipeline) *
+                       static_cast<size_t>(workload::microbatches(job)) * 2,
+                   -1);
+    }
+    slots[recv_slot(rs.k, vs, pass.microbatch, pass.forward)] = recv_at;
     return recv_at;
   }
 
@@ -248,13 +267,13 @@ struct Builder {
     send.after = run_at;
     const int to_stage = pass.forward ? (rs.at.pp + 1) % p : (rs.at.pp - 1 + p) % p;
     send.peer = index_of_gpu[static_cast<size_t>(peer_gpu(rs, to_stage))];
-    const uint64_t key = message_key(rs.k, pass.forward ? vs + 1 : vs - 1, pass.microbatch, pass.forward);
+    const int to_vs = pass.forward ? vs + 1 : vs - 1;
     if (send.peer == rs.self) {
-      rs.local_output[key] = run_at;
+      rs.local_output[message_key(rs.k, to_vs, pass.microbatch, pass.forward)] = run_at;
       return;
     }
     const int32_t send_at = add(*rs.r, send);
-    sends.push_back({rs.self, send_at, key});
+    sends.push_back({rs.self, send_at, recv_slot(rs.k, to_vs, pass.microbatch, pass.forward)});
   }
 
   // Per layer (the FSDP unit), per module of the stack's plan (sharding.h): the module's
@@ -495,10 +514,10 @@ struct Builder {
   void match_sends() {
     for (const auto& s : sends) {
       Instr& send = out.ranks[static_cast<size_t>(s.rank)].instrs[static_cast<size_t>(s.instr)];
-      const auto& index = recv_index[static_cast<size_t>(send.peer)];
-      const auto it = index.find(s.key);
-      if (it == index.end()) throw std::logic_error("step program: a send has no matching receive");
-      send.peer_instr = it->second;
+      const auto& slots = recv_index[static_cast<size_t>(send.peer)];
+      const int32_t recv = s.slot < slots.size() ? slots[s.slot] : -1;
+      if (recv < 0) throw std::logic_error("step program: a send has no matching receive");
+      send.peer_instr = recv;
     }
   }
 };
