@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/network/chain_cache.h"
+#include "models/topology/hash.h"
 
 namespace ct::network {
 
@@ -56,10 +57,36 @@ void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHa
 
 void AnalyticalNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
                                   DeliveryHandler& handler, uint64_t tag) {
-  uses_.clear();
-  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, flow_id);
   const double bits = 8.0 * bytes.as_double() / params_.protocol_efficiency;
-  const double rate = uses_.bottleneck_bps(stats_.capacities());
+  sim::Duration latency;
+  double rate = 0.0;
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  FlowRoute* known = nullptr;
+  if (!params_.link_statistics) {
+    if (flow_routes_.size() > (size_t{1} << 16)) flow_routes_.clear();  // bounded memory
+    FlowRoute& f = flow_routes_[topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^
+                                                             topology::detail::splitmix64(flow_id))];
+    if (f.src == src_gpu && f.dst == dst_gpu && f.flow == flow_id && f.epoch == epoch &&
+        f.version == capacity_version_) {
+      known = &f;
+    } else {
+      f = FlowRoute{src_gpu, dst_gpu, flow_id, epoch, capacity_version_, sim::Duration::zero(), 0.0};
+      known = &f;
+      known->rate = -1.0;  // to be found below
+    }
+  }
+  if (known != nullptr && known->rate >= 0.0) {
+    latency = known->latency;
+    rate = known->rate;
+  } else {
+    uses_.clear();
+    latency = uses_.add(src_gpu, dst_gpu, flow_id);
+    rate = uses_.bottleneck_bps(stats_.capacities());
+    if (known != nullptr) {
+      known->latency = latency;
+      known->rate = rate;
+    }
+  }
   const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
   finish(bits, wire == sim::Duration::max() ? wire : latency + wire, handler, tag);
 }

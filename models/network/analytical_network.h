@@ -87,6 +87,16 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   uint64_t chains_epoch_ = 0;
   PathUses chain_scratch_;
   uint64_t capacity_version_ = 0;  // set_resource_capacity calls so far
+  // send_flow's latency and bottleneck rate by (pair, flow id), while no link statistics are
+  // kept (they need the path itself): a pipeline sends between the same two GPUs on the same
+  // connection at every micro-batch. Valid for the routes and capacities they were found with.
+  struct FlowRoute {
+    int src = -1, dst = -1;
+    uint64_t flow = 0, epoch = 0, version = 0;
+    sim::Duration latency;
+    double rate = 0.0;
+  };
+  std::unordered_map<uint64_t, FlowRoute> flow_routes_;
 };
 
 // Validates params (std::invalid_argument naming network.protocol_efficiency).
