@@ -230,9 +230,13 @@ class Executor final : public sim::EventHandler, public CommHandler {
   void try_start(int32_t r) {
     RankState& s = ranks_[static_cast<size_t>(r)];
     if (s.stopped != RankState::Stopped::no) return;
+    // Another pass only after an instruction completed during this one (a zero-length
+    // compute finishes as it starts): starting one only makes its own stream busy, so without
+    // a completion no other head became ready.
     bool progress = true;
     while (progress) {
       progress = false;
+      const auto done_before = instrs_done_;
       for (const uint8_t k : s.used()) {
         if (s.busy[k] || s.head_instr[k] < 0 || !head_ready(s, k)) continue;
         const int32_t i = s.head_instr[k];
@@ -255,7 +259,7 @@ class Executor final : public sim::EventHandler, public CommHandler {
           case InstrKind::recv:
             break;
         }
-        progress = true;
+        progress = instrs_done_ != done_before;
       }
     }
   }

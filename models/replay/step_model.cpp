@@ -242,7 +242,8 @@ ExecutorOptions executor_options(const StepInput& in, const StepProgram& program
   // The step's power reads the last step's window; a trace's power track reads the whole run.
   exec.busy_from_step = in.trace != nullptr ? 0 : program.steps - 1;
   exec.track_busy = in.power_series || in.trace != nullptr;
-  exec.traced = traced_ranks(in, program);
+  // Traced ranks matter only to a trace or a timeline; without either every rank is untraced.
+  if (in.trace != nullptr || in.timeline != nullptr) exec.traced = traced_ranks(in, program);
   return exec;
 }
 
