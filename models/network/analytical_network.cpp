@@ -151,7 +151,12 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<
   if (it != named_chains_.end()) return it->second;
   ChainCache* shared = shared_chains();
   if (shared != nullptr) {
-    if (std::shared_ptr<const ChainCache::Uses> uses = shared->find(legs)) {
+    std::shared_ptr<const ChainCache::Uses> uses = shared->find_id(id);
+    if (uses == nullptr) {
+      uses = shared->find(legs);
+      if (uses != nullptr) shared->put_id(id, uses);
+    }
+    if (uses != nullptr) {
       Chain c;
       c.fixed = true;
       c.uses = std::move(uses);
@@ -159,7 +164,10 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<
     }
   }
   Chain c = build_chain(legs);
-  if (shared != nullptr && c.fixed) c.uses = shared->put(legs, c.uses);
+  if (shared != nullptr && c.fixed) {
+    c.uses = shared->put(legs, c.uses);
+    shared->put_id(id, c.uses);
+  }
   return named_chains_.emplace(id, std::move(c)).first->second;
 }
 

@@ -47,6 +47,19 @@ class ChainCache {
     return bucket.back().uses;
   }
 
+  // The same uses by the chain id of a collective plan (collective.h Plan::chain_id: unique in
+  // the process, and a plan's legs never change), shared plans being reused by many runs: found
+  // without hashing and comparing the legs again.
+  [[nodiscard]] std::shared_ptr<const Uses> find_id(uint64_t chain_id) const {
+    const std::shared_lock lock(mutex_);
+    const auto it = by_id_.find(chain_id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
+  void put_id(uint64_t chain_id, std::shared_ptr<const Uses> uses) {
+    const std::unique_lock lock(mutex_);
+    by_id_.emplace(chain_id, std::move(uses));
+  }
+
   // Path latencies (Network::path_latency) by GPU pair, shared the same way: a ring's every leg
   // asks for one when the ring is laid out (collective/ring.h), and rings of other layouts
   // cross the same pairs. Bounded: past kMaxLatencies pairs nothing more is kept.
@@ -70,6 +83,7 @@ class ChainCache {
   uint64_t epoch_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;
+  std::unordered_map<uint64_t, std::shared_ptr<const Uses>> by_id_;
   mutable std::shared_mutex latency_mutex_;
   std::unordered_map<uint64_t, sim::Duration> latency_;
 };
