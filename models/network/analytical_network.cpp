@@ -225,9 +225,20 @@ void AnalyticalNetwork::on_event(uint64_t slot) {
 sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
   ChainCache* shared = shared_chains();
   if (shared == nullptr) return cluster_.path(src_gpu, dst_gpu, 0, path_);
-  if (const std::optional<sim::Duration> known = shared->find_latency(src_gpu, dst_gpu)) return *known;
+  // The thread's own table for the shared cache's routes (chain_cache.h serial); bounded.
+  struct Latencies {
+    uint64_t serial = 0;
+    std::unordered_map<uint64_t, sim::Duration> by_pair;
+  };
+  thread_local Latencies known;
+  if (known.serial != shared->serial()) {
+    known.by_pair.clear();
+    known.serial = shared->serial();
+  }
+  const uint64_t key = pair_key(src_gpu, dst_gpu);
+  if (const auto it = known.by_pair.find(key); it != known.by_pair.end()) return it->second;
   const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, 0, path_);
-  shared->put_latency(src_gpu, dst_gpu, latency);
+  if (known.by_pair.size() < (size_t{1} << 22)) known.by_pair.emplace(key, latency);
   return latency;
 }
 

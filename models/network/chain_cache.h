@@ -8,10 +8,10 @@
 // Thread-safe; what a run computes does not depend on which run stored an entry first.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <unordered_map>
@@ -60,32 +60,27 @@ class ChainCache {
     by_id_.emplace(chain_id, std::move(uses));
   }
 
-  // Path latencies (Network::path_latency) by GPU pair, shared the same way: a ring's every leg
-  // asks for one when the ring is laid out (collective/ring.h), and rings of other layouts
-  // cross the same pairs. Bounded: past kMaxLatencies pairs nothing more is kept.
-  [[nodiscard]] std::optional<sim::Duration> find_latency(int src_gpu, int dst_gpu) const {
-    const std::shared_lock lock(latency_mutex_);
-    const auto it = latency_.find(pair_key(src_gpu, dst_gpu));
-    if (it == latency_.end()) return std::nullopt;
-    return it->second;
-  }
-  void put_latency(int src_gpu, int dst_gpu, sim::Duration latency) {
-    const std::unique_lock lock(latency_mutex_);
-    if (latency_.size() < kMaxLatencies) latency_.emplace(pair_key(src_gpu, dst_gpu), latency);
-  }
+  // A number no other cache of the process has had: what a thread's own table of path
+  // latencies (AnalyticalNetwork::path_latency) is tagged with, so that it never outlives the
+  // routes it was filled from. That table is the thread's, not shared: a ring's every leg asks
+  // for a latency, and with one table under a reader-writer lock two threads of a batch spent
+  // their time handing its cache line to each other and sleeping on its writers.
+  [[nodiscard]] uint64_t serial() const { return serial_; }
 
  private:
   struct Entry {
     std::vector<Leg> legs;
     std::shared_ptr<const Uses> uses;
   };
-  static constexpr size_t kMaxLatencies = size_t{1} << 22;
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> next{0};
+    return next.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
   uint64_t epoch_;
+  uint64_t serial_ = next_serial();
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;
   std::unordered_map<uint64_t, std::shared_ptr<const Uses>> by_id_;
-  mutable std::shared_mutex latency_mutex_;
-  std::unordered_map<uint64_t, sim::Duration> latency_;
 };
 
 }  // namespace ct::network
