@@ -55,40 +55,36 @@ void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHa
   sim_.schedule_in(delay, *this, slot);
 }
 
+AnalyticalNetwork::FlowRoute AnalyticalNetwork::route_flow(int src_gpu, int dst_gpu, uint64_t flow_id) {
+  uses_.clear();
+  const sim::Duration latency = uses_.add(src_gpu, dst_gpu, flow_id);
+  return FlowRoute{src_gpu,
+                   dst_gpu,
+                   flow_id,
+                   cluster_.topology().routing_epoch(),
+                   capacity_version_,
+                   latency,
+                   uses_.bottleneck_bps(stats_.capacities())};
+}
+
 void AnalyticalNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
                                   DeliveryHandler& handler, uint64_t tag) {
-  const double bits = 8.0 * bytes.as_double() / params_.protocol_efficiency;
-  sim::Duration latency;
-  double rate = 0.0;
-  const uint64_t epoch = cluster_.topology().routing_epoch();
-  FlowRoute* known = nullptr;
-  if (!params_.link_statistics) {
+  FlowRoute route;
+  if (params_.link_statistics) {
+    route = route_flow(src_gpu, dst_gpu, flow_id);  // its uses_ are what finish() counts
+  } else {
     if (flow_routes_.size() > (size_t{1} << 16)) flow_routes_.clear();  // bounded memory
     FlowRoute& f = flow_routes_[topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^
                                                              topology::detail::splitmix64(flow_id))];
-    if (f.src == src_gpu && f.dst == dst_gpu && f.flow == flow_id && f.epoch == epoch &&
-        f.version == capacity_version_) {
-      known = &f;
-    } else {
-      f = FlowRoute{src_gpu, dst_gpu, flow_id, epoch, capacity_version_, sim::Duration::zero(), 0.0};
-      known = &f;
-      known->rate = -1.0;  // to be found below
+    if (!(f.src == src_gpu && f.dst == dst_gpu && f.flow == flow_id &&
+          f.epoch == cluster_.topology().routing_epoch() && f.version == capacity_version_)) {
+      f = route_flow(src_gpu, dst_gpu, flow_id);
     }
+    route = f;
   }
-  if (known != nullptr && known->rate >= 0.0) {
-    latency = known->latency;
-    rate = known->rate;
-  } else {
-    uses_.clear();
-    latency = uses_.add(src_gpu, dst_gpu, flow_id);
-    rate = uses_.bottleneck_bps(stats_.capacities());
-    if (known != nullptr) {
-      known->latency = latency;
-      known->rate = rate;
-    }
-  }
-  const sim::Duration wire = std::isinf(rate) ? sim::Duration::zero() : serialization(bits, rate);
-  finish(bits, wire == sim::Duration::max() ? wire : latency + wire, handler, tag);
+  const double bits = 8.0 * bytes.as_double() / params_.protocol_efficiency;
+  const sim::Duration wire = std::isinf(route.rate) ? sim::Duration::zero() : serialization(bits, route.rate);
+  finish(bits, wire == sim::Duration::max() ? wire : route.latency + wire, handler, tag);
 }
 
 void AnalyticalNetwork::forget_chains_if_stale() {
@@ -238,7 +234,8 @@ sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
   const uint64_t key = pair_key(src_gpu, dst_gpu);
   if (const auto it = known.by_pair.find(key); it != known.by_pair.end()) return it->second;
   const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, 0, path_);
-  if (known.by_pair.size() < (size_t{1} << 22)) known.by_pair.emplace(key, latency);
+  constexpr size_t kMaxLatencies = size_t{1} << 22;  // pairs a thread keeps at most
+  if (known.by_pair.size() < kMaxLatencies) known.by_pair.emplace(key, latency);
   return latency;
 }
 

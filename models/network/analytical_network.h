@@ -97,6 +97,9 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
     double rate = 0.0;
   };
   std::unordered_map<uint64_t, FlowRoute> flow_routes_;
+  // Routes one connection into uses_ and returns its latency and bottleneck rate, stamped with
+  // the routes and capacities of now.
+  FlowRoute route_flow(int src_gpu, int dst_gpu, uint64_t flow_id);
 };
 
 // Validates params (std::invalid_argument naming network.protocol_efficiency).

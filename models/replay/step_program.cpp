@@ -33,6 +33,11 @@ struct Builder {
   };
   // A receive's place in its rank's table: (step, chunk, micro-batch, direction) of the virtual
   // stage vs that receives.
+  // Slots of a rank's table: every (step, chunk, micro-batch, direction).
+  size_t recv_slots() const {
+    return static_cast<size_t>(options.steps) * static_cast<size_t>(job.parallelism.virtual_pipeline) *
+           static_cast<size_t>(workload::microbatches(job)) * 2;
+  }
   size_t recv_slot(int step, int vs, int64_t microbatch, bool forward) const {
     const auto& par = job.parallelism;
     const auto chunk = static_cast<size_t>(vs / par.pipeline_parallel);
@@ -102,13 +107,11 @@ struct Builder {
     // simulated rank (a folded program's other TP / CP ranks) has groups no instruction names,
     // left empty.
     std::vector<char> needed(locations, 0);
-    for (const auto& [gpu, at] : simulated)
-      needed[static_cast<size_t>((at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp)] = 1;
+    for (const auto& [gpu, at] : simulated) needed[static_cast<size_t>(group_id(at))] = 1;
     for (int s = 0; s < p.pipeline_parallel; ++s) {
       for (int c = 0; c < p.context_parallel; ++c) {
         for (int t = 0; t < p.tensor_parallel; ++t) {
-          if (needed[static_cast<size_t>((s * p.context_parallel + c) * p.tensor_parallel + t)] == 0)
-            continue;
+          if (needed[static_cast<size_t>(group_id(Placement{t, c, 0, s}))] == 0) continue;
           for (int d = 0; d < p.data_parallel; ++d) {
             const Placement at{t, c, d, s};
             const int gpu = phys(global_rank(p, at, options.placement));
@@ -244,12 +247,7 @@ struct Builder {
     }
     const int32_t recv_at = add(*rs.r, recv);
     std::vector<int32_t>& slots = recv_index[static_cast<size_t>(rs.self)];
-    if (slots.empty()) {
-      slots.assign(static_cast<size_t>(options.steps) *
-                       static_cast<size_t>(job.parallelism.virtual_pipeline) *
-                       static_cast<size_t>(workload::microbatches(job)) * 2,
-                   -1);
-    }
+    if (slots.empty()) slots.assign(recv_slots(), -1);
     slots[recv_slot(rs.k, vs, pass.microbatch, pass.forward)] = recv_at;
     return recv_at;
   }
@@ -561,7 +559,7 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   b.out.steps = options.steps;
   b.out.folded = options.fold;
   b.index_of_gpu.assign(static_cast<size_t>(world), -1);
-  std::vector<std::pair<int, Placement>> simulated;
+  auto& simulated = b.simulated;
   if (!options.gpu_of_rank.empty() && options.gpu_of_rank.size() != static_cast<size_t>(world)) {
     throw std::invalid_argument("step program: gpu_of_rank has " +
                                 std::to_string(options.gpu_of_rank.size()) + " entries for " +
@@ -586,7 +584,6 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
     b.index_of_gpu[static_cast<size_t>(gpu)] = static_cast<int>(simulated.size());
     simulated.emplace_back(gpu, at);
   }
-  b.simulated = simulated;
   b.out.ranks.resize(simulated.size());
   b.recv_index.resize(simulated.size());
   for (size_t i = 0; i < simulated.size(); ++i) {
