@@ -441,8 +441,10 @@ void compile_and_loss_params(std::vector<Param>& t) {
   t.push_back(P(training_job.runtime.torch_compile, boolean, "false",
                 "torch.compile on a PyTorch-native stack (torchtitan, pytorch, composer): fuses the Llama "
                 "block's element-wise ops (RMSNorm, rotary embeddings, SwiGLU), which eager PyTorch runs as "
-                "composite fp32 kernels (36 instead of 4 bytes per element for a norm). An error with the "
-                "megatron-core, nemo and deepspeed stacks, whose kernels are fused already."));
+                "composite fp32 kernels (36 instead of 4 bytes per element for a norm). torchtitan's rotary "
+                "embedding stays at eager's 20 bytes per element: it multiplies complex fp32 tensors, which "
+                "Inductor runs as eager fallback kernels. An error with the megatron-core, nemo and "
+                "deepspeed stacks, whose kernels are fused already."));
   t.push_back(
       P(training_job.runtime.compile_loss, text, "\"auto\"",
         "Whether the cross-entropy loss is compiled with torch_compile: compiled (one fused kernel each way; "

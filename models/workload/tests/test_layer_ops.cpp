@@ -230,9 +230,10 @@ TEST(LayerOps, OutputAndEmbeddingOps) {
 }
 
 // Rotary embeddings cost a kernel in every stack: fused (Transformer Engine's fused RoPE, or
-// torch.compile's Triton kernel) it reads Q and K and writes them rotated, 2 + 2 bytes per
-// element, and its backward the same; eager PyTorch's complex fp32 rotation moves 20. GPT's
-// learned positions have none.
+// torch.compile's Triton kernel of a real-valued rotation) it reads Q and K and writes them
+// rotated, 2 + 2 bytes per element, and its backward the same; eager PyTorch's complex fp32
+// rotation moves 20, and so does torchtitan's compiled one (Inductor runs complex operators as
+// eager fallbacks), backward 20 too. GPT's learned positions have none.
 TEST(LayerOps, RotaryEmbeddingIsAKernelOfItsOwn) {
   JobSpec j = testing::gpt3_job();
   j.model = testing::llama2_70b();
@@ -245,7 +246,8 @@ TEST(LayerOps, RotaryEmbeddingIsAKernelOfItsOwn) {
   j.stack = "torchtitan";  // eager: the complex fp32 version
   EXPECT_EQ(find(transformer_layer_ops(j).forward, "rope").bytes, 20 * qk);
   j.torch_compile = true;
-  EXPECT_EQ(find(transformer_layer_ops(j).forward, "rope").bytes, 4 * qk);
+  EXPECT_EQ(find(transformer_layer_ops(j).forward, "rope").bytes, 20 * qk);
+  EXPECT_EQ(find(transformer_layer_ops(j).backward, "rope.bwd").bytes, 20 * qk);
   const LayerOps gpt = transformer_layer_ops(testing::gpt3_job());
   for (const Op& op : gpt.forward) EXPECT_NE(op.name, "rope");
 }
@@ -355,8 +357,8 @@ namespace {
 
 // Eager PyTorch Llama blocks (torchtitan without torch.compile): composite fp32 RMSNorm (36
 // bytes per element against 4), complex-fp32 rotary embeddings on Q and K (20 bytes per
-// element against the fused kernel's 4), SwiGLU as silu + mul (10 against 6); compiled, or on
-// Megatron's stack, fused.
+// element; torchtitan's compiled blocks too, Inductor leaving complex operators to eager
+// kernels), SwiGLU as silu + mul (10 against 6); compiled, or on Megatron's stack, fused.
 TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   JobSpec j = testing::gpt3_job();
   j.model.activation = "swiglu";
@@ -371,7 +373,7 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   j.torch_compile = true;
   const LayerOps compiled = transformer_layer_ops(j);
   EXPECT_EQ(find(eager, "input_norm"), 9 * find(compiled, "input_norm"));
-  EXPECT_EQ(find(eager, "rope"), 5 * find(compiled, "rope"));
+  EXPECT_EQ(find(eager, "rope"), find(compiled, "rope"));  // complex fp32 either way
   EXPECT_EQ(3 * find(eager, "activation"), 5 * find(compiled, "activation"));
   EXPECT_TRUE(eager_llama([&] {
     JobSpec e = j;
@@ -387,6 +389,33 @@ TEST(LayerOps, EagerLlamaOpsCostTheirCompositeKernels) {
   EXPECT_EQ(find(plain, "rope"), find(eager, "rope"));
   j.stack = "megatron-core";
   EXPECT_FALSE(eager_llama(j));
+}
+
+// torchtitan's attention copies K and V to every query head before SDPA (repeat_kv): read once,
+// written heads / kv_heads times, and summed back in backward; not on Megatron's stack, nor
+// without grouped-query attention.
+TEST(LayerOps, TorchtitanRepeatsKeysAndValuesForGroupedQueryAttention) {
+  JobSpec j = testing::gpt3_job();
+  j.model = testing::llama2_70b();  // 64 heads, 8 KV heads of 128
+  j.parallelism.tensor_parallel = 8;
+  const int64_t tokens = j.micro_batch_size * j.model.seq_length;
+  const int64_t kv = tokens * 1024 / 8, expanded = tokens * 8192 / 8;
+  auto bytes = [](const std::vector<Op>& ops, std::string_view name) {
+    for (const Op& op : ops) {
+      if (op.name == name) return op.bytes;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(bytes(transformer_layer_ops(j).forward, "repeat_kv"), -1);
+  j.stack = "torchtitan";
+  for (const bool compiled : {false, true}) {
+    j.torch_compile = compiled;
+    const LayerOps ops = transformer_layer_ops(j);
+    EXPECT_EQ(bytes(ops.forward, "repeat_kv"), 2 * (2 * kv + 2 * expanded));
+    EXPECT_EQ(bytes(ops.backward, "repeat_kv.bwd"), 2 * (2 * kv + 2 * expanded));
+  }
+  j.model.kv_heads = j.model.heads;  // multi-head attention: nothing to repeat
+  EXPECT_EQ(bytes(transformer_layer_ops(j).forward, "repeat_kv"), -1);
 }
 
 // model.position_embedding: rotary costs its kernel whatever the MLP (a GPT-NeoX-style gelu
