@@ -40,20 +40,46 @@ void FlowNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Byt
   const sim::Duration latency = route(src_gpu, dst_gpu, flow_id);
   const Leg leg{src_gpu, dst_gpu};
   start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag,
-        std::span<const Leg>(&leg, 1), false, flow_id);
+        std::span<const Leg>(&leg, 1), uses_.uses(), false, flow_id);
+}
+
+void FlowNetwork::route_chain(std::span<const Leg> legs) {
+  uses_.clear();
+  for (size_t i = 0; i < legs.size(); ++i) route(legs[i].src_gpu, legs[i].dst_gpu, chain_leg_flow(i));
 }
 
 void FlowNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
                                  sim::Duration fixed_latency, double leg_rate_cap_bps,
                                  DeliveryHandler& handler, uint64_t tag) {
-  uses_.clear();
-  for (size_t i = 0; i < legs.size(); ++i) route(legs[i].src_gpu, legs[i].dst_gpu, chain_leg_flow(i));
+  route_chain(legs);
   start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag, legs,
-        true, 0, leg_rate_cap_bps);
+        uses_.uses(), true, 0, leg_rate_cap_bps);
+}
+
+void FlowNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                             sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                             uint64_t tag) {
+  if (chain_id == 0) {
+    send_pipelined(legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
+    return;
+  }
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  if (epoch != chain_uses_epoch_ || chain_uses_.size() > 4096) {  // routes changed, or bounded memory
+    chain_uses_.clear();
+    chain_uses_epoch_ = epoch;
+  }
+  auto it = chain_uses_.find(chain_id);
+  if (it == chain_uses_.end()) {
+    route_chain(legs);
+    it = chain_uses_.emplace(chain_id, std::vector<Use>(uses_.uses().begin(), uses_.uses().end())).first;
+  }
+  start(8.0 * bytes_per_leg.as_double() / params_.protocol_efficiency, fixed_latency, handler, tag, legs,
+        it->second, true, 0, leg_rate_cap_bps);
 }
 
 void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
-                        std::span<const Leg> legs, bool chain, uint64_t flow_id, double rate_cap_bps) {
+                        std::span<const Leg> legs, std::span<const Use> uses, bool chain, uint64_t flow_id,
+                        double rate_cap_bps) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -73,7 +99,7 @@ void FlowNetwork::start(double bits, sim::Duration latency, DeliveryHandler& han
   counters_.started_bytes += bits / 8.0 * params_.protocol_efficiency;
   t.rate = 0.0;
   t.last_ps = sim_.now().ps();
-  t.uses.assign(uses_.uses().begin(), uses_.uses().end());
+  t.uses.assign(uses.begin(), uses.end());
   t.legs.assign(legs.begin(), legs.end());
   t.chain = chain;
   t.flow_id = flow_id;

@@ -27,6 +27,7 @@
 #include <deque>
 #include <limits>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "models/network/cluster.h"
@@ -46,6 +47,9 @@ class FlowNetwork final : public Network, private sim::EventHandler {
                  uint64_t tag) override;
   void send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                       double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag) override;
+  void send_chain(uint64_t chain_id, std::span<const Leg> legs, sim::Bytes bytes_per_leg,
+                  sim::Duration fixed_latency, double leg_rate_cap_bps, DeliveryHandler& handler,
+                  uint64_t tag) override;
   [[nodiscard]] sim::Duration path_latency(int src_gpu, int dst_gpu) const override;
   [[nodiscard]] sim::Bandwidth path_bandwidth(int src_gpu, int dst_gpu) const override;
   void set_resource_capacity(int32_t resource, sim::Bandwidth capacity) override;
@@ -89,8 +93,10 @@ class FlowNetwork final : public Network, private sim::EventHandler {
 
   void on_event(uint64_t tag) override;
   void start(double bits, sim::Duration latency, DeliveryHandler& handler, uint64_t tag,
-             std::span<const Leg> legs, bool chain, uint64_t flow_id,
+             std::span<const Leg> legs, std::span<const Use> uses, bool chain, uint64_t flow_id,
              double rate_cap_bps = std::numeric_limits<double>::infinity());
+  // Routes every leg of a chain (flows chain_leg_flow(i)) into uses_.
+  void route_chain(std::span<const Leg> legs);
   void add_variable(Transfer& t, uint32_t slot);
   sim::Duration route(int src_gpu, int dst_gpu, uint64_t tag);
   void resume(Transfer& t, uint32_t slot);
@@ -116,6 +122,13 @@ class FlowNetwork final : public Network, private sim::EventHandler {
   TransferCounters counters_;
   mutable std::vector<int32_t> path_;
   mutable PathUses bandwidth_uses_;  // path_bandwidth's scratch
+  // What a named chain's legs cross (send_chain), by its id, while the routes stay as they were
+  // (routing epoch): a step starts the same collectives again and again, and routing each of
+  // a ring's legs at every start was a tenth of the default 10,240-GPU step. The uses are what
+  // routing the legs gives, in the same order, so the solver gets the same variable. Bounded
+  // like the analytical network's chains.
+  std::unordered_map<uint64_t, std::vector<Use>> chain_uses_;
+  uint64_t chain_uses_epoch_ = ~uint64_t{0};
   bool solve_pending_ = false;
   int64_t last_solve_ps_ = -1;  // time of the last solve (-1: none yet)
   uint64_t solves_ = 0;

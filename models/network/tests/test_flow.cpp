@@ -217,3 +217,47 @@ TEST(Flow, FailedLinkStallsUntilRestored) {
 
 }  // namespace
 }  // namespace ct::network
+
+namespace ct::network {
+namespace {
+
+// A named chain (send_chain) keeps what routing its legs gave under its id while the routes
+// stay as they are, and routes again after a failure changes them: every call takes the time
+// send_pipelined gives it, before and after a spine link on the chain's first leg goes down.
+TEST(Flow, NamedChainsKeepTheirRoutesUntilTheRoutesChange) {
+  std::vector<std::vector<double>> runs;
+  for (const bool named : {false, true}) {
+    Cluster c(small_cluster(16, 8, 16));
+    std::vector<Leg> ring;
+    for (int n = 0; n < 16; ++n) ring.push_back(Leg{n * 8 + 1, (n + 5) % 16 * 8 + 2});
+    sim::Simulation sim;
+    FlowNetwork net(sim, c);
+    Recorder rec(sim);
+    const sim::Bytes bytes{int64_t{64} << 20};
+    auto send = [&](uint64_t tag) {
+      if (named) {
+        net.send_chain(7, ring, bytes, sim::Duration::us(3), testing::kNoCap, rec, tag);
+      } else {
+        net.send_pipelined(ring, bytes, sim::Duration::us(3), testing::kNoCap, rec, tag);
+      }
+    };
+    for (uint64_t tag = 0; tag < 3; ++tag) send(tag);
+    net.send(9, 42, bytes, rec, 3);  // a flow beside them
+    sim.run();
+    // A switch-to-switch link on the first leg's path goes down: the routes are recomputed.
+    const topology::Path before = c.topology().route(c.nic_of(1), c.nic_of(42), chain_leg_flow(0));
+    ASSERT_GE(before.size(), 4U);
+    c.topology().set_link_state(before[1], topology::LinkState::down);
+    net.set_resource_capacity(before[1], sim::Bandwidth::bits_per_s(0));  // a stale path would stall
+    const topology::Path after = c.topology().route(c.nic_of(1), c.nic_of(42), chain_leg_flow(0));
+    EXPECT_NE(after, before);
+    for (uint64_t tag = 4; tag < 6; ++tag) send(tag);
+    sim.run();
+    ASSERT_EQ(rec.count, 6);
+    runs.push_back(rec.times);
+  }
+  EXPECT_EQ(runs[1], runs[0]);
+}
+
+}  // namespace
+}  // namespace ct::network
