@@ -742,6 +742,39 @@ def _torchtitan_h200(mode: str) -> Iterable[_Case]:
                     [sc], lambda report, sc: report["tokens_per_s_per_gpu"], source=row["source"])
 
 
+def _torchao_float8(mode: str) -> Iterable[_Case]:
+    """torchao-float8.json: torchao's end-to-end float8 benchmark, torchtitan Llama 3 8B on 8
+    GPUs (FSDP2, torch.compile, op-level selective checkpointing, local batch 1 of 8,192
+    tokens), tokens/s per GPU. H100 rows on Meta's 96 GB / 2.4 TB/s / 500 W variant (the file's
+    note); tensorwise scaling with float8 FSDP all-gathers runs as fp8-cs (per-tensor current
+    scaling, the casts before the gather). Its loss stays eager: torchtitan compiled it from
+    April 2025 (training_job.runtime.compile_loss), after this PyTorch 2.7.0a0 run."""
+    for row in _load("torchao-float8.json")["rows"]:
+        label = f"{row['model']} {row['gpus']}x{row['gpu']} {row['scaling']}"
+        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=_load("torchao-float8.json")
+                     ["sources"]["table"])
+        if row["gpu"] != "H100":
+            case.reason = ("no MI300X in the GPU catalog: its eight GPUs are a mesh of xGMI links, not a switched "
+                           "NVLink domain, and nothing of it is measured here")
+        elif row["precision"] == "rowwise":
+            case.reason = ("torchao's rowwise float8 scaling is not a precision of the twin "
+                           "(training_job.runtime.precision: bf16, fp8, fp8-cs, mxfp8)")
+        else:
+            model = {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                     "activation": "swiglu", "vocab": 128256, "tied_embeddings": False,
+                     "seq_length": row["seq_length"]}
+            gpus = row["gpus"]
+            par = {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": gpus, "zero_stage": 3}
+            runtime = {"stack": "torchtitan", "recompute_granularity": "selective", "precision": row["precision"],
+                       "torch_compile": True, "compile_loss": "eager"}
+            cluster = _cluster("H100-SXM", gpus, "400Gbps")
+            cluster["gpu_spec"] = dict(_GRAND_TETON_H100)
+            case.scenarios = [_scenario(cluster, model, par, row["local_batch"], row["local_batch"] * gpus, runtime,
+                                        mode)]
+            case.predict = lambda report, sc: report["tokens_per_s_per_gpu"]
+        yield case
+
+
 def _dgxc(mode: str) -> Iterable[_Case]:
     """NVIDIA DGX Cloud weak-scaling tables (NeMo 24.09 on DGX H100, 8 x 400G): the step time of
     each row's own layout, stack nemo with TP overlap as NVIDIA's recipes run it, FP8 as delayed
@@ -883,6 +916,8 @@ SETS = [
              "three measured H200 training steps (PyTorch): step time, allocated and reserved peaks"),
     _SetSpec("torchtitan-perf", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "torchtitan"), "torchtitan tokens/s"),
     _SetSpec("torchtitan-h200", "torchtitan-h200.json", _torchtitan_h200, "torchtitan Llama 3.1 8B on 32-64 H200 (Trainy)"),
+    _SetSpec("torchao-float8", "torchao-float8.json", _torchao_float8,
+             "torchao float8 end-to-end benchmark: torchtitan Llama 3 8B on 8 H100 / MI300X, bf16 vs float8"),
     _SetSpec("nemo-24.07", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo"), "NeMo 24.07 tables"),
     _SetSpec("nemo-long-sequence", "nemo_megatron_perf.json", lambda m: _perf_rows(m, "nemo-long-sequence"),
              "NeMo 25.04 long-sequence tables: Llama 2 7B FP8 on 4-1,024 H100, 4K-1M tokens with CP (model TFLOP/s)"),
