@@ -319,6 +319,45 @@ void add_mla_projections(std::vector<Step>& st, const ModelSpec& m, int64_t T, i
   st.push_back({gemm("qkv", T, H * (a.qk_nope_head_dim + a.v_head_dim) / t, a.kv_lora_rank), "qkv.dgrad",
                 "qkv.wgrad"});
 }
+
+// The rotary embedding of Q and K on stacks that do not run it eagerly (add_eager_rope does
+// that), and torchtitan's copies of K and V to every query head: qk elements of Q and K, kv
+// of K (or V), expanded those of K (or V) after the copy.
+void add_rope_and_repeat_kv(std::vector<Step>& st, const JobSpec& job, int64_t qk, int64_t kv,
+                            int64_t expanded) {
+  const ModelSpec& m = job.model;
+  if (rotary_positions(m) && !eager_pytorch(job)) {
+    if (parse_stack(job.stack) == Stack::torchtitan) {
+      // torchtitan's compiled blocks: its apply_rotary_emb turns Q and K through complex fp32
+      // (view_as_complex(x.float()) * freqs_cis, view_as_real, type_as; torchtitan's Llama
+      // model code from 2024 to 2026, models/common/rope.py), and Inductor does not generate
+      // code for complex operators: the complex multiply runs as an eager fallback kernel
+      // (torch/_inductor/lowering.py unsupported_input_tensor, "Torchinductor does not
+      // support code generation for complex operators"). Its inputs and outputs stay in HBM:
+      // the cast to fp32 (2 + 4 bytes per element), the multiply (4 + 4) and the cast back
+      // (4 + 2): 20 bytes per element of Q and K, as eager; the backward the same three
+      // kernels on the gradients (conj(freqs_cis) for the multiply): 20 again.
+      st.push_back({elementwise("rope", 20 * qk), "rope.bwd", {}, 20 * qk});
+    } else {
+      // Fused rotary embedding: one kernel reads Q and K and writes them rotated (2 + 2 bytes
+      // per element), its backward the same for their gradients: Transformer Engine's
+      // fused_rope_forward / _backward, applied to Q and K out of place (Megatron-core
+      // apply_rotary_pos_emb with apply_rope_fusion), and the Triton kernel torch.compile
+      // makes of a real-valued rotation (rotate_half, Hugging Face's models). Eager PyTorch's
+      // complex fp32 version is add_eager_rope.
+      st.push_back({elementwise("rope", 4 * qk), "rope.bwd", {}, 4 * qk});
+    }
+  }
+  if (parse_stack(job.stack) == Stack::torchtitan && !is_mla(m) && kv_heads(m) < m.heads) {
+    // torchtitan's Attention.forward repeats K and V to every query head before SDPA
+    // (repeat_kv: unsqueeze, expand, reshape of the expanded view, which copies; Llama model
+    // code of Dec 2024 and June 2025): K and V read once and written heads / kv_heads times
+    // (2 + 2 x n_rep bytes per element of each); the backward sums the copies back (the same
+    // bytes the other way).
+    const int64_t bytes = 2 * (2 * kv + 2 * expanded);
+    st.push_back({elementwise("repeat_kv", bytes), "repeat_kv.bwd", {}, bytes});
+  }
+}
 }  // namespace
 
 LayerOps transformer_layer_ops(const JobSpec& job) {
@@ -341,38 +380,7 @@ LayerOps transformer_layer_ops(const JobSpec& job) {
   } else {
     st.push_back({gemm("qkv", T, (q + 2 * kv_dim(m)) / t, h), "qkv.dgrad", "qkv.wgrad"});
   }
-  if (rotary_positions(m) && !eager_pytorch(job)) {
-    if (parse_stack(job.stack) == Stack::torchtitan) {
-      // torchtitan's compiled blocks: its apply_rotary_emb turns Q and K through complex fp32
-      // (view_as_complex(x.float()) * freqs_cis, view_as_real, type_as; torchtitan's Llama
-      // model code from 2024 to 2026, models/common/rope.py), and Inductor does not generate
-      // code for complex operators: the complex multiply runs as an eager fallback kernel
-      // (torch/_inductor/lowering.py unsupported_input_tensor, "Torchinductor does not
-      // support code generation for complex operators"). Its inputs and outputs stay in HBM:
-      // the cast to fp32 (2 + 4 bytes per element), the multiply (4 + 4) and the cast back
-      // (4 + 2): 20 bytes per element of Q and K, as eager; the backward the same three
-      // kernels on the gradients (conj(freqs_cis) for the multiply): 20 again.
-      st.push_back({elementwise("rope", 20 * qk), "rope.bwd", {}, 20 * qk});
-    } else {
-      // Fused rotary embedding: one kernel reads Q and K and writes them rotated (2 + 2 bytes
-      // per element), its backward the same for their gradients: Transformer Engine's
-      // fused_rope_forward / _backward, applied to Q and K out of place (Megatron-core
-      // apply_rotary_pos_emb with apply_rope_fusion), and the Triton kernel torch.compile
-      // makes of a real-valued rotation (rotate_half, Hugging Face's models). Eager PyTorch's
-      // complex fp32 version is add_eager_rope below.
-      st.push_back({elementwise("rope", 4 * qk), "rope.bwd", {}, 4 * qk});
-    }
-  }
-  if (parse_stack(job.stack) == Stack::torchtitan && !is_mla(m) && kv_heads(m) < m.heads) {
-    // torchtitan's Attention.forward repeats K and V to every query head before SDPA
-    // (repeat_kv: unsqueeze, expand, reshape of the expanded view, which copies; Llama model
-    // code of Dec 2024 and June 2025): K and V read once and written heads / kv_heads times
-    // (2 + 2 x n_rep bytes per element of each); the backward sums the copies back (the same
-    // bytes the other way).
-    const int64_t kv = T * kv_dim(m) / t, expanded = T * q / t;
-    const int64_t bytes = 2 * (2 * kv + 2 * expanded);
-    st.push_back({elementwise("repeat_kv", bytes), "repeat_kv.bwd", {}, bytes});
-  }
+  add_rope_and_repeat_kv(st, job, qk, T * kv_dim(m) / t, T * q / t);
   if (job.attention == "unfused") {
     // Materialised attention (Megatron before FlashAttention): two batched GEMMs over the
     // full s x s scores (no causal skip), fused scale-mask-softmax and dropout on the
