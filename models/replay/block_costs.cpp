@@ -381,7 +381,44 @@ double dispatcher_sm_share(const workload::JobSpec& job, const hardware::NodeSpe
 
 // Expert-parallel dispatch + combine and the context-parallel K/V ring, per layer and pass:
 // inside the NVLink domain at `nvlink`, else over the NICs.
-std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
+// The context-parallel exchange of one layer and pass: `pass` the forward's K/V movement (a ring
+// of c - 1 steps or PyTorch's all-gather, the same bytes), `dkv_step` one step of PyTorch's
+// fp32 dK/dV ring (0 on other stacks, whose backward moves twice the forward's bytes).
+struct CpPass {
+  double pass = 0.0, dkv_step = 0.0;
+  bool pytorch_ring = false;
+};
+
+// torchtitan's context parallelism is PyTorch's ring attention
+// (torch/distributed/tensor/experimental/_attention.py, _ContextParallelOptions at torch of Dec
+// 2024 to 2026: rotate_method ALL_GATHER, convert_to_f32 True): it shards SDPA's inputs, i.e. K
+// and V after torchtitan's repeat_kv (every query head's copy, heads / kv_heads times the
+// bytes); the forward all-gathers them once, issued before the first block and waited for
+// before the second; the backward gathers them again and sends the accumulating dK/dV (fp32,
+// twice K/V's bytes) to the next rank after each of its c blocks, waited for after the next.
+bool pytorch_ring_attention(const workload::JobSpec& job) {
+  return workload::parse_stack(job.stack) == workload::Stack::torchtitan;
+}
+
+CpPass cp_pass_of(const workload::JobSpec& job, double kv, double rate, double alpha) {
+  const int c = job.parallelism.context_parallel;
+  CpPass p;
+  if (c <= 1) return p;
+  if (!pytorch_ring_attention(job)) {
+    p.pass = ring_time(c, kv * c, 1.0, rate, alpha);
+    return p;
+  }
+  const workload::ModelSpec& m = job.model;
+  const double n_rep =
+      workload::is_mla(m) ? 1.0 : static_cast<double>(m.heads) / static_cast<double>(workload::kv_heads(m));
+  const double expanded = kv * n_rep;
+  p.pytorch_ring = true;
+  p.pass = ring_time(c, expanded * c, 1.0, rate, alpha);
+  p.dkv_step = alpha + 2.0 * expanded / rate;
+  return p;
+}
+
+std::pair<double, CpPass> ep_cp_pass(const workload::JobSpec& job, const hardware::NodeSpec& node,
                                      const CostParams& params, double nvlink, double activation) {
   const auto& par = job.parallelism;
   const int t = par.tensor_parallel;
@@ -404,14 +441,14 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
             ? 2 * token_dispatch(e, local, job.model.moe, activation / t, nvlink, nic, params.step_latency_s)
             : 2 * ep_all_to_all(e, local, routed, nvlink, nic, params.step_latency_s);
   }
-  double cp_pass = 0.0;
+  CpPass cp;
   if (par.context_parallel > 1) {
     const int c = par.context_parallel;
     const double kv = activation / t * static_cast<double>(workload::kv_elements(job.model)) /
                       static_cast<double>(job.model.hidden);
-    cp_pass = ring_time(c, kv * c, 1.0, group_rate(c), params.step_latency_s);
+    cp = cp_pass_of(job, kv, group_rate(c), params.step_latency_s);
   }
-  return {ep_pass, cp_pass};
+  return {ep_pass, cp};
 }
 
 // The context-parallel K/V ring runs inside the attention op (Transformer Engine's
@@ -423,13 +460,21 @@ std::pair<double, double> ep_cp_pass(const workload::JobSpec& job, const hardwar
 struct CpExposed {
   double forward = 0.0, backward = 0.0, recompute = 0.0;
 };
-CpExposed cp_ring_exposed(int c, double cp_pass, const PassTimes& fwd, const PassTimes& bwd,
+CpExposed cp_ring_exposed(int c, const CpPass& cp, const PassTimes& fwd, const PassTimes& bwd,
                           const PassTimes& rec) {
   if (c <= 1) return {};
+  if (cp.pytorch_ring) {
+    // PyTorch's ring attention (cp_pass_of): each gather hides behind the first block only,
+    // each dK/dV step behind one block.
+    auto gathered = [&](double attention) { return std::max(0.0, cp.pass - attention / c); };
+    const double dkv = c * std::max(0.0, cp.dkv_step - bwd.attention / c);
+    return {gathered(fwd.attention), gathered(bwd.attention) + dkv,
+            rec.attention > 0 ? gathered(rec.attention) : 0.0};
+  }
   const double blocks = (c - 1.0) / c;
   auto exposed = [&](double comm, double attention) { return std::max(0.0, comm - attention * blocks); };
-  return {exposed(cp_pass, fwd.attention), exposed(2.0 * cp_pass, bwd.attention),
-          rec.attention > 0 ? exposed(cp_pass, rec.attention) : 0.0};
+  return {exposed(cp.pass, fwd.attention), exposed(2.0 * cp.pass, bwd.attention),
+          rec.attention > 0 ? exposed(cp.pass, rec.attention) : 0.0};
 }
 
 // A stage's chunk vectors and parameter shares; returns the stage's parameter count.
@@ -609,7 +654,7 @@ LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
   };
   L.fwd_mlp = mlp_share(layer.forward, "mlp_norm", true);
   L.bwd_mlp = mlp_share(layer.backward, "mlp_norm.bwd", false);
-  const std::pair<double, double> ep_cp = ep_cp_pass(job, x.node, x.params, x.nvlink, x.activation);
+  const std::pair<double, CpPass> ep_cp = ep_cp_pass(job, x.node, x.params, x.nvlink, x.activation);
   L.ep_pass = ep_cp.first;
   L.cp = cp_ring_exposed(job.parallelism.context_parallel, ep_cp.second, L.fwd, L.bwd, L.rec);
   const int t = job.parallelism.tensor_parallel;

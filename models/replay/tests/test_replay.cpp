@@ -446,6 +446,63 @@ TEST(Replay, ContextParallelRingHidesBehindAttention) {
   EXPECT_NEAR(exposed.second - unlimited.second, 2 * ring(slow) - attn_b * (c - 1) / c, 1e-9);
 }
 
+// torchtitan's context parallelism is PyTorch's ring attention: it shards SDPA's inputs, K and V
+// after repeat_kv (heads / kv_heads copies), all-gathers them once per pass (hidden behind the
+// first of the c blocks only), and in backward also sends the fp32 dK/dV (twice K/V's bytes)
+// to the next rank after each of its c blocks (each behind one block).
+TEST(Replay, PyTorchRingAttentionGathersTheExpandedKeysAndRotatesFp32Gradients) {
+  auto job = small_job(8, 1, 1, 1, 1);
+  job.model.seq_length = 131072;
+  job.model.layers = 4;
+  job.model.kv_heads = 8;  // 32 query heads: 4 copies of each K/V head
+  job.parallelism.context_parallel = 2;
+  job.recompute_granularity = "none";
+  job.stack = "torchtitan";
+  const network::ClusterSpec cluster = small_cluster(2);  // TP in a node, the CP pair over NICs
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  double attn_f = 0.0, attn_b = 0.0;
+  for (const KernelTime& k : layer_kernel_times(job, compute)) {
+    if (k.layer == "transformer" && k.kind == "attention")
+      (k.pass == "forward" ? attn_f : attn_b) += k.seconds;
+  }
+  auto layer_comm = [&](double nic_bytes_per_s) {
+    CostParams p;
+    p.nic_bytes_per_s = nic_bytes_per_s;
+    const std::vector<StageCosts> s = block_costs(job, compute, cluster.node, p);
+    return std::pair{s[0].forward[0].tp_comm_s / 4, s[0].backward[0].tp_comm_s / 4};
+  };
+  // The local K and V as SDPA sees them, bf16: 2 x s/c tokens x (32 heads x 128) / t.
+  const double c = 2, expanded = 2.0 * 131072 / c * 4096 * 2 / 8;
+  const CostParams d;
+  const double slow = expanded / d.protocol_efficiency / (2.0 * attn_b);
+  const double rate = slow * d.protocol_efficiency;
+  const double gather = (c - 1) * (d.step_latency_s + expanded / rate);
+  const double dkv_step = d.step_latency_s + 2 * expanded / rate;
+  ASSERT_GT(gather, attn_b / c);
+  ASSERT_GT(dkv_step, attn_b / c);
+  const auto unlimited = layer_comm(1e18);
+  const auto exposed = layer_comm(slow);
+  EXPECT_NEAR(exposed.first - unlimited.first, gather - attn_f / c, 1e-9);
+  EXPECT_NEAR(exposed.second - unlimited.second, gather - attn_b / c + c * (dkv_step - attn_b / c), 1e-9);
+  // Megatron's stack at the same NIC: the ring of the un-expanded K/V behind (c - 1) / c of the
+  // attention, backward twice the bytes.
+  job.stack = "megatron-core";
+  const hardware::ComputeModel te = step_compute_model(job, cluster.node);
+  double te_f = 0.0;
+  for (const KernelTime& k : layer_kernel_times(job, te)) {
+    if (k.layer == "transformer" && k.kind == "attention" && k.pass == "forward") te_f += k.seconds;
+  }
+  const double te_slow = expanded / 4 / d.protocol_efficiency / (2.0 * te_f);
+  const double ring = (c - 1) * (d.step_latency_s + expanded / 4 / (te_slow * d.protocol_efficiency));
+  ASSERT_GT(ring, te_f * (c - 1) / c);
+  auto te_forward = [&](double nic_bytes_per_s) {
+    CostParams p;
+    p.nic_bytes_per_s = nic_bytes_per_s;
+    return block_costs(job, te, cluster.node, p)[0].forward[0].tp_comm_s / 4;
+  };
+  EXPECT_NEAR(te_forward(te_slow) - te_forward(1e18), ring - te_f * (c - 1) / c, 1e-9);
+}
+
 // Expert parallelism: each rank's routed tokens go to the e members of its expert group in equal
 // shares, the members in its NVLink domain over NVLink and the others out of its NIC, at once; the
 // dispatch and the combine are exposed (nothing else waits-free beside them). Two nodes of 8:
