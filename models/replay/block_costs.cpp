@@ -408,10 +408,7 @@ CpPass cp_pass_of(const workload::JobSpec& job, double kv, double rate, double a
     p.pass = ring_time(c, kv * c, 1.0, rate, alpha);
     return p;
   }
-  const workload::ModelSpec& m = job.model;
-  const double n_rep =
-      workload::is_mla(m) ? 1.0 : static_cast<double>(m.heads) / static_cast<double>(workload::kv_heads(m));
-  const double expanded = kv * n_rep;
+  const double expanded = kv * workload::attention_kv_copies(job);
   p.pytorch_ring = true;
   p.pass = ring_time(c, expanded * c, 1.0, rate, alpha);
   p.dkv_step = alpha + 2.0 * expanded / rate;

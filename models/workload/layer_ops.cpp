@@ -298,6 +298,12 @@ bool eager_pytorch(const JobSpec& job) {
 
 bool eager_llama(const JobSpec& job) { return is_swiglu(job.model) && eager_pytorch(job); }
 
+double attention_kv_copies(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  if (parse_stack(job.stack) != Stack::torchtitan || is_mla(m)) return 1.0;
+  return static_cast<double>(m.heads) / static_cast<double>(kv_heads(m));
+}
+
 // Multi-head latent attention's projections (MlaSpec; Megatron-core MLASelfAttention): the
 // down-projections of Q (when q_lora_rank > 0) and of K/V (latent + shared rotary key) run
 // unsplit on the layer's T tokens (built duplicated over TP), each latent through its RMSNorm,
@@ -348,7 +354,7 @@ void add_rope_and_repeat_kv(std::vector<Step>& st, const JobSpec& job, int64_t q
       st.push_back({elementwise("rope", 4 * qk), "rope.bwd", {}, 4 * qk});
     }
   }
-  if (parse_stack(job.stack) == Stack::torchtitan && !is_mla(m) && kv_heads(m) < m.heads) {
+  if (attention_kv_copies(job) > 1.0) {
     // torchtitan's Attention.forward repeats K and V to every query head before SDPA
     // (repeat_kv: unsqueeze, expand, reshape of the expanded view, which copies; Llama model
     // code of Dec 2024 and June 2025): K and V read once and written heads / kv_heads times

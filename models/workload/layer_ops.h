@@ -123,6 +123,11 @@ bool eager_llama(const JobSpec& job);
 // Whether the stack runs the layer's element-wise ops as eager PyTorch kernels (torchtitan,
 // pytorch, composer without torch.compile): rotary embeddings then cost a kernel of their own.
 bool eager_pytorch(const JobSpec& job);
+// Copies of each K/V head the stack hands the attention kernel: heads / kv_heads where it
+// materialises grouped-query K and V before SDPA (torchtitan's repeat_kv; not with latent
+// attention), else 1. The copy costs a kernel (transformer_layer_ops), and PyTorch's ring
+// attention exchanges the copies (replay/block_costs.cpp).
+double attention_kv_copies(const JobSpec& job);
 
 // One transformer layer, one micro-batch, one TP rank (assumes a validated job).
 LayerOps transformer_layer_ops(const JobSpec& job);

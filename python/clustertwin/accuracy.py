@@ -749,10 +749,10 @@ def _torchao_float8(mode: str) -> Iterable[_Case]:
     note); tensorwise scaling with float8 FSDP all-gathers runs as fp8-cs (per-tensor current
     scaling, the casts before the gather). Its loss stays eager: torchtitan compiled it from
     April 2025 (training_job.runtime.compile_loss), after this PyTorch 2.7.0a0 run."""
-    for row in _load("torchao-float8.json")["rows"]:
+    data = _load("torchao-float8.json")
+    for row in data["rows"]:
         label = f"{row['model']} {row['gpus']}x{row['gpu']} {row['scaling']}"
-        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=_load("torchao-float8.json")
-                     ["sources"]["table"])
+        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=data["sources"]["table"])
         if row["gpu"] != "H100":
             case.reason = ("no MI300X in the GPU catalog: its eight GPUs are a mesh of xGMI links, not a switched "
                            "NVLink domain, and nothing of it is measured here")
