@@ -58,9 +58,18 @@ constexpr double kGiB = 1073741824.0;
 // bidirectional per superchip (NVIDIA GB200 NVL72 and GB300 NVL72 pages, "NVLink-C2C 900
 // GB/s"): 225 GB/s per GPU and direction when both GPUs offload at once, as they do in a
 // data-parallel step. HGX parts: 0 = the node's PCIe path (cluster.pcie).
+//
+// The GPU-NIC PCIe path, per direction at x16: A100 PCIe Gen4, 32 GB/s (A100 datasheet: "PCIe
+// Gen4 64 GB/s", both directions); Hopper, B200 and GB200 PCIe Gen5, 64 GB/s (H100 datasheet:
+// "PCIe Gen5 128 GB/s"; HGX B200 and GB200 NVL72 pair each GPU with a PCIe Gen5 ConnectX-7);
+// Blackwell Ultra (B300, GB300) PCIe Gen6, 128 GB/s, to a ConnectX-8 whose built-in PCIe Gen6
+// switch gives each GPU a Gen6 x16 link (NVIDIA's ConnectX-8 talk, Hot Chips 2025: "a Gen6 x16
+// link to the B300 GPU" in GB300 NVL72; HGX B300 carries the ConnectX-8s on the GPU board). A
+// Gen5 path would hold an 800 Gb/s NIC to 64 GB/s.
 std::vector<GpuSpec> with_host_links(std::vector<GpuSpec> specs) {
   for (GpuSpec& g : specs) {
     if (g.name == "GB200" || g.name == "GB300") g.host_link_bytes_per_s = 900e9 / 2.0 / 2.0;
+    g.pcie_bytes_per_s = g.sm_arch < 90 ? 32e9 : g.name == "B300" || g.name == "GB300" ? 128e9 : 64e9;
   }
   return specs;
 }

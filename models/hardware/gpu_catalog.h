@@ -46,6 +46,9 @@ struct GpuSpec {
   // node's PCIe path (cluster.pcie: HGX parts hang off PCIe Gen5 x16). GB200/GB300 reach their
   // Grace CPU over NVLink-C2C instead (gpu_catalog.cpp).
   double host_link_bytes_per_s = 0.0;
+  // The GPU's PCIe path to its NIC, per direction, bytes/s (cluster.pcie 0 takes it): its PCIe
+  // generation at x16 (gpu_catalog.cpp).
+  double pcie_bytes_per_s = 0.0;
   // Flash-attention efficiency (forward, backward) of this GPU relative to the Hopper silicon
   // the compute model is fitted on: the same cuDNN SDPA benchmark's fraction of peak on this
   // GPU over H200's (gpu_catalog.cpp). Scale the fitted e_fwd / e_bwd; 1 for Hopper.

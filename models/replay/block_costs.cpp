@@ -482,6 +482,7 @@ double init_stage(const workload::JobSpec& job, int s, StageCosts& sc) {
   const workload::StageParameters params_here = workload::stage_parameters(job, s);
   const double stage_params = static_cast<double>(params_here.dense + params_here.expert);
   sc.params_per_chunk = stage_params / static_cast<double>(v);
+  sc.expert_params_per_chunk = static_cast<double>(params_here.expert) / static_cast<double>(v);
   if (job.fp8_params && stage_params > 0) {
     const double fp8 = std::min(stage_params, workload::matmul_parameters_in_stage(job, s));
     sc.gather_bytes_per_param = (2.0 * stage_params - fp8) / stage_params;
@@ -824,8 +825,14 @@ std::vector<StageCosts> block_costs(const workload::JobSpec& job, const hardware
       sc.forward[static_cast<size_t>(c)] = f;
       sc.backward[static_cast<size_t>(c)] = b;
     }
-    const int shard = par.zero_stage >= 1 ? par.data_parallel * par.context_parallel : 1;
-    const double optimizer_bytes = stage_params / shard * optimizer_bytes_per_parameter(job);
+    // ZeRO shards the dense state over DP x CP and the experts' over their own data-parallel
+    // group (memory.cpp model_state_bytes; Megatron's distributed optimizer shards each buffer
+    // over the group that reduces it).
+    const double shard = par.zero_stage >= 1 ? par.data_parallel * par.context_parallel : 1;
+    const double expert_params = sc.expert_params_per_chunk * static_cast<double>(v);
+    const double expert_shard = par.zero_stage >= 1 ? shard * workload::expert_shard_ratio(par) : 1.0;
+    const double optimizer_bytes = ((stage_params - expert_params) / shard + expert_params / expert_shard) *
+                                   optimizer_bytes_per_parameter(job);
     sc.optimizer_s = compute.elementwise_time(sim::Bytes{static_cast<int64_t>(optimizer_bytes)}).seconds();
   }
   return stages;

@@ -43,6 +43,9 @@ struct StageCosts {
   std::vector<BlockCost> backward;  // per chunk (recompute included)
   double optimizer_s = 0.0;
   double params_per_chunk = 0.0;  // parameters held by this rank per chunk (for DP bytes)
+  // Of those, the experts' (MoE): their gradients and gathers go over the expert
+  // data-parallel group (TP x CP x DP / (EP x ETP) ranks), not the dense one.
+  double expert_params_per_chunk = 0.0;
   // Bytes per parameter of its data-parallel parameter all-gather: 2 (bf16), less with FP8
   // primary weights (job.fp8_params: linear weights gathered in FP8, the rest in bf16).
   double gather_bytes_per_param = 2.0;

@@ -83,6 +83,34 @@ struct Builder {
   }
   size_t dp_groups = 0, replica_base = 0;
   int shard_ranks = 1, replicas = 1;
+  // MoE with expert parallelism (Megatron's DDP and distributed optimizer): the experts'
+  // gradients and parameters live in their own buffer, reduced and gathered over the expert
+  // data-parallel group. Within a pipeline stage, with q = tp + T (cp + C dp) a rank's index
+  // (TP innermost, as Megatron's dense groups), the expert ranks are q = etp + ETP (ep + EP edp)
+  // (parallel_state.py's expert RankGenerator, order tp-ep-dp-pp over ETP, EP, expert DP): a
+  // rank's expert data-parallel group is every q' = q mod (ETP x EP) of its stage, TP x C x D /
+  // (ETP x EP) ranks. Groups expert_base + pp x (ETP x EP) + q mod (ETP x EP); none when the
+  // experts share the dense groups (EP 1 and ETP = TP), the stack shards per unit (ZeRO-3 /
+  // FSDP: per_unit(), which reduces whole units), or the expert group has one rank (no
+  // communication: each rank holds the only copy of its experts).
+  size_t expert_base = 0;
+  int expert_stride = 0;       // ETP x EP; 0 = the experts reduce with the dense groups
+  bool experts_alone = false;  // expert data-parallel group of one rank: nothing to reduce
+  int expert_group(const Placement& at) const {
+    const auto& p = job.parallelism;
+    const int q = at.tp + p.tensor_parallel * (at.cp + p.context_parallel * at.dp);
+    return static_cast<int>(expert_base) + at.pp * expert_stride + q % expert_stride;
+  }
+  bool experts_apart() const {
+    const auto& p = job.parallelism;
+    if (!workload::is_moe(job.model) || per_unit()) return false;
+    if (p.expert_parallel <= 1 && workload::expert_tp(p) == p.tensor_parallel) return false;
+    const int stride = workload::expert_tp(p) * p.expert_parallel;
+    const int local = p.tensor_parallel * p.context_parallel * p.data_parallel;
+    if (local % stride != 0) return false;
+    return std::any_of(costs.begin(), costs.end(),
+                       [](const StageCosts& c) { return c.expert_params_per_chunk > 0; });
+  }
   std::vector<std::pair<int, Placement>> simulated{};  // (GPU, placement) of each simulated rank
 
   int phys(int rank) const {
@@ -121,10 +149,35 @@ struct Builder {
         }
       }
     }
+    if (experts_apart()) build_expert_groups(join);
     for (Group& g : out.groups) {
       if (!g.gpus.empty()) g.hash = collective::group_hash(g.gpus);
     }
     for (size_t g = dp_groups; g < replica_base; ++g) out.groups[g] = out.groups[g - dp_groups];
+  }
+
+  // The expert data-parallel groups (expert_group) of the stages' simulated ranks, members in
+  // q order.
+  template <typename Join>
+  void build_expert_groups(Join& join) {
+    const auto& p = job.parallelism;
+    expert_stride = workload::expert_tp(p) * p.expert_parallel;
+    const int local = p.tensor_parallel * p.context_parallel * p.data_parallel;
+    experts_alone = local == expert_stride;
+    if (experts_alone) return;
+    expert_base = out.groups.size();
+    out.groups.resize(expert_base +
+                      static_cast<size_t>(p.pipeline_parallel) * static_cast<size_t>(expert_stride));
+    std::vector<char> needed(out.groups.size() - expert_base, 0);
+    for (const auto& [gpu, at] : simulated) needed[static_cast<size_t>(expert_group(at)) - expert_base] = 1;
+    for (int s = 0; s < p.pipeline_parallel; ++s) {
+      for (int q = 0; q < local; ++q) {
+        const Placement at{q % p.tensor_parallel, (q / p.tensor_parallel) % p.context_parallel,
+                           q / (p.tensor_parallel * p.context_parallel), s};
+        const auto g = static_cast<size_t>(expert_group(at));
+        if (needed[g - expert_base] != 0) join(out.groups[g], phys(global_rank(p, at, options.placement)));
+      }
+    }
   }
 
   // What one rank's program build carries from pass to pass.
@@ -133,8 +186,13 @@ struct Builder {
     Placement at;
     RankProgram* r = nullptr;
     const StageCosts* sc = nullptr;
-    int gid = 0;  // its sharding group
+    int gid = 0;    // its sharding group
+    int egid = -1;  // its expert data-parallel group (expert_group); -1: none (see below)
     int64_t activation_bytes = 0, grad_bytes = 0, param_bytes = 0;
+    // Of grad_bytes and param_bytes, the experts' when they are apart from the dense ones
+    // (experts_apart): over egid, or with egid -1 (one copy of each expert) not at all; both 0
+    // when the experts reduce with the dense gradients over gid.
+    int64_t expert_grad_bytes = 0, expert_param_bytes = 0;
     bool units = false;  // per-unit ZeRO-3 / FSDP gathers and reductions (per_unit())
     workload::Zero3Plan zplan;
     std::vector<workload::PipelinePass> order;         // the pipeline schedule of one step
@@ -178,6 +236,12 @@ struct Builder {
     const workload::StackMemory st = workload::stack_memory(job);
     rs.grad_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * st.grad_bytes);
     rs.param_bytes = static_cast<int64_t>(rs.sc->params_per_chunk * rs.sc->gather_bytes_per_param);
+    if (expert_stride > 0 && rs.sc->expert_params_per_chunk > 0) {
+      rs.egid = experts_alone ? -1 : expert_group(at);
+      rs.expert_grad_bytes = static_cast<int64_t>(rs.sc->expert_params_per_chunk * st.grad_bytes);
+      rs.expert_param_bytes =
+          static_cast<int64_t>(rs.sc->expert_params_per_chunk * rs.sc->gather_bytes_per_param);
+    }
     rs.units = per_unit();
     if (rs.units) rs.zplan = workload::zero3_plan(job);
     rs.order = workload::pipeline_schedule(at.pp, p, v, workload::microbatches(job), par.microbatch_group);
@@ -403,24 +467,43 @@ struct Builder {
     const auto chunk = static_cast<size_t>(pass.chunk);
     const bool reduces = !pass.forward && (i == rs.last_backward[chunk] || reduce_every_microbatch());
     const bool bucketed = reduces && options.overlap_grad_reduce;
-    const int64_t buckets = bucketed ? bucket_count(rs.sc->params_per_chunk) : 1;
+    // The dense buffer's buckets and (own group) the experts', each bucket_count of its
+    // parameters, spread evenly over the pass's pieces.
+    const double expert_params = rs.expert_grad_bytes > 0 ? rs.sc->expert_params_per_chunk : 0.0;
+    const int64_t dense_buckets = bucketed ? bucket_count(rs.sc->params_per_chunk - expert_params) : 1;
+    const int64_t expert_buckets = bucketed && rs.egid >= 0 ? bucket_count(expert_params) : 0;
+    const int64_t pieces = std::max(dense_buckets, expert_buckets);
+    const int64_t dense_bytes = rs.grad_bytes - rs.expert_grad_bytes;
     int32_t run_at = -1;
-    for (int64_t j = 0; j < buckets; ++j) {
+    for (int64_t j = 0; j < pieces; ++j) {
       Instr piece = run;
-      piece.seconds = run.seconds / static_cast<double>(buckets);
-      piece.tp_seconds = run.tp_seconds / static_cast<double>(buckets);
+      piece.seconds = run.seconds / static_cast<double>(pieces);
+      piece.tp_seconds = run.tp_seconds / static_cast<double>(pieces);
       if (j > 0) piece.after = piece.after2 = -1;
       run_at = add(*rs.r, piece);
-      if (bucketed) {
-        const int64_t bytes = rs.grad_bytes / buckets + (j < rs.grad_bytes % buckets ? 1 : 0);
-        rs.last_dp = reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, bytes, run_at), rs.at);
-      }
+      if (!bucketed) continue;
+      // Bucket b of n is reduced in the piece where it is complete: j = floor((b + 1) pieces / n) - 1.
+      auto reduce_buckets = [&](int64_t n, int64_t total, int group) {
+        for (int64_t b = j * n / pieces; b < (j + 1) * n / pieces; ++b) {
+          const int64_t bytes = total / n + (b < total % n ? 1 : 0);
+          Instr red = reduction(rs.step(), pass.chunk, group, bytes, run_at);
+          rs.last_dp = group == rs.gid ? reduce_grads(*rs.r, red, rs.at) : add(*rs.r, red);
+        }
+      };
+      reduce_buckets(dense_buckets, dense_bytes, rs.gid);
+      if (expert_buckets > 0) reduce_buckets(expert_buckets, rs.expert_grad_bytes, rs.egid);
     }
-    if (reduces && !bucketed && reduce_every_microbatch()) {
-      rs.last_dp =
-          reduce_grads(*rs.r, reduction(rs.step(), pass.chunk, rs.gid, rs.grad_bytes, run_at), rs.at);
-    }
+    if (reduces && !bucketed && reduce_every_microbatch()) reduce_whole_chunk(rs, pass.chunk, run_at);
     return run_at;
+  }
+
+  // A chunk's whole gradient reduced at once: the dense part over its sharding group, then
+  // the experts' over theirs.
+  void reduce_whole_chunk(RankState& rs, int chunk, int32_t after) {
+    rs.last_dp = reduce_grads(
+        *rs.r, reduction(rs.step(), chunk, rs.gid, rs.grad_bytes - rs.expert_grad_bytes, after), rs.at);
+    if (rs.egid >= 0)
+      rs.last_dp = add(*rs.r, reduction(rs.step(), chunk, rs.egid, rs.expert_grad_bytes, after));
   }
 
   // The end of a step: gradient reductions left for it, the optimizer, the ZeRO parameter
@@ -429,10 +512,7 @@ struct Builder {
     const int v = job.parallelism.virtual_pipeline;
     const bool zero = job.parallelism.zero_stage >= 1;
     if (!options.overlap_grad_reduce && !rs.units && !reduce_every_microbatch()) {
-      for (int c = 0; c < v; ++c) {
-        rs.last_dp =
-            reduce_grads(*rs.r, reduction(rs.step(), c, rs.gid, rs.grad_bytes, rs.last_compute), rs.at);
-      }
+      for (int c = 0; c < v; ++c) reduce_whole_chunk(rs, c, rs.last_compute);
     }
     Instr opt;
     opt.kind = InstrKind::compute;
@@ -444,9 +524,15 @@ struct Builder {
     rs.prev_opt = opt_at;
     int32_t last_gather = -1;
     for (int c = 0; c < v && zero && !rs.units; ++c) {
-      Instr g = param_gather(rs.step(), static_cast<int16_t>(c), rs.gid, rs.param_bytes);
+      Instr g =
+          param_gather(rs.step(), static_cast<int16_t>(c), rs.gid, rs.param_bytes - rs.expert_param_bytes);
       g.after = opt_at;
       last_gather = add(*rs.r, g);
+      if (rs.egid >= 0 && rs.expert_param_bytes > 0) {  // then the experts' over their group, same stream
+        Instr e = param_gather(rs.step(), static_cast<int16_t>(c), rs.egid, rs.expert_param_bytes);
+        e.after = opt_at;
+        last_gather = add(*rs.r, e);
+      }
       rs.gather_prev[static_cast<size_t>(c)] = options.overlap_param_gather ? last_gather : -1;
     }
     Instr end;

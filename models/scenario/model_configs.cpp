@@ -53,7 +53,9 @@ hardware::NodeSpec node_spec(const Config& c) {
   n.nic_rate = c.cluster.nic;
   n.nvlink_rate = sim::Bandwidth::bytes_per_s(n.gpu.nvlink_bytes_per_s);
   n.nvlink_latency = c.cluster.nvlink_latency;
-  n.pcie_rate = c.cluster.pcie;
+  // cluster.pcie 0: the GPU's own PCIe generation (the catalog's, gpu_catalog.cpp).
+  n.pcie_rate =
+      c.cluster.pcie.bps() > 0 ? c.cluster.pcie : sim::Bandwidth::bytes_per_s(n.gpu.pcie_bytes_per_s);
   // cluster.nvlink_domain 0: the catalog system's domain (NVL72) when whole nodes tile it, else
   // the node. An explicit value that is not a multiple of gpus_per_node is an error (validate).
   n.nvlink_domain =

@@ -130,7 +130,10 @@ void cluster_params(std::vector<Param>& t) {
       P(cluster.nics_per_node, count, "8", "RDMA NICs per node, one per rail.").at_least(1).at_most(64));
   t.push_back(P(cluster.nic, rate, "\"400Gbps\"", "Line rate of each NIC (and of its leaf port)."));
   t.push_back(
-      P(cluster.pcie, rate, "\"64GB/s\"", "PCIe bandwidth between a GPU and its NIC, per direction."));
+      P(cluster.pcie, rate, "\"0B/s\"",
+        "PCIe bandwidth between a GPU and its NIC, per direction (0 = the catalog value of cluster.gpu, its "
+        "PCIe generation at x16: A100 32 (Gen4), H100/H200/H800/B200/GB200 64 (Gen5), B300/GB300 128 GB/s "
+        "(Gen6, to ConnectX-8))."));
   fabric_params(t);
   t.push_back(P(cluster.storage.read, rate, "\"2TB/s\"", "Aggregate read bandwidth of the storage system."));
   t.push_back(

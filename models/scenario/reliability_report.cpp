@@ -234,7 +234,12 @@ PlanParts plan_parts(const Config& c, const StepFigures& step) {
   const StorageSection& sc = c.cluster.storage;
   p.storage = {sc.read, sc.write, sc.metadata_latency, sc.per_node_read, sc.per_node_write, sc.capacity.n};
   const storage::StorageSpec& st = p.storage;
-  const storage::HostSpec host{c.cluster.gpus_per_node, c.cluster.pcie};
+  // A GPU's device-to-host copy: over its host link (GB200/GB300: NVLink-C2C), else its PCIe path.
+  const hardware::NodeSpec node = node_spec(c);
+  const storage::HostSpec host{c.cluster.gpus_per_node,
+                               node.gpu.host_link_bytes_per_s > 0
+                                   ? sim::Bandwidth::bytes_per_s(node.gpu.host_link_bytes_per_s)
+                                   : node.pcie_rate};
   p.size = storage::checkpoint_size(p.job, c.cluster.gpus_per_node);
   p.timing = keyed(
       [&] { return storage::checkpoint_timing(p.size, st, host, c.training_job.checkpoint.async_save); });

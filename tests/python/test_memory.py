@@ -441,3 +441,27 @@ def test_microbatch_group_sets_the_interleaved_schedule_in_every_mode():
                                 "--microbatch-group-size-per-virtual-pipeline-stage 8 --micro-batch-size 1 "
                                 "--global-batch-size 64")
     assert meg["training_job"]["parallelism"]["microbatch_group"] == 8 and meg.unmapped == []
+
+
+def test_pcie_defaults_to_the_gpus_generation():
+    # One GPU and one NIC a node: a data-parallel ring's every byte crosses the GPU's PCIe path
+    # to its NIC. An 800 Gb/s NIC (100 GB/s) on B300 has PCIe Gen6 (128 GB/s) behind it; forced
+    # to Gen5's 64 GB/s the path binds and the reductions slow down. H100 (Gen5) and A100 (Gen4)
+    # default to their own generation: equal to the value given explicitly.
+    ring = {"cluster": {"nodes": 4, "gpus_per_node": 1, "nics_per_node": 1, "nic": "800Gbps"},
+            "network": {"mode": "analytical"}, "recovery": {"hot_spares": 0},
+            "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 51200},
+                             "global_batch_size": 4, "micro_batch_size": 1,
+                             "parallelism": {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 4},
+                             "runtime": {"overlap_grad_reduce": False}}}
+
+    def dp_time(gpu, pcie=None):
+        over = {"cluster.gpu": gpu, **({"cluster.pcie": pcie} if pcie else {})}
+        r = ct.run(ct.Scenario(ring), overrides=over).report
+        return sum(c["time_s"] * c["count"] for c in r["collectives"] if c["op"] == "reduce_scatter")
+
+    gen6 = dp_time("B300")
+    assert dp_time("B300", "128GB/s") == gen6
+    assert dp_time("B300", "64GB/s") > 1.3 * gen6
+    assert dp_time("H100-SXM") == dp_time("H100-SXM", "64GB/s")
+    assert dp_time("A100-80GB") == dp_time("A100-80GB", "32GB/s") > dp_time("A100-80GB", "64GB/s")

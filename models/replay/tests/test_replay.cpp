@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "models/collective/nccl_tuning.h"
 #include "models/replay/block_costs.h"
 #include "models/replay/tests/fixtures.h"
@@ -1007,4 +1009,68 @@ TEST(Replay, SlidingWindowLayersAttendOverTheBand) {
       workload::model_flops_per_token(alternating.model),
       (workload::model_flops_per_token(job.model) + workload::model_flops_per_token(windowed.model)) / 2,
       1e-6 * core_full);
+}
+
+// Megatron's DDP keeps the experts' gradients and parameters in their own buffer, reduced and
+// gathered over the expert data-parallel group (TP x CP x DP / (EP x ETP) ranks: the ranks of a
+// stage that hold the same experts), not over the dense one. 16 experts at EP 8 on 32
+// single-GPU DP ranks (four nodes of 8): rank 0's experts are also held by ranks 8, 16 and 24,
+// one on each node. Its reductions and its gather split into the dense share over all 32 ranks
+// and the experts' over those four, the same bytes in all; the ZeRO-1 optimizer updates the
+// dense shard of 1/32 and the experts' of 1/4 of its 1/8, so the same work as without EP (no
+// expert parallelism: every rank holds every expert, sharded over all 32). At EP 16 on 16 ranks
+// each expert has one copy: nothing of the experts' is reduced.
+TEST(Replay, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
+  auto job = small_moe_job();
+  job.parallelism.data_parallel = 32;
+  job.global_batch_size = 64;
+  job.parallelism.expert_parallel = 8;
+  const auto node = network::Cluster(small_cluster(4)).node();
+  const auto compute = step_compute_model(job, node);
+  const auto costs = block_costs(job, compute, node, CostParams{});
+  ASSERT_GT(costs[0].expert_params_per_chunk, 0.0);
+  ASSERT_LT(costs[0].expert_params_per_chunk, costs[0].params_per_chunk);
+  const double grad_bytes = workload::stack_memory(job).grad_bytes;
+  const StepProgram p = program_of(job);
+  std::map<size_t, double> reduced, gathered;  // group size -> bytes of step 1
+  for (const Instr& i : p.ranks.front().instrs) {
+    if (i.kind != InstrKind::collective || i.step != 1) continue;
+    const auto& g = p.groups[static_cast<size_t>(i.group)];
+    if (g.gpus.size() == 4) {
+      EXPECT_EQ(g.gpus, (std::vector<int>{0, 8, 16, 24}));
+    }
+    (i.collective == CollectiveKind::all_gather ? gathered : reduced)[g.gpus.size()] +=
+        static_cast<double>(i.bytes);
+  }
+  ASSERT_EQ(reduced.size(), 2u);
+  const double expert = costs[0].expert_params_per_chunk, dense = costs[0].params_per_chunk - expert;
+  EXPECT_NEAR(reduced[32], dense * grad_bytes, 2.0);
+  EXPECT_NEAR(reduced[4], expert * grad_bytes, 2.0);
+  EXPECT_NEAR(gathered[32], dense * 2.0, 2.0);
+  EXPECT_NEAR(gathered[4], expert * 2.0, 2.0);
+  EXPECT_EQ(count(p, CollectiveKind::all_gather, 1), 2u);
+
+  auto no_ep = job;
+  no_ep.parallelism.expert_parallel = 1;
+  const auto replicated = block_costs(no_ep, compute, node, CostParams{});
+  EXPECT_NEAR(costs[0].optimizer_s, replicated[0].optimizer_s, 1e-12);
+  const StepProgram q = program_of(no_ep);
+  for (const Instr& i : q.ranks.front().instrs) {
+    if (i.kind == InstrKind::collective) {
+      EXPECT_EQ(q.groups[static_cast<size_t>(i.group)].gpus.size(), 32u);
+    }
+  }
+
+  auto single = small_moe_job();
+  single.parallelism.expert_parallel = 16;
+  const auto one_copy = block_costs(single, compute, node, CostParams{});
+  double bytes = 0.0;
+  const StepProgram r = program_of(single);
+  for (const Instr& i : r.ranks.front().instrs) {
+    if (i.kind != InstrKind::collective || i.step != 1 || i.collective == CollectiveKind::all_gather)
+      continue;
+    EXPECT_EQ(r.groups[static_cast<size_t>(i.group)].gpus.size(), 16u);
+    bytes += static_cast<double>(i.bytes);
+  }
+  EXPECT_NEAR(bytes, (one_copy[0].params_per_chunk - one_copy[0].expert_params_per_chunk) * grad_bytes, 2.0);
 }
