@@ -73,6 +73,7 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
       channels_(params.channels > 0 ? params.channels : cluster.nics_per_domain()),
       uses_(cluster),
       capacity_(network::capacities_for(cluster, net.params())) {
+  uses_.set_queue_pairs(net.params().qps_per_connection);
   if (params.channels < 0) {
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
                                 ", expected >= 0 (0 = nics_per_node)");

@@ -16,6 +16,10 @@ void validate(const NetworkParams& params) {
     throw std::invalid_argument("network.protocol_efficiency: got " +
                                 std::to_string(params.protocol_efficiency) + ", expected (0, 1]");
   }
+  if (params.qps_per_connection < 1) {
+    throw std::invalid_argument("network.qps_per_connection: got " +
+                                std::to_string(params.qps_per_connection) + ", expected >= 1");
+  }
 }
 
 std::vector<double> resource_capacities(const Cluster& cluster) {
@@ -43,6 +47,8 @@ AnalyticalNetwork::AnalyticalNetwork(sim::Simulation& sim, const Cluster& cluste
       bandwidth_uses_(cluster),
       chain_scratch_(cluster) {
   validate(params_);
+  for (PathUses* u : {&uses_, &bandwidth_uses_, &chain_scratch_})
+    u->set_queue_pairs(params_.qps_per_connection);
 }
 
 void AnalyticalNetwork::finish(double wire_bits, sim::Duration delay, DeliveryHandler& handler,
@@ -137,8 +143,10 @@ AnalyticalNetwork::Chain& AnalyticalNetwork::chain(std::span<const Leg> legs) {
 // The sweep's shared cache while the cluster's routes are those it was built for; else none.
 ChainCache* AnalyticalNetwork::shared_chains() const {
   ChainCache* shared = params_.shared_chains;
-  return shared != nullptr && shared->routing_epoch() == cluster_.topology().routing_epoch() ? shared
-                                                                                             : nullptr;
+  return shared != nullptr && shared->routing_epoch() == cluster_.topology().routing_epoch() &&
+                 shared->queue_pairs() == params_.qps_per_connection
+             ? shared
+             : nullptr;
 }
 
 AnalyticalNetwork::Chain& AnalyticalNetwork::named_chain(uint64_t id, std::span<const Leg> legs) {

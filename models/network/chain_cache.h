@@ -25,9 +25,13 @@ namespace ct::network {
 class ChainCache {
  public:
   using Uses = std::vector<PathUses::Use>;
-  explicit ChainCache(uint64_t routing_epoch) : epoch_(routing_epoch) {}
+  explicit ChainCache(uint64_t routing_epoch, int queue_pairs = 1)
+      : epoch_(routing_epoch), qps_(queue_pairs) {}
 
   [[nodiscard]] uint64_t routing_epoch() const { return epoch_; }
+  // The network.qps_per_connection its uses were routed with (a network with another does not
+  // use it).
+  [[nodiscard]] int queue_pairs() const { return qps_; }
   [[nodiscard]] std::shared_ptr<const Uses> find(std::span<const Leg> legs) const {
     const std::shared_lock lock(mutex_);
     const auto it = map_.find(legs_hash(legs));
@@ -77,6 +81,7 @@ class ChainCache {
     return next.fetch_add(1, std::memory_order_relaxed) + 1;
   }
   uint64_t epoch_;
+  int qps_ = 1;
   uint64_t serial_ = next_serial();
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<Entry>> map_;

@@ -17,6 +17,8 @@ FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkPa
       uses_(cluster),
       bandwidth_uses_(cluster) {
   validate(params_);
+  uses_.set_queue_pairs(params_.qps_per_connection);
+  bandwidth_uses_.set_queue_pairs(params_.qps_per_connection);
   for (const double c : stats_.capacities()) solver_.add_resource(c);
 }
 

@@ -111,6 +111,10 @@ class ChainCache;
 struct NetworkParams {
   // Payload bytes / wire bytes, in (0, 1].
   double protocol_efficiency = 0.95;
+  // RDMA queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, NCCL's default 1): each
+  // carries an equal share of a leg on its own ECMP path (path_uses.h set_queue_pairs; the
+  // packet backend runs them as separate flows).
+  int qps_per_connection = 1;
   // Flow backend: changes within one quantum share one max-min solve (0 = exact).
   sim::Duration solve_quantum = sim::Duration::zero();
   // Per-link statistics (bytes, busy time, utilization: link_stats, top_links). A caller that

@@ -427,8 +427,22 @@ void PacketNetwork::send_on_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim
     sim_.schedule(groups_[g].done, sim_.now() + lat);
     return;
   }
-  groups_[g].legs = 1;
-  start_flow(g, src_gpu, dst_gpu, bytes.n, flow_id, priority);
+  groups_[g].legs = connection_flows(src_gpu, dst_gpu, bytes.n);
+  start_connection(g, src_gpu, dst_gpu, bytes.n, flow_id, priority);
+}
+
+int PacketNetwork::connection_flows(int src_gpu, int dst_gpu, int64_t bytes) const {
+  if (params_.qps_per_connection <= 1 || cluster_.domain_of(src_gpu) == cluster_.domain_of(dst_gpu)) return 1;
+  return static_cast<int>(std::clamp<int64_t>(bytes, 1, params_.qps_per_connection));
+}
+
+void PacketNetwork::start_connection(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes,
+                                     uint64_t flow_id, int priority, double rate_cap_bps) {
+  const int n = connection_flows(src_gpu, dst_gpu, bytes);
+  for (int k = 0; k < n; ++k) {
+    const int64_t share = bytes / n + (k < bytes % n ? 1 : 0);
+    start_flow(group, src_gpu, dst_gpu, share, queue_pair_flow(flow_id, k), priority, rate_cap_bps / n);
+  }
 }
 
 void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_per_leg,
@@ -444,7 +458,7 @@ void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_p
   if (bytes_per_leg.n > 0) {
     for (const Leg& l : legs) {
       if (l.src_gpu == l.dst_gpu) continue;
-      ++real;
+      real += connection_flows(l.src_gpu, l.dst_gpu, bytes_per_leg.n);
       longest = std::max(longest, path_latency(l.src_gpu, l.dst_gpu));
     }
   }
@@ -458,8 +472,8 @@ void PacketNetwork::send_pipelined(std::span<const Leg> legs, sim::Bytes bytes_p
   for (size_t i = 0; i < legs.size(); ++i) {
     const Leg& l = legs[i];
     if (l.src_gpu == l.dst_gpu) continue;
-    start_flow(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, chain_leg_flow(i), packet_.data_priority,
-               leg_rate_cap_bps);
+    start_connection(g, l.src_gpu, l.dst_gpu, bytes_per_leg.n, chain_leg_flow(i), packet_.data_priority,
+                     leg_rate_cap_bps);
   }
 }
 

@@ -385,6 +385,12 @@ class PacketNetwork final : public Network, private sim::EventHandler {
   void send_on_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes, DeliveryHandler& handler,
                     uint64_t tag, int priority);
   uint32_t new_group(DeliveryHandler& handler, uint64_t tag);
+  // A connection's data as its queue pairs carry it (network.qps_per_connection): across NVLink
+  // domains, min(q, bytes) flows of an equal share each, each on its queue pair's ECMP path
+  // (path_uses.h queue_pair_flow), each with its own congestion control; else one flow.
+  int connection_flows(int src_gpu, int dst_gpu, int64_t bytes) const;
+  void start_connection(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id,
+                        int priority, double rate_cap_bps = std::numeric_limits<double>::infinity());
   void start_flow(uint32_t group, int src_gpu, int dst_gpu, int64_t bytes, uint64_t flow_id, int priority,
                   double rate_cap_bps = std::numeric_limits<double>::infinity());
   void leg_done(uint32_t group);

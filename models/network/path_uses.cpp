@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "models/network/network.h"
 #include "models/topology/hash.h"
@@ -88,6 +90,36 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     if (f.latency > max_latency_) max_latency_ = f.latency;
     return f.latency;
   }
+  if (qps_ <= 1) return add_routed(src_gpu, dst_gpu, key, flow_id, 1.0);
+  sim::Duration latency = sim::Duration::zero();
+  const double share = 1.0 / qps_;
+  for (int k = 0; k < qps_; ++k) {
+    latency = std::max(latency, add_routed(src_gpu, dst_gpu, key, queue_pair_flow(flow_id, k), share));
+  }
+  return latency;
+}
+
+void PathUses::set_queue_pairs(int q) {
+  if (q < 1) {
+    throw std::invalid_argument("network.qps_per_connection: got " + std::to_string(q) + ", expected >= 1");
+  }
+  qps_ = q;
+}
+
+uint64_t queue_pair_flow(uint64_t flow_id, int k) {
+  return k == 0 ? flow_id
+                : topology::detail::splitmix64(flow_id ^ (0x5150ULL << 48) ^ static_cast<uint64_t>(k));
+}
+
+sim::Duration PathUses::add_routed(int src_gpu, int dst_gpu, uint64_t key, uint64_t flow_id, double share) {
+  const auto it = fixed_.find(key);
+  if (it != fixed_.end() && it->second.unique) {  // found unique by an earlier queue pair
+    const Fixed& f = it->second;
+    path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
+    add_path(share);
+    if (f.latency > max_latency_) max_latency_ = f.latency;
+    return f.latency;
+  }
   // A flow-dependent single-port pair: this flow's path, if it was routed before.
   const uint64_t flow_key = topology::detail::splitmix64(key ^ topology::detail::splitmix64(flow_id));
   if (it != fixed_.end()) {
@@ -95,7 +127,7 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     if (f != flow_paths_.end() && f->second.pair == key && f->second.flow == flow_id) {
       const FlowPath& p = f->second;
       path_.assign(flow_store_.begin() + p.begin, flow_store_.begin() + p.begin + p.size);
-      add_path(1.0);
+      add_path(share);
       if (p.latency > max_latency_) max_latency_ = p.latency;
       return p.latency;
     }
@@ -120,7 +152,7 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
             .second) {
       flow_store_.insert(flow_store_.end(), path_.begin(), path_.end());
     }
-    add_path(1.0);
+    add_path(share);
   } else {
     // Every port with a usable path carries an equal share (coefficient 1 / usable ports):
     // route each port once, then add the paths found.
@@ -137,7 +169,7 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     if (usable == 0) (void)cluster_.path(src_gpu, dst_gpu, flow_id, path_);  // throws, naming the NICs
     for (int k = 0; k < usable; ++k) {
       path_.swap(port_paths_[static_cast<size_t>(k)]);
-      add_path(1.0 / usable);
+      add_path(share / usable);
       path_.swap(port_paths_[static_cast<size_t>(k)]);
     }
   }

@@ -30,6 +30,13 @@ class PathUses {
   ~PathUses();
 
   void clear();
+  // Queue pairs per connection (network.qps_per_connection, NCCL_IB_QPS_PER_CONNECTION): a leg
+  // whose route depends on its flow (an ECMP choice on the way) is carried by q queue pairs,
+  // each hashed onto its own path and carrying 1/q of the leg (NCCL splits a connection's data
+  // evenly over its QPs), so the leg adds each of the q paths with coefficient 1/q. QP 0 keeps
+  // the connection's flow id: with q = 1 the paths are those of one QP. At least 1.
+  void set_queue_pairs(int q);
+  [[nodiscard]] int queue_pairs() const { return qps_; }
   // clear(), then these uses (distinct resources) as if their legs had been added.
   void assign(std::span<const Use> uses);
   // Adds the path of one leg (spread over its NIC's ports); returns its latency.
@@ -44,6 +51,9 @@ class PathUses {
 
  private:
   const Cluster& cluster_;
+  int qps_ = 1;
+  // add() for one queue pair of a flow-dependent (or not yet seen) pair, its paths at `share`.
+  sim::Duration add_routed(int src_gpu, int dst_gpu, uint64_t key, uint64_t flow_id, double share);
   std::vector<int32_t> slot_;  // per resource: index in uses_, or -1
   std::vector<Use> uses_;
   void add_path(double coefficient);
@@ -75,6 +85,9 @@ class PathUses {
   std::vector<int32_t> flow_store_;
   uint64_t fixed_epoch_ = 0;
 };
+
+// The flow id of queue pair k of a connection whose flow id is `flow_id` (k = 0: itself).
+uint64_t queue_pair_flow(uint64_t flow_id, int k);
 
 // ceil(bits / bps * 1e12) picoseconds; Duration::max() when bps is zero.
 sim::Duration serialization(double bits, double bps);

@@ -130,6 +130,7 @@ struct NetworkSection {
   DcqcnSection dcqcn;
   std::string collective_algorithm;
   int channels = 0;
+  int qps_per_connection = 1;
   Duration collective_step_latency;
   double protocol_efficiency = 1.0;
   Duration solve_quantum;

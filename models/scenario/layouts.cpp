@@ -56,9 +56,12 @@ LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
   }
   replay::StepInput in = step_input(c);
   in.shared_cluster = &shared.cluster;
-  in.network.shared_chains = &shared.chains;
   in.network.shared_capacities = shared.capacities;
-  in.collectives.shared_plans = &shared.plans;
+  // Chains and plans routed with the base's queue pairs; a layout with others routes its own.
+  if (c.network.qps_per_connection == shared.chains.queue_pairs()) {
+    in.network.shared_chains = &shared.chains;
+    in.collectives.shared_plans = &shared.plans;
+  }
   in.network.link_statistics = false;  // a row reports no link figures
   in.power_series = false;             // nor power
   if (std::string problem = step_memory_problem(in); !problem.empty()) {
@@ -89,7 +92,8 @@ std::vector<LayoutOutcome> evaluate_layouts(const Config& base, size_t count,
   if (count == 0) return out;
   const auto cluster = std::make_unique<const network::Cluster>(cluster_spec(base));
   const uint64_t epoch = cluster->topology().routing_epoch();
-  Shared shared{*cluster, network::ChainCache(epoch), collective::PlanCache(epoch),
+  Shared shared{*cluster, network::ChainCache(epoch, base.network.qps_per_connection),
+                collective::PlanCache(epoch),
                 std::make_shared<const std::vector<double>>(network::resource_capacities(*cluster))};
   tbb::task_arena arena(threads > 0 ? threads : tbb::info::default_concurrency());
   arena.execute([&] {

@@ -117,6 +117,7 @@ network::NetworkParams network_params(const Config& c) {
   network::NetworkParams p;
   p.protocol_efficiency = c.network.protocol_efficiency;
   p.solve_quantum = c.network.solve_quantum;
+  p.qps_per_connection = c.network.qps_per_connection;
   return p;
 }
 

@@ -276,6 +276,15 @@ void network_params(std::vector<Param>& t) {
   t.push_back(
       P(network.channels, count, "0", "Collective channels per group (0 = one per NIC, as NCCL does).")
           .at_most(64));
+  t.push_back(P(network.qps_per_connection, count, "1",
+                "RDMA queue pairs per connection between two GPUs, as NCCL_IB_QPS_PER_CONNECTION (NCCL's "
+                "default 1). Each carries an equal share of the connection's data on its own ECMP path "
+                "(switches hash a QP's UDP source port), so more give a RoCE fabric the routing entropy "
+                "to spread its flows: Meta's Llama 3 clusters run 16 per GPU pair with enhanced ECMP "
+                "(Llama 3 paper, Sec. 3.3.4). No effect where routes do not depend on the flow "
+                "(cluster.fabric.routing dmodk, inside an NVLink domain, a rail's own leaf).")
+                  .at_least(1)
+                  .at_most(128));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"",
                 "Fixed cost of one collective step (launch, sync, proxy)."));
   t.push_back(P(network.solve_quantum, duration, "\"10us\"",

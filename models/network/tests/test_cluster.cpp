@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -151,6 +152,60 @@ TEST(MakeNetwork, ModesAndErrors) {
     }
   }
   EXPECT_THROW(make_network("flow", sim, c, NetworkParams{0.0}), std::invalid_argument);
+}
+
+// network.qps_per_connection: a leg across the spines is carried by q queue pairs, each hashed
+// onto its own path with 1/q of the leg; QP 0 keeps the connection's path, so q = 1 is one QP.
+// The NIC's ports carry the whole leg whatever q; the spine uplinks split it (16 QPs over the
+// 16 spines of a radix-32 two-tier fabric: no uplink carries more than a few sixteenths). A
+// pair with one path (same leaf) is the same for any q.
+TEST(Cluster, QueuePairsSpreadAConnectionOverItsEcmpPaths) {
+  const Cluster c(small_cluster(64, 8, 32, 2));
+  PathUses one(c), many(c);
+  many.set_queue_pairs(16);
+  EXPECT_EQ(many.queue_pairs(), 16);
+  EXPECT_THROW(many.set_queue_pairs(0), std::invalid_argument);
+  std::vector<int32_t> single;
+  (void)c.path(0, 63 * 8, 7, single);
+  (void)one.add(0, 63 * 8, 7);
+  std::vector<int32_t> b;
+  for (const PathUses::Use& u : one.uses()) {
+    b.push_back(u.resource);
+    EXPECT_EQ(u.coefficient, 1.0);
+  }
+  EXPECT_EQ(b, single);
+  (void)many.add(0, 63 * 8, 7);
+  double total = 0.0, largest = 0.0;
+  size_t partial = 0;
+  for (const PathUses::Use& u : many.uses()) {
+    EXPECT_LE(u.coefficient, 1.0 + 1e-12);
+    if (u.coefficient < 1.0 - 1e-12) {
+      ++partial;
+      largest = std::max(largest, u.coefficient);
+    }
+    total += u.coefficient;
+  }
+  EXPECT_GT(many.uses().size(), single.size() + 8);  // many uplinks, not one path
+  EXPECT_GT(partial, 8u);
+  EXPECT_LE(largest, 5.0 / 16);
+  // The endpoints (PCIe, NIC ports, the two leaves' ports) carry the whole leg.
+  for (const int32_t r : {single.front(), single[1], single[single.size() - 2], single.back()}) {
+    const auto it = std::find_if(many.uses().begin(), many.uses().end(),
+                                 [&](const PathUses::Use& u) { return u.resource == r; });
+    ASSERT_NE(it, many.uses().end());
+    EXPECT_NEAR(it->coefficient, 1.0, 1e-12);
+  }
+  EXPECT_NEAR(total, static_cast<double>(single.size()), 1e-9);  // every path as long
+  // Same leaf: one path, the same uses for any q.
+  one.clear();
+  many.clear();
+  (void)one.add(0, 8, 7);
+  (void)many.add(0, 8, 7);
+  ASSERT_EQ(one.uses().size(), many.uses().size());
+  for (size_t i = 0; i < one.uses().size(); ++i) {
+    EXPECT_EQ(one.uses()[i].resource, many.uses()[i].resource);
+    EXPECT_DOUBLE_EQ(one.uses()[i].coefficient, many.uses()[i].coefficient);
+  }
 }
 
 }  // namespace

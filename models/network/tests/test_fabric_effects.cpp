@@ -38,9 +38,11 @@ TagPair find_tags(const Cluster& c, bool collide) {
   return {0, 0};
 }
 
-double finish_time(const std::string& mode, const Cluster& c, TagPair tags) {
+double finish_time(const std::string& mode, const Cluster& c, TagPair tags, int qps = 1) {
   sim::Simulation sim;
-  auto net = make_network(mode, sim, c);
+  NetworkParams params;
+  params.qps_per_connection = qps;
+  auto net = make_network(mode, sim, c, params);
   Recorder rec(sim);
   net->send(0, 4800, sim::Bytes{static_cast<int64_t>(kBytes)}, rec, tags.a);
   net->send(8, 4808, sim::Bytes{static_cast<int64_t>(kBytes)}, rec, tags.b);
@@ -62,6 +64,26 @@ TEST(FabricEffects, EcmpCollisionHalvesRateInFlowModeOnly) {
   EXPECT_NEAR(finish_time("flow", c, collide), shared, 1e-6 * shared);
   EXPECT_NEAR(finish_time("flow", c, apart), alone, 1e-6 * alone);
   EXPECT_NEAR(finish_time("analytical", c, collide), alone, 1e-6 * alone);
+}
+
+// network.qps_per_connection: the same two colliding connections, each on 16 queue pairs that
+// hash onto their own uplinks (NCCL_IB_QPS_PER_CONNECTION): no uplink carries more than a few
+// sixteenths of either, so in flow mode both run at the NIC's rate, as if alone; in packet mode
+// (one DCQCN flow per queue pair) they finish well before the single-QP collision does.
+// Analytical mode has no collision to undo.
+TEST(FabricEffects, QueuePairsSpreadCollidingConnections) {
+  const Cluster c(small_cluster(1280));
+  const TagPair collide = find_tags(c, true);
+  sim::Simulation sim;
+  const auto net = make_network("analytical", sim, c);
+  const double alone = net->path_latency(0, 4800).seconds() + wire_s(kBytes, 400e9);
+  EXPECT_NEAR(finish_time("flow", c, collide, 16), alone, 1e-6 * alone);
+  EXPECT_NEAR(finish_time("analytical", c, collide, 16), alone, 1e-6 * alone);
+  const double packet_one = finish_time("packet", c, collide, 1);
+  const double packet_many = finish_time("packet", c, collide, 16);
+  EXPECT_GT(packet_one, 1.6 * alone);
+  EXPECT_LT(packet_many, 0.75 * packet_one);
+  EXPECT_GT(packet_many, 0.95 * alone);
 }
 
 TEST(FabricEffects, OversubscribedLeafLimitsCrossPodTraffic) {
