@@ -65,10 +65,12 @@ constexpr double kGiB = 1073741824.0;
 // Blackwell Ultra (B300, GB300) PCIe Gen6, 128 GB/s, to a ConnectX-8 whose built-in PCIe Gen6
 // switch gives each GPU a Gen6 x16 link (NVIDIA's ConnectX-8 talk, Hot Chips 2025: "a Gen6 x16
 // link to the B300 GPU" in GB300 NVL72; HGX B300 carries the ConnectX-8s on the GPU board). A
-// Gen5 path would hold an 800 Gb/s NIC to 64 GB/s.
+// Gen5 path would hold an 800 Gb/s NIC to 64 GB/s. The host CPU of an HGX B300 (Xeon, PCIe Gen5)
+// still reaches its GPUs at Gen5 x16 through that switch: B300's host link stays 64 GB/s.
 std::vector<GpuSpec> with_host_links(std::vector<GpuSpec> specs) {
   for (GpuSpec& g : specs) {
     if (g.name == "GB200" || g.name == "GB300") g.host_link_bytes_per_s = 900e9 / 2.0 / 2.0;
+    if (g.name == "B300") g.host_link_bytes_per_s = 64e9;
     g.pcie_bytes_per_s = g.sm_arch < 90 ? 32e9 : g.name == "B300" || g.name == "GB300" ? 128e9 : 64e9;
   }
   return specs;

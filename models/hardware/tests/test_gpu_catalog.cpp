@@ -113,5 +113,19 @@ TEST(GpuCatalog, CustomGpuValidatesEveryField) {
             std::string::npos);
 }
 
+// The GPU-NIC PCIe path by generation (cluster.pcie 0): A100 Gen4, Hopper / B200 / GB200 Gen5,
+// Blackwell Ultra Gen6 (to its ConnectX-8); the host link of activation offloading and
+// checkpoint copies: NVLink-C2C on the superchips, the host CPU's Gen5 on HGX B300 (not its
+// NIC's Gen6), else the PCIe path (0).
+TEST(GpuCatalog, PciePathAndHostLinkFollowTheGeneration) {
+  EXPECT_EQ(gpu("A100-80GB").pcie_bytes_per_s, 32e9);
+  for (const char* name : {"H100-SXM", "H800", "H200-SXM", "B200", "GB200"})
+    EXPECT_EQ(gpu(name).pcie_bytes_per_s, 64e9) << name;
+  for (const char* name : {"B300", "GB300"}) EXPECT_EQ(gpu(name).pcie_bytes_per_s, 128e9) << name;
+  EXPECT_EQ(gpu("B300").host_link_bytes_per_s, 64e9);
+  EXPECT_EQ(gpu("GB300").host_link_bytes_per_s, 225e9);
+  EXPECT_EQ(gpu("H100-SXM").host_link_bytes_per_s, 0.0);
+}
+
 }  // namespace
 }  // namespace ct::hardware
