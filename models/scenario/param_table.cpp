@@ -106,7 +106,8 @@ void cluster_params(std::vector<Param>& t) {
         "GPU to host-memory bandwidth per direction, what activation offloading "
         "(training_job.runtime.offload_activation_layers) moves over: 0 = the catalog's (GB200/GB300: "
         "225 GB/s, their share of the superchip's 900 GB/s bidirectional NVLink-C2C; HGX B300: 64 GB/s, its "
-        "host CPU's PCIe Gen5 x16 behind the ConnectX-8's Gen6 switch), else the GPU's PCIe path (cluster.pcie: "
+        "host CPU's PCIe Gen5 x16 behind the ConnectX-8's Gen6 switch), else the GPU's PCIe path "
+        "(cluster.pcie: "
         "HGX parts reach the host over it)."));
   t.push_back(P(cluster.gpu_spec.power_limit, power, "\"0W\"",
                 "Board power limit the GPUs run at (nvidia-smi -pl; 0 = the rated board power). Below it, "
