@@ -82,15 +82,15 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     fixed_epoch_ = epoch;
   }
   const uint64_t key = pair_key(src_gpu, dst_gpu);
-  const auto it = fixed_.find(key);
-  if (it != fixed_.end() && it->second.unique) {  // only single-port pairs are remembered
+  if (qps_ <= 1) return add_routed(src_gpu, dst_gpu, key, flow_id, 1.0);
+  // Several queue pairs: a pair with one path takes it whole, once.
+  if (const auto it = fixed_.find(key); it != fixed_.end() && it->second.unique) {
     const Fixed& f = it->second;
     path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
     add_path(1.0);
     if (f.latency > max_latency_) max_latency_ = f.latency;
     return f.latency;
   }
-  if (qps_ <= 1) return add_routed(src_gpu, dst_gpu, key, flow_id, 1.0);
   sim::Duration latency = sim::Duration::zero();
   const double share = 1.0 / qps_;
   for (int k = 0; k < qps_; ++k) {
@@ -113,7 +113,7 @@ uint64_t queue_pair_flow(uint64_t flow_id, int k) {
 
 sim::Duration PathUses::add_routed(int src_gpu, int dst_gpu, uint64_t key, uint64_t flow_id, double share) {
   const auto it = fixed_.find(key);
-  if (it != fixed_.end() && it->second.unique) {  // found unique by an earlier queue pair
+  if (it != fixed_.end() && it->second.unique) {  // only single-port pairs are remembered
     const Fixed& f = it->second;
     path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
     add_path(share);
