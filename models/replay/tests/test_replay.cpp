@@ -1073,4 +1073,10 @@ TEST(Replay, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
     bytes += static_cast<double>(i.bytes);
   }
   EXPECT_NEAR(bytes, (one_copy[0].params_per_chunk - one_copy[0].expert_params_per_chunk) * grad_bytes, 2.0);
+
+  // Every rank simulated (flow mode, unfolded): each rank reduces over its own expert group, and
+  // the step agrees with the folded analytical one.
+  const StepResult flow = run(job, 4, "flow", false), folded = run(job, 4, "analytical", true);
+  EXPECT_EQ(flow.simulated_ranks, 32u);
+  EXPECT_NEAR(flow.step_time_s, folded.step_time_s, 0.03 * folded.step_time_s);
 }
