@@ -54,9 +54,16 @@ struct Builder {
     return static_cast<int32_t>(r.instrs.size() - 1);
   }
 
+  // The data-parallel groups span DP x CP when there is context parallelism: Megatron's DDP and
+  // distributed optimizer reduce and shard over the data-parallel group with context parallelism
+  // (parallel_state.get_data_parallel_group(with_context_parallel=True)), torchtitan's FSDP over
+  // its dp_shard x cp mesh, as the memory model shards (zero_shard_degree). Hybrid sharding with
+  // CP is refused (layout.cpp), so such a group is one sharding group.
+  bool cp_in_dp() const { return job.parallelism.context_parallel > 1; }
   int group_id(const Placement& at) const {
     const auto& p = job.parallelism;
-    return (at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp;
+    return cp_in_dp() ? at.pp * p.tensor_parallel + at.tp
+                      : (at.pp * p.context_parallel + at.cp) * p.tensor_parallel + at.tp;
   }
 
   // ZeRO-3 / FSDP without a kept-gathered pipeline stage: every forward and backward pass
@@ -121,8 +128,8 @@ struct Builder {
     const auto& p = job.parallelism;
     shard_ranks = p.shard_size > 0 && p.zero_stage >= 1 ? p.shard_size : p.data_parallel;
     replicas = p.data_parallel / shard_ranks;
-    const size_t locations =
-        static_cast<size_t>(p.pipeline_parallel * p.context_parallel * p.tensor_parallel);
+    const int cp_locations = cp_in_dp() ? 1 : p.context_parallel;  // CP ranks in groups of their own
+    const size_t locations = static_cast<size_t>(p.pipeline_parallel * cp_locations * p.tensor_parallel);
     dp_groups = locations * static_cast<size_t>(replicas);
     replica_base = dp_groups * (per_unit() ? 2 : 1);
     out.groups.resize(replica_base + (replicas > 1 ? locations * static_cast<size_t>(shard_ranks) : 0));
@@ -131,20 +138,22 @@ struct Builder {
       if (index_of_gpu[static_cast<size_t>(gpu)] >= 0)
         g.simulated.push_back(index_of_gpu[static_cast<size_t>(gpu)]);
     };
-    // A location's groups hold only its own GPUs (DP varies within them): one without a
-    // simulated rank (a folded program's other TP / CP ranks) has groups no instruction names,
-    // left empty.
+    // A location's groups hold only its own GPUs (DP, and CP with it, varies within them): one
+    // without a simulated rank (a folded program's other TP / CP ranks) has groups no
+    // instruction names, left empty. Members in rank order (CP inside DP).
     std::vector<char> needed(locations, 0);
     for (const auto& [gpu, at] : simulated) needed[static_cast<size_t>(group_id(at))] = 1;
     for (int s = 0; s < p.pipeline_parallel; ++s) {
-      for (int c = 0; c < p.context_parallel; ++c) {
+      for (int cl = 0; cl < cp_locations; ++cl) {
         for (int t = 0; t < p.tensor_parallel; ++t) {
-          if (needed[static_cast<size_t>(group_id(Placement{t, c, 0, s}))] == 0) continue;
+          if (needed[static_cast<size_t>(group_id(Placement{t, cl, 0, s}))] == 0) continue;
           for (int d = 0; d < p.data_parallel; ++d) {
-            const Placement at{t, c, d, s};
-            const int gpu = phys(global_rank(p, at, options.placement));
-            join(out.groups[static_cast<size_t>(shard(at))], gpu);
-            if (replicas > 1) join(out.groups[static_cast<size_t>(replica(at))], gpu);
+            for (int c = cp_in_dp() ? 0 : cl; c < (cp_in_dp() ? p.context_parallel : cl + 1); ++c) {
+              const Placement at{t, c, d, s};
+              const int gpu = phys(global_rank(p, at, options.placement));
+              join(out.groups[static_cast<size_t>(shard(at))], gpu);
+              if (replicas > 1) join(out.groups[static_cast<size_t>(replica(at))], gpu);
+            }
           }
         }
       }

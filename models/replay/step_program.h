@@ -17,7 +17,8 @@
 //             virtual stage (scatter/gather: each TP rank sends its 1/t share on its rail).
 //   B(c, mb): waits for the gradient from the next virtual stage, runs, sends to the previous.
 //   Last B of chunk c: with overlap_grad_reduce it is split into the chunk's gradient
-//             buckets, and each bucket's reduction over the DP group (all-reduce for ZeRO 0,
+//             buckets, and each bucket's reduction over the DP group (DP x CP with context parallelism;
+//             an MoE's experts over their own expert data-parallel group) (all-reduce for ZeRO 0,
 //             reduce-scatter otherwise; fp32 gradients, 4 B/param) starts when its share
 //             of the pass is done; without overlap the reductions follow the whole backward.
 //             Gradient bytes per parameter are the stack's (fp32 4, DeepSpeed 16-bit 2).

@@ -1080,3 +1080,30 @@ TEST(Replay, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   EXPECT_EQ(flow.simulated_ranks, 32u);
   EXPECT_NEAR(flow.step_time_s, folded.step_time_s, 0.03 * folded.step_time_s);
 }
+
+// With context parallelism the data-parallel groups span DP x CP (Megatron's
+// get_data_parallel_group(with_context_parallel=True), torchtitan's dp_shard x cp mesh), as the
+// memory model shards: TP 2, CP 2, DP 8 on 32 GPUs; rank 0's gradient reduce-scatter and
+// parameter all-gather run over the 16 ranks with TP index 0, in rank order (CP inside DP).
+TEST(Replay, DataParallelGroupsSpanContextParallelRanks) {
+  auto job = small_job(2, 1, 8, 1, 64);
+  job.parallelism.context_parallel = 2;
+  const StepProgram p = program_of(job);
+  std::vector<int> expected;
+  for (int r = 0; r < 32; r += 2) expected.push_back(r);
+  size_t seen = 0;
+  for (const Instr& i : p.ranks.front().instrs) {
+    if (i.kind != InstrKind::collective) continue;
+    EXPECT_EQ(p.groups[static_cast<size_t>(i.group)].gpus, expected);
+    ++seen;
+  }
+  EXPECT_GT(seen, 2u);
+  job.parallelism.context_parallel = 1;  // without CP: the 8 DP ranks of TP index 0, CP index 0
+  job.parallelism.data_parallel = 16;
+  const StepProgram q = program_of(job);
+  for (const Instr& i : q.ranks.front().instrs) {
+    if (i.kind == InstrKind::collective) {
+      EXPECT_EQ(q.groups[static_cast<size_t>(i.group)].gpus.size(), 16u);
+    }
+  }
+}
