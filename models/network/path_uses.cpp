@@ -84,13 +84,8 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
   const uint64_t key = pair_key(src_gpu, dst_gpu);
   if (qps_ <= 1) return add_routed(src_gpu, dst_gpu, key, flow_id, 1.0);
   // Several queue pairs: a pair with one path takes it whole, once.
-  if (const auto it = fixed_.find(key); it != fixed_.end() && it->second.unique) {
-    const Fixed& f = it->second;
-    path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
-    add_path(1.0);
-    if (f.latency > max_latency_) max_latency_ = f.latency;
-    return f.latency;
-  }
+  if (const auto it = fixed_.find(key); it != fixed_.end() && it->second.unique)
+    return add_fixed(it->second, 1.0);
   sim::Duration latency = sim::Duration::zero();
   const double share = 1.0 / qps_;
   for (int k = 0; k < qps_; ++k) {
@@ -106,6 +101,13 @@ void PathUses::set_queue_pairs(int q) {
   qps_ = q;
 }
 
+sim::Duration PathUses::add_fixed(const Fixed& f, double share) {
+  path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
+  add_path(share);
+  if (f.latency > max_latency_) max_latency_ = f.latency;
+  return f.latency;
+}
+
 uint64_t queue_pair_flow(uint64_t flow_id, int k) {
   return k == 0 ? flow_id
                 : topology::detail::splitmix64(flow_id ^ (0x5150ULL << 48) ^ static_cast<uint64_t>(k));
@@ -113,13 +115,7 @@ uint64_t queue_pair_flow(uint64_t flow_id, int k) {
 
 sim::Duration PathUses::add_routed(int src_gpu, int dst_gpu, uint64_t key, uint64_t flow_id, double share) {
   const auto it = fixed_.find(key);
-  if (it != fixed_.end() && it->second.unique) {  // only single-port pairs are remembered
-    const Fixed& f = it->second;
-    path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
-    add_path(share);
-    if (f.latency > max_latency_) max_latency_ = f.latency;
-    return f.latency;
-  }
+  if (it != fixed_.end() && it->second.unique) return add_fixed(it->second, share);  // single-port pairs only
   // A flow-dependent single-port pair: this flow's path, if it was routed before.
   const uint64_t flow_key = topology::detail::splitmix64(key ^ topology::detail::splitmix64(flow_id));
   if (it != fixed_.end()) {

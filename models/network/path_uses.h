@@ -71,6 +71,8 @@ class PathUses {
     sim::Duration latency;
   };
   std::unordered_map<uint64_t, Fixed> fixed_;
+  // Adds a remembered unique path at `share`; returns its latency.
+  sim::Duration add_fixed(const Fixed& f, double share);
   std::vector<int32_t> fixed_store_;
   // Paths of flow-dependent pairs by (pair, flow id): a connection (a chain's leg, a pipeline's
   // sends: network.h chain_leg_flow, send_flow) takes the same path at every call. At most

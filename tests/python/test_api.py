@@ -288,17 +288,24 @@ def test_flow_solve_quantum_stays_within_its_bound_of_the_exact_solver():
     assert default["sim"]["events"] < exact["sim"]["events"]  # the quantum is what saves the work
 
 
+def _ring_on_fat_tree(layers: int, hidden: int, heads: int, ffn_hidden: int, **extra) -> dict:
+    """Overrides of the default scenario: one data-parallel ring of 256 single-GPU ranks on 32
+    nodes of a 3-tier fat tree of radix-16 switches, with a model of the given shape."""
+    return {"cluster.nodes": 32, "cluster.fabric.topology": "fat_tree", "cluster.fabric.switch_radix": 16,
+            "training_job.parallelism.pipeline_parallel": 1, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 256, "training_job.global_batch_size": 256,
+            "training_job.model.layers": layers, "training_job.model.hidden": hidden,
+            "training_job.model.heads": heads, "training_job.model.kv_heads": heads,
+            "training_job.model.ffn_hidden": ffn_hidden, "recovery.hot_spares": 0, **extra}
+
+
 def test_dmodk_routing_removes_the_hash_collisions_of_ecmp_in_both_modes():
     # cluster.fabric.routing: 256 single-GPU data-parallel ranks on a 3-tier fat tree of radix-16
     # switches. Their ring's neighbour exchange is a shift permutation: ECMP's hash makes some
     # of its flows share an uplink (within the one ring: both modes see it); InfiniBand's
     # destination-mod-k routes share none, so the gradient all-reduce runs at the NICs' rate.
     sc = ct.load("scenarios/default.json")
-    over = {"cluster.nodes": 32, "cluster.fabric.topology": "fat_tree", "cluster.fabric.switch_radix": 16,
-            "training_job.parallelism.pipeline_parallel": 1, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 256, "training_job.global_batch_size": 256,
-            "training_job.model.layers": 8, "training_job.model.hidden": 2048, "training_job.model.heads": 16,
-            "training_job.model.kv_heads": 16, "training_job.model.ffn_hidden": 8192, "recovery.hot_spares": 0}
+    over = _ring_on_fat_tree(layers=8, hidden=2048, heads=16, ffn_hidden=8192)
     for mode in ("analytical", "flow"):
         dp = {r: ct.run(sc, overrides={**over, "network.mode": mode, "cluster.fabric.routing": r}).report
               ["breakdown"]["exposed_dp_comm_s"] for r in ("ecmp", "dmodk")}
@@ -313,12 +320,8 @@ def test_queue_pairs_per_connection_spread_ecmp_collisions_in_every_mode():
     # per connection mostly vanish, in analytical, flow and packet mode alike; under
     # destination-mod-k routing (one path per destination) the key changes nothing.
     sc = ct.load("scenarios/default.json")
-    over = {"cluster.nodes": 32, "cluster.fabric.topology": "fat_tree", "cluster.fabric.switch_radix": 16,
-            "training_job.parallelism.pipeline_parallel": 1, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 256, "training_job.global_batch_size": 256,
-            "training_job.model.layers": 2, "training_job.model.hidden": 1024, "training_job.model.heads": 8,
-            "training_job.model.kv_heads": 8, "training_job.model.ffn_hidden": 4096, "training_job.model.vocab": 1024,
-            "recovery.hot_spares": 0, "training_job.steps": 1}
+    over = _ring_on_fat_tree(layers=2, hidden=1024, heads=8, ffn_hidden=4096,
+                             **{"training_job.model.vocab": 1024, "training_job.steps": 1})
     for mode in ("analytical", "flow", "packet"):
         dp = {q: ct.run(sc, overrides={**over, "network.mode": mode, "network.qps_per_connection": q}).report
               ["breakdown"]["exposed_dp_comm_s"] for q in (1, 16)}
