@@ -36,6 +36,8 @@ struct ActivationTerms {
   double replicated = 0.0;  // bytes per token, divided by t only with SP
   double split = 0.0;       // bytes per token, divided by t
   double gathered = 0.0;    // bytes per token, never divided by t
+  double permuted = 0.0;     // bytes per token of the experts' permuted inputs, times the
+                             // experts' share of the tokens (activation_bytes: moe_share)
   double scores = 0.0;      // bytes per (token x key), divided by t (unfused attention)
   double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
@@ -72,7 +74,7 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
     const double fe = d(expert_ffn_hidden(m));
     const double routed = m.moe.capacity_factor * d(m.moe.top_k);
     a.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
-    a.gathered += 2.0 * h * routed;
+    a.permuted = 2.0 * h * routed;
   }
   if (flash) {
     a.lse = 4.0 * d(m.heads);
@@ -118,7 +120,7 @@ ActivationTerms replayed_terms(const ModelSpec& m, bool fp8, uint32_t modules) {
   const double fe = d(expert_ffn_hidden(m)), routed = m.moe.capacity_factor * d(m.moe.top_k);
   if (modules & rm::moe) {
     cut.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
-    cut.gathered = 2.0 * h * routed;
+    cut.permuted = 2.0 * h * routed;
     return cut;
   }
   if (modules & rm::moe_act) cut.split += (fp8 ? 1.0 : 2.0) * fe * routed;
@@ -254,6 +256,11 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   const bool sp = p.sequence_parallel && p.tensor_parallel > 1;
   const bool flash = job.attention != "unfused";
   const ActivationTerms a = activation_terms(m, st, flash, is_fp8(job) && st.fp8_saves_fp8_inputs);
+  // The experts' share of the layer's tokens (layer_ops.cpp's moe_tokens): Megatron's
+  // dispatcher routes each TP rank's sequence shard over the expert group, and expert tensor
+  // parallelism all-gathers etp of those shards (token_dispatcher.py: the TP all-gather after
+  // the all-to-all runs over the expert-TP group), so a GPU's experts see tokens x etp / t.
+  const double moe_share = sp ? d(expert_tp(p)) / t : 1.0;
   if (recompute == Recompute::full) {
     return to_bytes(st.residual_bytes * tokens * d(m.hidden) / (sp ? t : 1.0));
   }
@@ -261,13 +268,14 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
     // Tensor-parallel shards: the residuals follow SP, the rest is split by t.
     const double residual = 2.0 * st.residual_bytes * d(m.hidden);
     const double rest = op_level_selective(m, st, a) - residual;
-    return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered));
+    return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered + a.permuted * moe_share));
   }
-  double bytes = tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered);
+  double bytes = tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered +
+                           a.permuted * moe_share);
   const uint32_t modules = recompute == Recompute::selective ? selective_modules(job) : 0;
   if (!(modules & recompute_module::core_attn)) bytes += tokens * d(m.seq_length) * a.scores / t;
   const ActivationTerms cut = replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules);
-  bytes -= tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered);
+  bytes -= tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered + cut.permuted * moe_share);
   return to_bytes(bytes);
 }
 

@@ -242,6 +242,30 @@ TEST(Memory, TiedEmbeddingsCopiedToLastStage) {
   EXPECT_EQ(only.dense, 8 * middle.dense + 51200 * 12288 / 8 + 2048 * 12288 + 2 * 12288);
 }
 
+// The experts keep their permuted input tokens (2 h bytes per routed copy). Megatron's dispatcher
+// routes each TP rank's sequence shard, and expert tensor parallelism all-gathers etp shards
+// after the all-to-all: a GPU's experts hold tokens x top_k x etp / t copies. Folded (etp 1
+// under TP 2) they hold half what unfolded experts (etp = t) hold; the experts' intermediate
+// (tokens x etp / t copies of width fe / etp) is the same either way.
+TEST(Memory, FoldedExpertsKeepTheirShardOfThePermutedTokens) {
+  JobSpec j = testing::gpt3_job();
+  j.model = testing::mixtral_8x7b();  // h 4096, top 2, s 4096
+  j.parallelism.tensor_parallel = 2;
+  j.parallelism.sequence_parallel = true;
+  j.parallelism.expert_parallel = 8;
+  j.parallelism.expert_tensor_parallel = 2;
+  const double unfolded = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+  j.parallelism.expert_tensor_parallel = 1;
+  const double folded = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+  const double tokens = 4096, h = 4096, top_k = 2;
+  EXPECT_NEAR(unfolded - folded, tokens * 2.0 * h * top_k * (2.0 / 2.0 - 1.0 / 2.0), 1.0);
+  // Without TP the two are one layout.
+  j.parallelism.tensor_parallel = 1;
+  const double alone = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+  j.parallelism.expert_tensor_parallel = 0;  // unset: = TP
+  EXPECT_EQ(static_cast<double>(activation_bytes_per_layer(j, Recompute::none)), alone);
+}
+
 TEST(Memory, ExpertWeightsSplitByEp) {
   JobSpec j;
   j.model = testing::mixtral_8x7b();
