@@ -388,7 +388,10 @@ _MOE_A2A_OVERLAP = {("Qwen3_235B_a22B", "H100")}
 # 07eea52 / 01b2977, and the 25.11 DeepSeek-V3 recipes at 5a7e66e): HybridEP for DeepSeek-V3,
 # GPT-OSS 120B (V2) and Qwen3-30B-A3B on every GPU, and for Qwen3-235B-A22B on GB300 / GB200;
 # alltoall (moe_token_dispatcher_type) for Qwen3-235B-A22B on B300, B200 and H100.
-_MOE_ALLTOALL = {("Qwen3_235B_a22B", "H100"), ("Qwen3_235B_a22B", "B300"), ("Qwen3_235B_a22B", "B200")}
+# GPT-OSS 120B on H100 runs its base recipe's alltoall (gpt_oss_120b_pretrain_64gpu_h100_bf16_config,
+# src/megatron/bridge/recipes/gpt_oss/h100/gpt_oss.py at 067f987: moe_token_dispatcher_type).
+_MOE_ALLTOALL = {("Qwen3_235B_a22B", "H100"), ("Qwen3_235B_a22B", "B300"), ("Qwen3_235B_a22B", "B200"),
+                 ("GPT OSS 120B", "H100")}
 # megatron-bridge-moe rows the twin cannot compute, and why.
 _MOE_NOT_MODELLED = {
     "Kimi_K2": "the Muon optimizer (the table's note) is not modelled, nor is there a Kimi K2 preset"}
@@ -518,6 +521,8 @@ def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
             runtime = case.scenarios[0]["training_job"]["runtime"]
             if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP:
                 runtime["moe_a2a_overlap"] = True
+            if row.get("recompute_modules"):
+                runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
         yield case
 
 
@@ -538,6 +543,26 @@ def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
         runtime = case.scenarios[0]["training_job"]["runtime"]
         runtime["moe_dispatcher"] = row["dispatcher"]
         runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        case.predict = lambda report, sc: report["step_time_s"]
+        yield case
+
+
+def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
+    """megatron-bridge-cards.json: Megatron-Bridge's verification-card runs, step seconds, each
+    run as the megatron-bridge-moe rows are (_perf_scenario) with its recipe's dispatcher, EP
+    overlap, recompute modules and overlap_grad_reduce. CUDA graphs, DeepSeek-V3's MTP layer and
+    its custom pipeline layout are not modelled."""
+    for row in _load("megatron-bridge-cards.json")["rows"]:
+        label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} TP{row['tp']} PP{row['pp']} "
+                 f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher']}")
+        case = _Case(label, "step s", row["step_time_s"], source=row["source"])
+        case.scenarios, _ = _perf_scenario(row, mode, group="megatron-bridge")
+        runtime = case.scenarios[0]["training_job"]["runtime"]
+        runtime["moe_dispatcher"] = row["dispatcher"]
+        runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        runtime["overlap_grad_reduce"] = row["overlap_grad_reduce"]
+        if row["recompute_modules"]:
+            runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
         case.predict = lambda report, sc: report["step_time_s"]
         yield case
 
@@ -928,6 +953,9 @@ SETS = [
              "Megatron-Core MoE report Table 11: DeepSeek-V3, Qwen3-235B on GB300/GB200/H100"),
     _SetSpec("megatron-bridge-moe-h100", "megatron-bridge-moe-h100.json", _megatron_bridge_moe_h100,
              "Megatron-Bridge Qwen3-30B-A3B on 16 H100: token dispatcher x EP overlap, step s"),
+    _SetSpec("megatron-bridge-cards", "megatron-bridge-cards.json", _megatron_bridge_cards,
+             "Megatron-Bridge verification cards (Aug 2026): Qwen3-30B-A3B weak scaling on 8-256 GB300, DeepSeek-V3 "
+             "on 1,024 H100 BF16, GPT-OSS 120B on 64 GB200 BF16, step s"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("llm-foundry-sweeps", "llm-foundry-sweeps.json", _foundry_sweeps,
