@@ -79,9 +79,10 @@ void AnalyticalNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, si
   if (params_.link_statistics) {
     route = route_flow(src_gpu, dst_gpu, flow_id);  // its uses_ are what finish() counts
   } else {
-    if (flow_routes_.size() > (size_t{1} << 16)) flow_routes_.clear();  // bounded memory
-    FlowRoute& f = flow_routes_[topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^
-                                                             topology::detail::splitmix64(flow_id))];
+    if (flow_routes_.empty()) flow_routes_.resize(kFlowRouteSlots);
+    const uint64_t h =
+        topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^ topology::detail::splitmix64(flow_id));
+    FlowRoute& f = flow_routes_[h & (kFlowRouteSlots - 1)];
     if (!(f.src == src_gpu && f.dst == dst_gpu && f.flow == flow_id &&
           f.epoch == cluster_.topology().routing_epoch() && f.version == capacity_version_)) {
       f = route_flow(src_gpu, dst_gpu, flow_id);
@@ -229,22 +230,24 @@ void AnalyticalNetwork::on_event(uint64_t slot) {
 sim::Duration AnalyticalNetwork::path_latency(int src_gpu, int dst_gpu) const {
   ChainCache* shared = shared_chains();
   if (shared == nullptr) return cluster_.path(src_gpu, dst_gpu, 0, path_);
-  // The thread's own table for the shared cache's routes (chain_cache.h serial); bounded.
-  struct Latencies {
-    uint64_t serial = 0;
-    std::unordered_map<uint64_t, sim::Duration> by_pair;
+  // The thread's own table for the shared cache's routes (chain_cache.h serial), direct-mapped
+  // by the pair: a slot holding another pair is routed again (the same latency either way).
+  struct Latency {
+    uint64_t pair = 0;  // pair_key + 1; 0: empty
+    sim::Duration latency;
   };
-  thread_local Latencies known;
-  if (known.serial != shared->serial()) {
-    known.by_pair.clear();
-    known.serial = shared->serial();
+  constexpr size_t kSlots = size_t{1} << 16;
+  thread_local uint64_t serial = 0;
+  thread_local std::vector<Latency> known;
+  if (known.empty() || serial != shared->serial()) {
+    known.assign(kSlots, Latency{});
+    serial = shared->serial();
   }
-  const uint64_t key = pair_key(src_gpu, dst_gpu);
-  if (const auto it = known.by_pair.find(key); it != known.by_pair.end()) return it->second;
-  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, 0, path_);
-  constexpr size_t kMaxLatencies = size_t{1} << 22;  // pairs a thread keeps at most
-  if (known.by_pair.size() < kMaxLatencies) known.by_pair.emplace(key, latency);
-  return latency;
+  const uint64_t key = pair_key(src_gpu, dst_gpu) + 1;
+  Latency& slot = known[topology::detail::splitmix64(key) & (kSlots - 1)];
+  if (slot.pair == key) return slot.latency;
+  slot = Latency{key, cluster_.path(src_gpu, dst_gpu, 0, path_)};
+  return slot.latency;
 }
 
 sim::Bandwidth AnalyticalNetwork::path_bandwidth(int src_gpu, int dst_gpu) const {

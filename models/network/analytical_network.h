@@ -96,7 +96,10 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
     sim::Duration latency;
     double rate = 0.0;
   };
-  std::unordered_map<uint64_t, FlowRoute> flow_routes_;
+  // Direct-mapped by the connection's hash (kFlowRouteSlots, allocated at the first send): a
+  // slot holding another connection, or older routes or capacities, is routed again.
+  static constexpr size_t kFlowRouteSlots = size_t{1} << 12;
+  std::vector<FlowRoute> flow_routes_;
   // Routes one connection into uses_ and returns its latency and bottleneck rate, stamped with
   // the routes and capacities of now.
   FlowRoute route_flow(int src_gpu, int dst_gpu, uint64_t flow_id);

@@ -243,6 +243,8 @@ class Executor final : public sim::EventHandler, public CommHandler {
         const Instr& in = instr(r, i);
         ++s.head[k];
         load_head(s, k);
+        // The stream's next instruction is read when this one is done: fetch its record now.
+        if (s.head_instr[k] >= 0) __builtin_prefetch(&instr(r, s.head_instr[k]));
         s.busy[k] = true;
         s.started[static_cast<size_t>(i)] = 1;
         s.started_at[static_cast<size_t>(i)] = now();

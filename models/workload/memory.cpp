@@ -36,8 +36,7 @@ struct ActivationTerms {
   double replicated = 0.0;  // bytes per token, divided by t only with SP
   double split = 0.0;       // bytes per token, divided by t
   double gathered = 0.0;    // bytes per token, never divided by t
-  double permuted = 0.0;     // bytes per token of the experts' permuted inputs, times the
-                             // experts' share of the tokens (activation_bytes: moe_share)
+  double permuted = 0.0;    // bytes per token, times the experts' share of the tokens
   double scores = 0.0;      // bytes per (token x key), divided by t (unfused attention)
   double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
@@ -270,12 +269,13 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
     const double rest = op_level_selective(m, st, a) - residual;
     return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered + a.permuted * moe_share));
   }
-  double bytes = tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered +
-                           a.permuted * moe_share);
+  double bytes =
+      tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered + a.permuted * moe_share);
   const uint32_t modules = recompute == Recompute::selective ? selective_modules(job) : 0;
   if (!(modules & recompute_module::core_attn)) bytes += tokens * d(m.seq_length) * a.scores / t;
   const ActivationTerms cut = replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules);
-  bytes -= tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered + cut.permuted * moe_share);
+  bytes -=
+      tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered + cut.permuted * moe_share);
   return to_bytes(bytes);
 }
 
