@@ -245,3 +245,65 @@ TEST(Network, AChainKeepsItsConnectionsPathsWhateverTheTag) {
 
 }  // namespace
 }  // namespace ct::network
+
+namespace ct::network {
+namespace {
+
+// The remembered connection routes (a direct-mapped table by the connection's hash, 4,096 slots)
+// give every send the time a fresh network gives it, with more connections than slots (slots
+// shared and overwritten) and after a capacity change (every remembered route stale), with and
+// without link statistics (which route each send afresh).
+TEST(Analytical, RememberedConnectionRoutesKeepEverySendsTime) {
+  const Cluster c(testing::small_cluster(16, 8, 16));
+  std::vector<std::array<int, 3>> sends;  // src, dst, flow id: 128 x 128 pairs x 2 flows
+  for (int s = 0; s < 128; ++s) {
+    for (int d = 0; d < 128; d += 3) {
+      if (s != d) sends.push_back({s, d, (s * 7 + d) % 5});
+    }
+  }
+  std::vector<int32_t> slowed;  // the links of one cross-rail path, slowed in the second round
+  (void)c.path(0, 8 + 1, 0, slowed);
+  auto times = [&](bool stats, bool one_network, bool slow_spine) {
+    std::vector<double> out;
+    sim::Simulation sim;
+    NetworkParams p;
+    p.link_statistics = stats;
+    std::unique_ptr<Network> shared = make_network("analytical", sim, c, p);
+    for (size_t round = 0; round < 2; ++round) {
+      if (round == 1 && slow_spine) {
+        for (const int32_t r : slowed) shared->set_resource_capacity(r, sim::Bandwidth::gbps(50));
+      }
+      for (const auto& [s, d, f] : sends) {
+        sim::Simulation own_sim;
+        std::unique_ptr<Network> own = one_network ? nullptr : make_network("analytical", own_sim, c, p);
+        if (own && round == 1 && slow_spine) {
+          for (const int32_t r : slowed) own->set_resource_capacity(r, sim::Bandwidth::gbps(50));
+        }
+        Network& net = own ? *own : *shared;
+        sim::Simulation& at = own ? own_sim : sim;
+        Recorder rec(at);
+        const double start = at.now().seconds();
+        net.send_flow(s, d, static_cast<uint64_t>(f), sim::Bytes{int64_t{1} << 20}, rec, 0);
+        at.run();
+        out.push_back(rec.times.at(0) - start);
+      }
+    }
+    return out;
+  };
+  // The slowed links change some sends' times (so the second round needs the new routes).
+  EXPECT_NE(times(false, false, true), times(false, false, false));
+  // Times are whole picoseconds; the shared simulation's clock has moved on, so compare to 1 ps.
+  for (const bool slow : {false, true}) {
+    const std::vector<double> fresh = times(false, false, slow);
+    for (const bool stats : {false, true}) {
+      const std::vector<double> kept = times(stats, true, slow);
+      ASSERT_EQ(kept.size(), fresh.size());
+      size_t differ = 0;
+      for (size_t i = 0; i < kept.size(); ++i) differ += std::abs(kept[i] - fresh[i]) > 1e-12 ? 1 : 0;
+      EXPECT_EQ(differ, 0U) << "stats " << stats << " slow " << slow;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ct::network
