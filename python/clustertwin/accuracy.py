@@ -354,6 +354,8 @@ def _precision(row: dict) -> str | None:
     Engine's delayed scaling (fp8); "fp8-cs" and torchao float8 (tensorwise) are per-tensor
     current scaling (fp8-cs); "mxfp8" / "fp8-mx" are Blackwell block scaling (mxfp8)."""
     p = str(row.get("precision") or "bf16").lower()
+    if "fp4" in p:  # not modelled: passed on, so that the loader refuses it by name (not run as bf16)
+        return "nvfp4"
     if "mx" in p:
         return "mxfp8"
     if "fp8-cs" in p or "float8" in p or "tensorwise" in p:
