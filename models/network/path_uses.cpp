@@ -101,11 +101,16 @@ void PathUses::set_queue_pairs(int q) {
   qps_ = q;
 }
 
-sim::Duration PathUses::add_fixed(const Fixed& f, double share) {
-  path_.assign(fixed_store_.begin() + f.begin, fixed_store_.begin() + f.begin + f.size);
+sim::Duration PathUses::add_stored(const std::vector<int32_t>& store, uint32_t begin, uint32_t size,
+                                   sim::Duration latency, double share) {
+  path_.assign(store.begin() + begin, store.begin() + begin + size);
   add_path(share);
-  if (f.latency > max_latency_) max_latency_ = f.latency;
-  return f.latency;
+  if (latency > max_latency_) max_latency_ = latency;
+  return latency;
+}
+
+sim::Duration PathUses::add_fixed(const Fixed& f, double share) {
+  return add_stored(fixed_store_, f.begin, f.size, f.latency, share);
 }
 
 uint64_t queue_pair_flow(uint64_t flow_id, int k) {
@@ -122,10 +127,7 @@ sim::Duration PathUses::add_routed(int src_gpu, int dst_gpu, uint64_t key, uint6
     const auto f = flow_paths_.find(flow_key);
     if (f != flow_paths_.end() && f->second.pair == key && f->second.flow == flow_id) {
       const FlowPath& p = f->second;
-      path_.assign(flow_store_.begin() + p.begin, flow_store_.begin() + p.begin + p.size);
-      add_path(share);
-      if (p.latency > max_latency_) max_latency_ = p.latency;
-      return p.latency;
+      return add_stored(flow_store_, p.begin, p.size, p.latency, share);
     }
   }
   const int ports = cluster_.fabric_ports(src_gpu, dst_gpu);

@@ -73,6 +73,9 @@ class PathUses {
   std::unordered_map<uint64_t, Fixed> fixed_;
   // Adds a remembered unique path at `share`; returns its latency.
   sim::Duration add_fixed(const Fixed& f, double share);
+  // Adds the path stored at store[begin, begin + size) at `share`; returns `latency`.
+  sim::Duration add_stored(const std::vector<int32_t>& store, uint32_t begin, uint32_t size,
+                           sim::Duration latency, double share);
   std::vector<int32_t> fixed_store_;
   // Paths of flow-dependent pairs by (pair, flow id): a connection (a chain's leg, a pipeline's
   // sends: network.h chain_leg_flow, send_flow) takes the same path at every call. At most

@@ -269,13 +269,14 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
     const double rest = op_level_selective(m, st, a) - residual;
     return to_bytes(tokens * (residual / (sp ? t : 1.0) + rest / t + a.gathered + a.permuted * moe_share));
   }
-  double bytes =
-      tokens * (a.replicated / (sp ? t : 1.0) + (a.split + a.lse) / t + a.gathered + a.permuted * moe_share);
+  // Bytes per token on this GPU of the terms kept per token (the scores aside).
+  auto per_token = [&](const ActivationTerms& x) {
+    return x.replicated / (sp ? t : 1.0) + (x.split + x.lse) / t + x.gathered + x.permuted * moe_share;
+  };
+  double bytes = tokens * per_token(a);
   const uint32_t modules = recompute == Recompute::selective ? selective_modules(job) : 0;
   if (!(modules & recompute_module::core_attn)) bytes += tokens * d(m.seq_length) * a.scores / t;
-  const ActivationTerms cut = replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules);
-  bytes -=
-      tokens * (cut.replicated / (sp ? t : 1.0) + cut.split / t + cut.gathered + cut.permuted * moe_share);
+  bytes -= tokens * per_token(replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules));
   return to_bytes(bytes);
 }
 

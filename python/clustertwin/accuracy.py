@@ -510,6 +510,22 @@ def _perf_scenario(row: dict, mode: str, group: str | None = None):
     return [_scenario(cluster, model, par, mb, gbs, runtime, mode)], lambda report, sc: report["tokens_per_s_per_gpu"]
 
 
+def _moe_runtime(case: _Case, dispatcher: str | None = None, ep_overlap: bool | None = None,
+                 recompute_modules: Iterable[str] = ()) -> dict:
+    """A MoE row's recipe settings on its (first) scenario's runtime: the token dispatcher,
+    Megatron's EP overlap (moe_a2a_overlap) and the selective recompute's modules, where given.
+    Returns the runtime for further keys."""
+    runtime = case.scenarios[0]["training_job"]["runtime"]
+    if dispatcher is not None:
+        runtime["moe_dispatcher"] = dispatcher
+    if ep_overlap is not None:
+        runtime["moe_a2a_overlap"] = ep_overlap
+    modules = list(recompute_modules or ())
+    if modules:
+        runtime.update(recompute_granularity="selective", recompute_modules=",".join(modules))
+    return runtime
+
+
 def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
     """megatron-bridge-moe.json: Megatron-Bridge's MoE rows, each model from the twin's preset,
     run as the megatron-bridge set runs its rows (_perf_scenario: stack nemo, TE cross entropy,
@@ -520,11 +536,8 @@ def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
         case.reason = _MOE_NOT_MODELLED.get(row["model"])
         if case.reason is None:
             case.scenarios, case.predict = _perf_scenario(row, mode)
-            runtime = case.scenarios[0]["training_job"]["runtime"]
-            if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP:
-                runtime["moe_a2a_overlap"] = True
-            if row.get("recompute_modules"):
-                runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
+            _moe_runtime(case, ep_overlap=True if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP else None,
+                         recompute_modules=row.get("recompute_modules") or ())
         yield case
 
 
@@ -542,9 +555,7 @@ def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
                 "global_batch": row["global_batch"], "seq_length": row["seq_length"], "precision": row["precision"],
                 "source": row["source"]}
         case.scenarios, _ = _perf_scenario(perf, mode)
-        runtime = case.scenarios[0]["training_job"]["runtime"]
-        runtime["moe_dispatcher"] = row["dispatcher"]
-        runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        _moe_runtime(case, row["dispatcher"], row["ep_overlap"])
         case.predict = lambda report, sc: report["step_time_s"]
         yield case
 
@@ -559,12 +570,8 @@ def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
                  f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher']}")
         case = _Case(label, "step s", row["step_time_s"], source=row["source"])
         case.scenarios, _ = _perf_scenario(row, mode, group="megatron-bridge")
-        runtime = case.scenarios[0]["training_job"]["runtime"]
-        runtime["moe_dispatcher"] = row["dispatcher"]
-        runtime["moe_a2a_overlap"] = row["ep_overlap"]
+        runtime = _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
         runtime["overlap_grad_reduce"] = row["overlap_grad_reduce"]
-        if row["recompute_modules"]:
-            runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
         case.predict = lambda report, sc: report["step_time_s"]
         yield case
 
@@ -581,11 +588,7 @@ def _megatron_core_moe(mode: str) -> Iterable[_Case]:
         case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"])
         perf = dict(row, precision="fp8-cs" if row["precision"] == "FP8-BLK" else row["precision"])
         case.scenarios, case.predict = _perf_scenario(perf, mode, group="megatron-bridge")
-        runtime = case.scenarios[0]["training_job"]["runtime"]
-        runtime["moe_dispatcher"] = row["dispatcher"]
-        runtime["moe_a2a_overlap"] = row["ep_overlap"]
-        if row["recompute_modules"]:
-            runtime.update(recompute_granularity="selective", recompute_modules=",".join(row["recompute_modules"]))
+        _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
         yield case
 
 
