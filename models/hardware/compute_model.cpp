@@ -110,8 +110,8 @@ void ComputeModel::set_steady(double ratio) {
   steady_ = ratio;
 }
 
-ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64_t count, bool fp8,
-                                          bool mx) const {
+ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64_t count, bool fp8, bool mx,
+                                          bool fp4) const {
   if (fp8 && !(gpu_.fp8_gemm_ratio > 0.0)) {
     throw std::invalid_argument("FP8 GEMM on " + gpu_.name + ", which has no FP8 tensor cores");
   }
@@ -119,15 +119,20 @@ ct::sim::Duration ComputeModel::gemm_time(int64_t m, int64_t n, int64_t k, int64
     throw std::invalid_argument("MXFP8 GEMM on " + gpu_.name +
                                 ", which has no block-scaled FP8 (Blackwell and later)");
   }
+  if (fp4 && !(gpu_.fp4_dense_flops > 0.0 && gpu_.fp8_gemm_ratio > 0.0)) {
+    throw std::invalid_argument("NVFP4 GEMM on " + gpu_.name +
+                                ", which has no FP4 tensor cores (Blackwell and later)");
+  }
   const double eff = gemm_efficiency(m, n, k, count);
   const auto& g = cal_.gemm;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
   const double kd = static_cast<double>(k), cd = static_cast<double>(count);
-  const double peak = (fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio * (mx ? kMxfp8KernelRatio : 1.0)
-                           : gpu_.bf16_dense_flops) *
+  const double peak = (fp4   ? gpu_.fp4_dense_flops * gpu_.fp8_gemm_ratio * kMxfp8KernelRatio
+                       : fp8 ? gpu_.fp8_dense_flops * gpu_.fp8_gemm_ratio * (mx ? kMxfp8KernelRatio : 1.0)
+                             : gpu_.bf16_dense_flops) *
                       clock_factor(gpu_);
   const double t_compute = 2.0 * md * nd * kd * cd / (peak * eff);
-  const double in_bytes = fp8 ? 1.0 : 2.0;
+  const double in_bytes = fp4 ? 0.5 + 1.0 / 16.0 : fp8 ? 1.0 : 2.0;
   const double bytes = (in_bytes * (md * kd + kd * nd) + 2.0 * md * nd) * cd;
   const double t_memory = bytes / (gpu_.hbm_bytes_per_s * g.mem_eff);
   return ct::sim::Duration::from_seconds(soft_max(g.overlap_p, g.launch_s, t_compute, t_memory));

@@ -104,8 +104,13 @@ class ComputeModel {
   // measured). Throws std::invalid_argument for a GPU without FP8 tensor cores.
   // mx: MXFP8 block-scaled FP8 (Blackwell, sm_arch >= 100): kMxfp8KernelRatio of the
   // per-tensor FP8 rate.
+  // fp4 (with fp8): NVFP4, A and B in E2M1 with one E4M3 scale per 16 elements (0.5625 bytes),
+  // at the GPU's dense FP4 peak times the same efficiency as an MXFP8 GEMM of the shape (the
+  // FP8 ratio and kMxfp8KernelRatio: both are block-scaled kernels; no FP4 GEMM is measured
+  // here, so this is extrapolated and every NVFP4 report says so). Throws
+  // std::invalid_argument for a GPU without FP4 tensor cores.
   [[nodiscard]] ct::sim::Duration gemm_time(int64_t m, int64_t n, int64_t k, int64_t count = 1,
-                                            bool fp8 = false, bool mx = false) const;
+                                            bool fp8 = false, bool mx = false, bool fp4 = false) const;
   // bf16 scaled dot-product attention; backward alone = forward_backward - forward.
   // seq_kv: keys per query when they differ from seq (context parallelism: a rank's seq / cp
   // queries against all seq keys); 0 = seq. F = 4 b h seq seq_kv d, halved when causal (with

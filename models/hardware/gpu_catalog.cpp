@@ -67,6 +67,21 @@ constexpr double kGiB = 1073741824.0;
 // link to the B300 GPU" in GB300 NVL72; HGX B300 carries the ConnectX-8s on the GPU board). A
 // Gen5 path would hold an 800 Gb/s NIC to 64 GB/s. The host CPU of an HGX B300 (Xeon, PCIe Gen5)
 // still reaches its GPUs at Gen5 x16 through that switch: B300's host link stays 64 GB/s.
+// Dense FP4 tensor-core peaks (NVFP4 / MXFP4; NVIDIA's tables give FP4 "with sparsity |
+// without"): HGX B200 144 | 72 PFLOPS for 8 GPUs (9 PF per GPU, 1,000 W), GB200 NVL72 1,440 | 720
+// PFLOPS for 72 (10 PF per GPU, 1,200 W), HGX B300 144 | 105 PFLOPS for 8 (13.1 PF per GPU),
+// GB300 NVL72 1,440 | 1,080 PFLOPS for 72 (15 PF per GPU; "1.1 EF dense FP4", Blackwell Ultra's
+// 1.5x of Blackwell). Hopper and Ampere have no FP4 tensor cores (0).
+std::vector<GpuSpec> with_fp4(std::vector<GpuSpec> specs) {
+  for (GpuSpec& g : specs) {
+    if (g.name == "B200") g.fp4_dense_flops = 9e15;
+    if (g.name == "GB200") g.fp4_dense_flops = 10e15;
+    if (g.name == "B300") g.fp4_dense_flops = 105e15 / 8.0;
+    if (g.name == "GB300") g.fp4_dense_flops = 15e15;
+  }
+  return specs;
+}
+
 std::vector<GpuSpec> with_host_links(std::vector<GpuSpec> specs) {
   for (GpuSpec& g : specs) {
     if (g.name == "GB200" || g.name == "GB300") g.host_link_bytes_per_s = 900e9 / 2.0 / 2.0;
@@ -184,7 +199,7 @@ const std::vector<GpuSpec>& catalog() {
   const std::string b200 = "B200 SXM best-shape matmul 77.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string b300 = "B300 SXM best-shape matmul 78.6% of peak vs H100 SXM 80.3% (MAMF table)";
   const std::string gb200 = "GB200 best-shape matmul 72.9% of peak vs H100 SXM 80.3% (MAMF table)";
-  static const std::vector<GpuSpec> specs = with_sustained(with_attention_scales(with_host_links({
+  static const std::vector<GpuSpec> specs = with_fp4(with_sustained(with_attention_scales(with_host_links({
       spec("A100-40GB", 312e12, 312e12, 40, 1.555e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
            80),
       spec("A100-80GB", 312e12, 312e12, 80, 2.039e12, 300e9, 400.0, 108, 1.41e9, 0.0, false, 1.0, a100, 0,
@@ -202,7 +217,7 @@ const std::vector<GpuSpec>& catalog() {
            100),
       spec("GB300", 2.5e15, 5e15, 279, 8e12, 900e9, 1400.0, 152, 1.98e9, 0.948, true, 78.6 / 80.3,
            b300 + ", carried over to GB300 (same die)", 72, 100),
-  })));
+  }))));
   return specs;
 }
 
@@ -219,6 +234,11 @@ void validate(const GpuSpec& spec) {
   if (spec.name.empty()) throw std::invalid_argument("GpuSpec: name must not be empty");
   require_positive(spec.bf16_dense_flops, "bf16_dense_flops", spec.name);
   require_positive(spec.fp8_dense_flops, "fp8_dense_flops", spec.name);
+  if (!std::isfinite(spec.fp4_dense_flops) || spec.fp4_dense_flops < 0.0) {
+    throw std::invalid_argument("GpuSpec '" + spec.name +
+                                "': fp4_dense_flops must be a finite number >= 0, got " +
+                                std::to_string(spec.fp4_dense_flops));
+  }
   require_positive(spec.hbm_bytes, "hbm_bytes", spec.name);
   require_positive(spec.hbm_bytes_per_s, "hbm_bytes_per_s", spec.name);
   require_positive(spec.nvlink_bytes_per_s, "nvlink_bytes_per_s", spec.name);

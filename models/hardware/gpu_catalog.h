@@ -67,6 +67,10 @@ struct GpuSpec {
   double sustained_attention = 0.0;
   double memory_power = 0.0;
   std::string sustained_basis{};
+  // FLOP/s, dense FP4 (NVFP4, E2M1 with E4M3 block scales) tensor-core peak; 0 = no FP4
+  // tensor cores (before Blackwell). No FP4 GEMM is measured here: NVFP4 GEMMs run at this
+  // peak times the FP8 block-scaled efficiency (compute_model.h), flagged in every report.
+  double fp4_dense_flops = 0.0;
 };
 
 // Exponent of power in throughput for compute-bound work, 1 / kClockPowerExponent (below).

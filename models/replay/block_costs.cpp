@@ -34,7 +34,7 @@ double op_time(const Op& op, const hardware::ComputeModel& compute,
                const workload::AttentionKernelSpeed& kernel = {}) {
   switch (op.kind) {
     case OpKind::gemm:
-      return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8, op.mx).seconds();
+      return compute.gemm_time(op.m, op.n, op.k, op.count, op.fp8, op.mx, op.fp4).seconds();
     case OpKind::attention: {
       const double fwd = compute
                              .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
@@ -100,9 +100,11 @@ struct TpCollectives {
 };
 
 // Bytes per bf16 byte of an all-gathered activation: 1/2 in FP8, MXFP8 adding one scale byte
-// per 32 elements.
+// per 32 elements, NVFP4 (0.5 + 1/16) / 2 (TE distributed.py _all_gather_nvfp4 gathers the
+// quantized data and its scales).
 double fp8_gather_ratio(const workload::JobSpec& job) {
   if (!workload::is_fp8(job)) return 1.0;
+  if (job.precision == "nvfp4") return workload::quantized_bytes(job) / 2.0;
   return job.precision == "mxfp8" ? (1.0 + 1.0 / 32.0) / 2.0 : 0.5;
 }
 
@@ -242,7 +244,7 @@ double symmetric_memory_exposed(const workload::JobSpec& job, const workload::La
       if (op.kind != workload::OpKind::gemm || op.name != name) continue;
       const double whole = op_time(op, compute);
       const double shards =
-          compute.gemm_time(std::max<int64_t>(1, op.m / t), op.n, op.k, op.count * t, op.fp8, op.mx)
+          compute.gemm_time(std::max<int64_t>(1, op.m / t), op.n, op.k, op.count * t, op.fp8, op.mx, op.fp4)
               .seconds();
       s += std::max(0.0, shards - whole);
     }
@@ -483,9 +485,10 @@ double init_stage(const workload::JobSpec& job, int s, StageCosts& sc) {
   const double stage_params = static_cast<double>(params_here.dense + params_here.expert);
   sc.params_per_chunk = stage_params / static_cast<double>(v);
   sc.expert_params_per_chunk = static_cast<double>(params_here.expert) / static_cast<double>(v);
-  if (job.fp8_params && stage_params > 0) {
+  if (job.fp8_params && stage_params > 0) {  // linear weights gathered in FP8 (NVFP4: 0.5625 bytes)
     const double fp8 = std::min(stage_params, workload::matmul_parameters_in_stage(job, s));
-    sc.gather_bytes_per_param = (2.0 * stage_params - fp8) / stage_params;
+    sc.gather_bytes_per_param =
+        (2.0 * stage_params - (2.0 - workload::quantized_bytes(job)) * fp8) / stage_params;
   }
   return stage_params;
 }

@@ -271,6 +271,9 @@ struct Builder {
       rs.last_compute = rs.last_dp = -1;
       for (size_t i = 0; i < rs.order.size(); ++i) add_pass(rs, i);
       add_step_end(rs);
+      // Every step adds as many as the first (the same schedule): room for the rest at once,
+      // where passes split into gradient buckets outgrow the estimate above.
+      if (k == 0) rs.r->instrs.reserve(rs.r->instrs.size() * static_cast<size_t>(options.steps));
     }
   }
 

@@ -21,6 +21,7 @@ using sim::Power;
 struct GpuOverrides {  // 0 = take the catalog value of cluster.gpu
   double bf16_tflops = 0.0;
   double fp8_tflops = 0.0;
+  double fp4_tflops = 0.0;
   Bytes hbm{0};
   Bandwidth hbm_bandwidth;
   Power tdp;

@@ -36,6 +36,7 @@ hardware::GpuSpec gpu_spec(const Config& c) {
   const GpuOverrides& o = c.cluster.gpu_spec;
   if (o.bf16_tflops > 0) g.bf16_dense_flops = o.bf16_tflops * 1e12;
   if (o.fp8_tflops > 0) g.fp8_dense_flops = o.fp8_tflops * 1e12;
+  if (o.fp4_tflops > 0) g.fp4_dense_flops = o.fp4_tflops * 1e12;
   if (o.hbm.n > 0) g.hbm_bytes = o.hbm.as_double();
   if (o.hbm_bandwidth.bps() > 0) g.hbm_bytes_per_s = o.hbm_bandwidth.bytes_per_second();
   if (o.tdp.watts > 0) g.tdp_watts = o.tdp.watts;
@@ -489,8 +490,34 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
     problems.push_back(
         "training_job.runtime.fp8_params: got \"yes\" with precision \"" + precision + "\" on stack \"" +
         stack +
-        "\"; expected an FP8 precision (fp8, fp8-cs, mxfp8) on the megatron-core or nemo stack "
-        "(Transformer Engine's FP8 parameters), or auto / no");
+        "\"; expected an FP8 precision (fp8, fp8-cs, mxfp8) or nvfp4 on the megatron-core or nemo stack "
+        "(Transformer Engine's FP8 / NVFP4 parameters), or auto / no");
+  }
+}
+
+// training_job.runtime.precision other than bf16: the GPU's tensor cores and, for NVFP4, the stack
+// (Transformer Engine's recipe). Throws ScenarioError naming the key.
+void check_precision(const Config& c) {
+  const std::string& precision = c.training_job.runtime.precision;
+  const hardware::GpuSpec g = gpu_spec(c);
+  if (!(g.fp8_gemm_ratio > 0.0)) {
+    throw ScenarioError({"training_job.runtime.precision: got \"" + precision + "\", but cluster.gpu " +
+                         c.cluster.gpu + " has no FP8 tensor cores; expected bf16"});
+  }
+  if (precision == "mxfp8" && g.sm_arch < 100) {
+    throw ScenarioError({"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
+                         " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
+  }
+  if (precision == "nvfp4" && !(g.fp4_dense_flops > 0.0)) {
+    throw ScenarioError({"training_job.runtime.precision: got \"nvfp4\", but cluster.gpu " + c.cluster.gpu +
+                         " has no FP4 tensor cores (B200, B300, GB200, GB300, or a dense peak in "
+                         "cluster.gpu_spec.fp4_tflops); expected bf16 or an FP8 precision"});
+  }
+  if (precision == "nvfp4" && !megatron_stack(c.training_job.runtime.stack)) {
+    throw ScenarioError({"training_job.runtime.precision: got \"nvfp4\" on stack \"" +
+                         c.training_job.runtime.stack +
+                         "\"; NVFP4 training is Transformer Engine's recipe (NVFP4BlockScaling): "
+                         "expected the megatron-core or nemo stack"});
   }
 }
 
@@ -563,18 +590,7 @@ void check_config(Config& c) {
     runtime_problems(c, problems);
     const std::string& precision = c.training_job.runtime.precision;
     if (precision != "bf16") {
-      guard("training_job.runtime.precision", [&] {
-        const hardware::GpuSpec g = gpu_spec(c);
-        if (!(g.fp8_gemm_ratio > 0.0)) {
-          throw ScenarioError({"training_job.runtime.precision: got \"" + precision + "\", but cluster.gpu " +
-                               c.cluster.gpu + " has no FP8 tensor cores; expected bf16"});
-        }
-        if (precision == "mxfp8" && g.sm_arch < 100) {
-          throw ScenarioError(
-              {"training_job.runtime.precision: got \"mxfp8\", but cluster.gpu " + c.cluster.gpu +
-               " has no block-scaled FP8 (Blackwell and later); expected bf16, fp8 or fp8-cs"});
-        }
-      });
+      guard("training_job.runtime.precision", [&] { check_precision(c); });
     }
     if (c.training_job.runtime.attention_kernel == "fa3") {  // needs Hopper: layer_ops.cpp says so
       guard("training_job.runtime.attention_kernel",

@@ -94,6 +94,11 @@ void cluster_params(std::vector<Param>& t) {
   t.push_back(P(cluster.gpu_spec.fp8_tflops, real, "0",
                 "Overrides the catalog's dense FP8 peak, TFLOP/s (0 = catalog).")
                   .at_least(0));
+  t.push_back(P(cluster.gpu_spec.fp4_tflops, real, "0",
+                "Overrides the catalog's dense FP4 peak, TFLOP/s (0 = catalog: B200 9,000, GB200 10,000, "
+                "B300 13,125, GB300 15,000; none before Blackwell), the rate training_job.runtime.precision "
+                "nvfp4 runs its GEMMs at.")
+                  .at_least(0));
   t.push_back(
       P(cluster.gpu_spec.hbm, bytes, "\"0B\"", "Overrides the catalog's HBM capacity (0 = catalog)."));
   t.push_back(P(cluster.gpu_spec.hbm_bandwidth, rate, "\"0B/s\"",
@@ -550,11 +555,12 @@ void runtime_params(std::vector<Param>& t) {
       P(training_job.runtime.fp8_params, text, "\"auto\"",
         "FP8 primary weights (Megatron --fp8-param-gather, NeMo fp8_params): the linear layers' weights are "
         "kept as FP8 tensors (1 byte, plus the cached 1-byte transpose) in place of the bf16 copy and a "
-        "separate FP8 cache, and the distributed optimizer's parameter all-gather moves them in FP8. "
-        "auto = yes on the nemo stack with an FP8 precision (NeMo 2 recipes/precision/mixed_precision.py "
-        "bf16_with_fp8_mixed and every Megatron-Bridge FP8 recipe, training/mixed_precision.py, set it), "
-        "no otherwise (Megatron-LM's default). yes needs an FP8 precision on the megatron-core or nemo "
-        "stack.")
+        "separate FP8 cache, and the distributed optimizer's parameter all-gather moves them in FP8 (with "
+        "precision nvfp4: NVFP4 tensors, 0.5625 bytes per copy, Megatron-Bridge's fp4_param_gather). "
+        "auto = yes on the nemo stack with an FP8 precision or nvfp4 (NeMo 2 recipes/precision/"
+        "mixed_precision.py bf16_with_fp8_mixed and every Megatron-Bridge FP8 recipe, training/"
+        "mixed_precision.py, set it; bf16_with_nvfp4_mixed sets fp4_param_gather), no otherwise "
+        "(Megatron-LM's default). yes needs an FP8 precision or nvfp4 on the megatron-core or nemo stack.")
           .one_of({"auto", "yes", "no"}));
   t.push_back(
       P(training_job.runtime.master_weights, text, "\"fp32\"",
@@ -583,13 +589,18 @@ void runtime_params(std::vector<Param>& t) {
                 "Training software stack: how it lays out memory (state precision, gradient buffers, loss, "
                 "buckets; models/workload/memory.h) and, with zero_stage 3, how it gathers parameters.")
                   .one_of(workload::stack_names()));
-  t.push_back(P(training_job.runtime.precision, text, "\"bf16\"",
-                "Training precision: bf16, or the transformer's linear layers in FP8 at the GPU's measured "
-                "FP8 rate with casts before them, FP8 weight copies and FP8 saved GEMM inputs in memory: fp8 "
-                "(Transformer Engine delayed scaling), fp8-cs (per-tensor current scaling: an amax pass "
-                "before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell "
-                "1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs).")
-                  .one_of({"bf16", "fp8", "fp8-cs", "mxfp8"}));
+  t.push_back(
+      P(training_job.runtime.precision, text, "\"bf16\"",
+        "Training precision: bf16, or the transformer's linear layers in FP8 at the GPU's measured "
+        "FP8 rate with casts before them, FP8 weight copies and FP8 saved GEMM inputs in memory: fp8 "
+        "(Transformer Engine delayed scaling), fp8-cs (per-tensor current scaling: an amax pass "
+        "before every cast; TE Float8CurrentScaling, torchao float8 tensorwise), mxfp8 (Blackwell "
+        "1x32 block scaling: row- and column-wise quantization, block-scaled GEMMs), nvfp4 (Blackwell "
+        "FP4 GEMMs, Transformer Engine's NVFP4BlockScaling on the megatron-core or nemo stack: 1x16 "
+        "E4M3-scaled E2M1 inputs with a random Hadamard transform before the wgrad GEMM, 2-D scaled "
+        "weights, 0.5625 bytes per saved or gathered element; the GEMMs at the GPU's dense FP4 peak "
+        "times the MXFP8 efficiency, extrapolated: no FP4 GEMM is measured).")
+          .one_of({"bf16", "fp8", "fp8-cs", "mxfp8", "nvfp4"}));
   t.push_back(P(training_job.runtime.moe_a2a_overlap, boolean, "false",
                 "Megatron's combined 1F1B schedule for MoE (--overlap-moe-expert-parallel-comm, "
                 "Megatron-Bridge moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs "

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "models/collective/collective.h"
+#include "models/hardware/compute_model.h"
 #include "models/replay/comm_adapter.h"
 #include "models/replay/step_model.h"
 #include "models/scenario/hang_report.h"
@@ -143,7 +144,17 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
                   hardware::kClockPowerExponent);
     out.push_back(std::string(buf));
   }
-  if (workload::is_fp8(job)) {
+  if (job.precision == "nvfp4") {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "nvfp4: GEMMs at the dense FP4 peak (%.0f TFLOP/s) x %.3f x %.3f, the efficiency of an "
+                  "MXFP8 GEMM of the same shape: EXTRAPOLATED, no FP4 GEMM is measured for any GPU; casts "
+                  "as Transformer Engine's NVFP4BlockScaling (an amax pass, then row-wise and Hadamard-"
+                  "transformed column-wise copies, 5.125 bytes per element); attention, norms and the "
+                  "output layer in bf16; mfu is against the BF16 peak",
+                  g.fp4_dense_flops / 1e12, g.fp8_gemm_ratio, hardware::kMxfp8KernelRatio);
+    out.push_back(std::string(buf));
+  } else if (workload::is_fp8(job)) {
     const std::string recipe =
         job.precision == "fp8"      ? "delayed scaling (casts read 2 and write 2 bytes per element)"
         : job.precision == "fp8-cs" ? "per-tensor current scaling (an amax pass before every cast)"

@@ -161,12 +161,14 @@ Op gemm_dgrad(const Op& f, std::string_view name) {
   Op op = gemm(name, f.m, f.k, f.n, f.count);
   op.fp8 = f.fp8;
   op.mx = f.mx;
+  op.fp4 = f.fp4;
   return op;
 }
 Op gemm_wgrad(const Op& f, std::string_view name) {
   Op op = gemm(name, f.k, f.n, f.m, f.count);
   op.fp8 = f.fp8;
   op.mx = f.mx;
+  op.fp4 = f.fp4;
   return op;
 }
 
@@ -184,8 +186,20 @@ namespace {
 //   mxfp8 (1 x 32 blocks, E8M0 scales, Blackwell): quantized row-wise and column-wise from
 //     bf16 in one pass, each copy with one scale byte per 32 elements: 2 + 2 x 33/32 = 4.0625;
 //     the GEMMs are block-scaled (ComputeModel: kMxfp8KernelRatio).
+//   nvfp4 (TE NVFP4BlockScaling: E2M1 in 1 x 16 blocks with E4M3 scales under a per-tensor FP32
+//     scale, Blackwell): an amax pass first (nvte_hadamard_transform_amax reads the input once
+//     for the amax of x and of its Hadamard transform; weights, without RHT,
+//     nvte_compute_amax), then one fused kernel writes the row-wise copy and the column-wise
+//     one of the 16 x 16 random-Hadamard-transformed input for the wgrad GEMM
+//     (nvte_quantize_with_hadamard_transform; weights: 2-D 16 x 16 scaling, nvte_quantize_v2),
+//     each 0.5 + 1/16 bytes per element: 2 + 2 + 2 x 0.5625 = 5.125 (TransformerEngine
+//     pytorch/csrc/quantizer.cpp NVFP4Quantizer::quantize_impl @ d0067d0). Stochastic rounding
+//     of gradients and the 16-point transform are arithmetic inside those memory-bound passes.
 void to_fp8(std::vector<Step>& steps, int64_t microbatches, const std::string& recipe) {
-  const int64_t per32 = recipe == "mxfp8" ? 130 : recipe == "fp8-cs" ? 192 : 128;  // bytes per element x 32
+  const int64_t per32 = recipe == "mxfp8"    ? 130
+                        : recipe == "nvfp4"  ? 164
+                        : recipe == "fp8-cs" ? 192
+                                             : 128;  // bytes per element x 32
   auto cast = [&](int64_t elements) { return elements * per32 / 32; };
   std::vector<Step> out;
   for (Step s : steps) {
@@ -196,6 +210,7 @@ void to_fp8(std::vector<Step>& steps, int64_t microbatches, const std::string& r
     }
     s.op.fp8 = true;
     s.op.mx = recipe == "mxfp8";
+    s.op.fp4 = recipe == "nvfp4";
     const int64_t input = s.op.m * s.op.k * s.op.count, weight = s.op.k * s.op.n * s.op.count;
     const int64_t grad = s.op.m * s.op.n * s.op.count;
     out.push_back({elementwise("fp8_cast", cast(input) + cast(weight) / std::max<int64_t>(1, microbatches)),

@@ -53,7 +53,8 @@ struct Op {
   // gemm: count identical GEMMs C[m,n] = A[m,k] B[k,n]; fp8: inputs in FP8 (precision fp8)
   int64_t m = 0, n = 0, k = 0, count = 1;
   bool fp8 = false;
-  bool mx = false;  // fp8 with MXFP8 block scaling (block-scaled GEMM kernels)
+  bool mx = false;   // fp8 with MXFP8 block scaling (block-scaled GEMM kernels)
+  bool fp4 = false;  // fp8 set too: NVFP4 inputs (E2M1, 16-element E4M3 block scales)
   // attention
   int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   int64_t window = 0;  // sliding window in tokens (ModelSpec::sliding_window); 0 = none

@@ -272,7 +272,7 @@ void check_fields(Errors& err, const JobSpec& job) {
   }
   if (job.precision != "bf16" && !is_fp8(job)) {
     err.add() << "training_job.runtime.precision = \"" << job.precision
-              << "\" must be bf16, fp8, fp8-cs or mxfp8";
+              << "\" must be bf16, fp8, fp8-cs, mxfp8 or nvfp4";
   }
   if (job.recompute_layers < 0) {
     err.add() << "training_job.runtime.recompute_layers = " << job.recompute_layers << " must be >= 0";

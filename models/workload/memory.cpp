@@ -41,31 +41,39 @@ struct ActivationTerms {
   double lse = 0.0;         // bytes per token, divided by t (flash attention)
 };
 
-// Bytes an MLP keeps per unit of its width and token: its input GEMM's output (2 or, SwiGLU, 4)
-// and the activation's output, which the output GEMM keeps (2, or its FP8 copy 1).
-double mlp_bytes_per_width(const ModelSpec& m, bool fp8) {
-  return (is_swiglu(m) ? 6.0 : 4.0) - (fp8 ? 1.0 : 0.0);
+// Bytes per element of a linear layer's saved input: its quantized copy where the stack saves
+// one (Transformer Engine under FP8 / NVFP4), else bf16 (torchao's float8 keeps bf16 inputs).
+double saved_input_bytes(const JobSpec& job, const StackMemory& st) {
+  return is_fp8(job) && st.fp8_saves_fp8_inputs ? quantized_bytes(job) : 2.0;
 }
+
+// Bytes an MLP keeps per unit of its width and token: its input GEMM's output (2 or, SwiGLU, 4)
+// and the activation's output, which the output GEMM keeps (2, or its quantized copy qb: FP8 1,
+// NVFP4 0.5625). qb: bytes per element of a saved GEMM input (2 = bf16, not quantized).
+double mlp_bytes_per_width(const ModelSpec& m, double qb) { return (is_swiglu(m) ? 4.0 : 2.0) + qb; }
 
 // fp8 (Transformer Engine): each linear layer saves its FP8-cast input for the weight
 // gradient instead of the bf16 one: the QKV and MLP-in inputs 1 byte instead of 2, the MLP-out
 // input f bytes instead of 2f, and the projection's FP8 copy beside the attention output that
-// flash attention keeps in bf16 (+h).
-ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash, bool fp8) {
+// flash attention keeps in bf16 (+h). NVFP4 the same with its column-wise copy for the wgrad
+// GEMM (0.5625 bytes per element: TE saves the quantized input, module/linear.py). qb: bytes
+// per element of those saved copies, 2 when the layers run in bf16.
+ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool flash, double qb) {
+  const bool quantized = qb < 2.0;
   const double h = d(m.hidden);
   const double q = d(q_dim(m));  // the query and the attention output: h unless model.head_dim
   const double kv = d(kv_dim(m));
-  const double mlp_per_width = mlp_bytes_per_width(m, fp8);
+  const double mlp_per_width = mlp_bytes_per_width(m, qb);
   ActivationTerms a;
-  a.replicated = 2.0 * st.residual_bytes * h + (fp8 ? 2.0 : 4.0) * h + (has_dropout(m) ? 2.0 * h : 0.0);
-  a.split = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
+  a.replicated = 2.0 * st.residual_bytes * h + 2.0 * qb * h + (has_dropout(m) ? 2.0 * h : 0.0);
+  a.split = 2.0 * q + 4.0 * kv + 2.0 * q + (quantized ? qb * q : 0.0);
   if (is_mla(m)) {
     // Q and K of heads x (nope + rope), V and the attention output of heads x v_head_dim; the
     // two normed latents each saved by its RMSNorm and by its up-projection (FP8 there), not
     // split by TP (the down-projections are duplicated).
     const double H = d(m.heads), qk = d(mla_qk_head_dim(m)), v = d(m.mla.v_head_dim);
-    a.split = 4.0 * H * qk + 4.0 * H * v + (fp8 ? H * v : 0.0);
-    a.gathered = (fp8 ? 3.0 : 4.0) * d(m.mla.q_lora_rank + m.mla.kv_lora_rank);
+    a.split = 4.0 * H * qk + 4.0 * H * v + (quantized ? qb * H * v : 0.0);
+    a.gathered = (2.0 + qb) * d(m.mla.q_lora_rank + m.mla.kv_lora_rank);
   }
   if (!is_moe(m)) {
     a.split += mlp_per_width * d(ffn_hidden(m));
@@ -104,12 +112,12 @@ double op_level_selective(const ModelSpec& m, const StackMemory& st, const Activ
 // moe_act the routed experts' activation output (fc2's input); mla_up_proj the up-projected Q, K
 // and V; mlp a dense MLP's internals (its input, the norm output, stays); shared_experts the
 // shared expert's; moe the whole expert block: routed and shared experts and the permuted tokens.
-ActivationTerms replayed_terms(const ModelSpec& m, bool fp8, uint32_t modules) {
+ActivationTerms replayed_terms(const ModelSpec& m, double qb, uint32_t modules) {
   namespace rm = recompute_module;
   const double h = d(m.hidden);
-  const double mlp_per_width = mlp_bytes_per_width(m, fp8);
+  const double mlp_per_width = mlp_bytes_per_width(m, qb);
   ActivationTerms cut;
-  if (modules & rm::layernorm) cut.replicated = (fp8 ? 2.0 : 4.0) * h;
+  if (modules & rm::layernorm) cut.replicated = 2.0 * qb * h;
   if ((modules & rm::mla_up_proj) && is_mla(m))
     cut.split += 4.0 * d(m.heads) * d(mla_qk_head_dim(m)) + 2.0 * d(m.heads) * d(m.mla.v_head_dim);
   if (!is_moe(m)) {
@@ -122,7 +130,7 @@ ActivationTerms replayed_terms(const ModelSpec& m, bool fp8, uint32_t modules) {
     cut.permuted = 2.0 * h * routed;
     return cut;
   }
-  if (modules & rm::moe_act) cut.split += (fp8 ? 1.0 : 2.0) * fe * routed;
+  if (modules & rm::moe_act) cut.split += qb * fe * routed;
   if (modules & rm::shared_experts) cut.split += mlp_per_width * fe * d(m.moe.shared_experts);
   return cut;
 }
@@ -212,9 +220,15 @@ StackMemory stack_memory(const JobSpec& job) {
   // hold their own gradient (TE 2.2-2.17), or beside an fp32 gradient (TE 2.18).
   if (job.te_cross_entropy == JobSpec::TeCrossEntropy::in_place) s.loss_bytes_per_logit = 2;
   if (job.te_cross_entropy == JobSpec::TeCrossEntropy::fp32_grad) s.loss_bytes_per_logit = 6;
+  // NVFP4: the cached weight copies are NVFP4, row-wise and column-wise (2-D 16 x 16 scaled,
+  // TE keeps both layouts for the fprop and dgrad GEMMs), 0.5625 bytes each.
+  if (job.precision == "nvfp4" && s.fp8_weight_cache_bytes > 0)
+    s.fp8_weight_cache_bytes = 2.0 * quantized_bytes(job);
   // FP8 primary weights: each linear weight is held as an FP8 tensor (1 byte) with its cached
-  // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache.
-  if (job.fp8_params) s.fp8_weight_cache_bytes = 0;
+  // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache;
+  // NVFP4 primary weights (Megatron-Bridge's fp4_param_gather) as their two 0.5625-byte copies,
+  // 0.875 bytes per linear weight less than the bf16 copy counted in the weights.
+  if (job.fp8_params) s.fp8_weight_cache_bytes = 2.0 * quantized_bytes(job) - 2.0;
   // fp32 master weights kept as 16-bit remainders of the bf16 weights (store_param_remainders).
   if (job.master_remainders) s.optimizer_bytes -= 2.0;
   if (bf16_optimizer(job)) s.grad_bytes = 4;  // its fp32 gradients (memory.h)
@@ -254,7 +268,7 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   const double tokens = d(job.micro_batch_size) * d(m.seq_length) / d(p.context_parallel);
   const bool sp = p.sequence_parallel && p.tensor_parallel > 1;
   const bool flash = job.attention != "unfused";
-  const ActivationTerms a = activation_terms(m, st, flash, is_fp8(job) && st.fp8_saves_fp8_inputs);
+  const ActivationTerms a = activation_terms(m, st, flash, saved_input_bytes(job, st));
   // The experts' share of the layer's tokens (layer_ops.cpp's moe_tokens): Megatron's
   // dispatcher routes each TP rank's sequence shard over the expert group, and expert tensor
   // parallelism all-gathers etp of those shards (token_dispatcher.py: the TP all-gather after
@@ -276,7 +290,7 @@ int64_t activation_bytes(const JobSpec& job, Recompute recompute, const StackMem
   double bytes = tokens * per_token(a);
   const uint32_t modules = recompute == Recompute::selective ? selective_modules(job) : 0;
   if (!(modules & recompute_module::core_attn)) bytes += tokens * d(m.seq_length) * a.scores / t;
-  bytes -= tokens * per_token(replayed_terms(m, is_fp8(job) && st.fp8_saves_fp8_inputs, modules));
+  bytes -= tokens * per_token(replayed_terms(m, saved_input_bytes(job, st), modules));
   return to_bytes(bytes);
 }
 
@@ -358,7 +372,8 @@ ModelStateBytes model_state_bytes(const JobSpec& job, const StageParameters& par
 namespace {
 
 // fp8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
-// step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers.
+// step (cast on the first micro-batch): 2 bytes per matmul parameter of the stage's layers
+// (NVFP4 1.125; negative with NVFP4 primary weights, which replace the bf16 copy: stack_memory).
 int64_t fp8_weight_cache(const JobSpec& job, const StackMemory& st, int stage) {
   if (!is_fp8(job)) return 0;
   const ParallelSpec& par = job.parallelism;

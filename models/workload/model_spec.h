@@ -144,10 +144,12 @@ struct JobSpec {
   TeCrossEntropy te_cross_entropy = TeCrossEntropy::no;
   std::string stack = "megatron-core";  // training_job.runtime.stack (memory.h)
   // bf16 | fp8 (Transformer Engine delayed scaling) | fp8-cs (per-tensor current scaling: TE
-  // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling); layer_ops.h
+  // Float8CurrentScaling, torchao float8 tensorwise) | mxfp8 (Blackwell block scaling) | nvfp4
+  // (TE NVFP4BlockScaling, Blackwell: FP4 GEMMs with FP8 block scales); layer_ops.h
   std::string precision = "bf16";
-  // FP8 primary weights (Megatron --fp8-param-gather): linear weights held and all-gathered in
-  // FP8 instead of bf16 + a cached FP8 copy (memory.h; resolved from fp8_params).
+  // Low-precision primary weights (Megatron --fp8-param-gather, or with nvfp4 fp4_param_gather):
+  // linear weights held and all-gathered in FP8 / NVFP4 instead of bf16 + a cached copy
+  // (memory.h; resolved from fp8_params).
   bool fp8_params = false;
   // The optimizer keeps only the low 16 bits of each fp32 master weight beside the bf16 weight
   // (Apex DistributedFusedAdam / TE FusedAdam store_param_remainders): 2 bytes instead of 4
@@ -198,9 +200,16 @@ inline uint32_t selective_modules(const JobSpec& job) {
   return job.recompute_modules != 0 ? job.recompute_modules : recompute_module::core_attn;
 }
 
-// The linear layers run in FP8 (any of the FP8 recipes).
+// The linear layers run quantized: any of the FP8 recipes, or NVFP4 (FP4 GEMMs, everything
+// around them as under FP8: casts before the GEMMs, quantized copies saved and gathered).
 inline bool is_fp8(const JobSpec& j) {
-  return j.precision == "fp8" || j.precision == "fp8-cs" || j.precision == "mxfp8";
+  return j.precision == "fp8" || j.precision == "fp8-cs" || j.precision == "mxfp8" || j.precision == "nvfp4";
+}
+
+// Bytes per element of a linear layer's quantized input or weight copy: 1 (FP8; MXFP8's 1-in-32
+// scale bytes left out as before), 0.5 + 1/16 (NVFP4: E2M1 and one E4M3 scale per 16), 2 (bf16).
+inline double quantized_bytes(const JobSpec& j) {
+  return j.precision == "nvfp4" ? 0.5 + 1.0 / 16.0 : is_fp8(j) ? 1.0 : 2.0;
 }
 
 enum class Recompute { none, selective, full };

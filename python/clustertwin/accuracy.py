@@ -352,9 +352,10 @@ def _published(row: dict) -> tuple[str, float]:
 def _precision(row: dict) -> str | None:
     """The twin's training_job.runtime.precision for a row: NeMo 24.07 "fp8" is Transformer
     Engine's delayed scaling (fp8); "fp8-cs" and torchao float8 (tensorwise) are per-tensor
-    current scaling (fp8-cs); "mxfp8" / "fp8-mx" are Blackwell block scaling (mxfp8)."""
+    current scaling (fp8-cs); "mxfp8" / "fp8-mx" are Blackwell block scaling (mxfp8); "nvfp4" is
+    Transformer Engine's NVFP4 block scaling (nvfp4)."""
     p = str(row.get("precision") or "bf16").lower()
-    if "fp4" in p:  # not modelled: passed on, so that the loader refuses it by name (not run as bf16)
+    if "fp4" in p:
         return "nvfp4"
     if "mx" in p:
         return "mxfp8"
@@ -576,6 +577,22 @@ def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
         yield case
 
 
+def _megatron_bridge_nvfp4(mode: str) -> Iterable[_Case]:
+    """megatron-bridge-nvfp4.json: Megatron-Bridge's dense NVFP4 layouts, each run as the
+    megatron-bridge set runs its rows (_perf_scenario) in precision nvfp4 with its recipe's TP
+    overlap (off in every NVFP4 recipe) and parameter-gather overlap. The FP4 GEMM rate is
+    extrapolated (datasheet FP4 peak x the MXFP8 efficiency): nothing is fitted on these rows."""
+    for row in _load("megatron-bridge-nvfp4.json")["rows"]:
+        label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} NVFP4 TP{row['tp']} PP{row['pp']} VP{row['vp']} "
+                 f"({row['container']})")
+        case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"])
+        case.scenarios, case.predict = _perf_scenario(row, mode, group="megatron-bridge")
+        runtime = case.scenarios[0]["training_job"]["runtime"]
+        runtime["tp_comm_overlap"] = row["tp_comm_overlap"]
+        runtime["overlap_param_gather"] = row["overlap_param_gather"]
+        yield case
+
+
 def _megatron_core_moe(mode: str) -> Iterable[_Case]:
     """megatron-core-moe.json: the Megatron-Core MoE report's Table 11, each row with Table 20's
     layout and B.2's dispatcher, recompute modules and 1F1B all-to-all overlap, run as
@@ -788,7 +805,7 @@ def _torchao_float8(mode: str) -> Iterable[_Case]:
                            "NVLink domain, and nothing of it is measured here")
         elif row["precision"] == "rowwise":
             case.reason = ("torchao's rowwise float8 scaling is not a precision of the twin "
-                           "(training_job.runtime.precision: bf16, fp8, fp8-cs, mxfp8)")
+                           "(training_job.runtime.precision: bf16, fp8, fp8-cs, mxfp8, nvfp4)")
         else:
             model = {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
                      "activation": "swiglu", "vocab": 128256, "tied_embeddings": False,
@@ -961,6 +978,9 @@ SETS = [
     _SetSpec("megatron-bridge-cards", "megatron-bridge-cards.json", _megatron_bridge_cards,
              "Megatron-Bridge verification cards (Aug 2026): Qwen3-30B-A3B weak scaling on 8-256 GB300, DeepSeek-V3 "
              "on 1,024 H100 BF16, GPT-OSS 120B on 64 GB200 BF16, step s"),
+    _SetSpec("megatron-bridge-nvfp4", "megatron-bridge-nvfp4.json", _megatron_bridge_nvfp4,
+             "Megatron-Bridge NVFP4 (26.04.01-26.06): Llama 3 70B on 64 and Llama 3.1 405B on 256 GB300 / GB200; "
+             "FP4 GEMM rate extrapolated"),
     _SetSpec("korthikanti", "nemo_megatron_perf.json", _korthikanti, "Korthikanti et al. 2022 Table 5: iteration s"),
     _SetSpec("llm-foundry", "llm-foundry.json", _foundry, "MosaicML LLM Foundry MPT benchmarks (Composer FSDP)"),
     _SetSpec("llm-foundry-sweeps", "llm-foundry-sweeps.json", _foundry_sweeps,

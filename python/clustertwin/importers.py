@@ -448,6 +448,14 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
                 raise ValueError(f"--position-embedding-type: got {value!r}, expected one of "
                                  f"{', '.join(sorted(_POSITION_TYPES))}")
             given["training_job.model.position_embedding"] = _POSITION_TYPES[value]
+        elif flag == "--fp4-format":
+            # Megatron's NVFP4 training (--fp4-format e2m1 --fp4-recipe nvfp4, Transformer Engine's
+            # NVFP4BlockScaling): the twin's nvfp4
+            given["training_job.runtime.precision"] = "nvfp4"
+            notes.append(f"--fp4-format {value}: NVFP4 linears (Transformer Engine NVFP4BlockScaling)")
+        elif flag == "--fp4-recipe":
+            if value not in (None, "nvfp4"):
+                unmapped.append(f"--fp4-recipe {value}: no such recipe in the twin (nvfp4)")
         elif flag == "--fp8-recipe":
             if value in ("tensorwise", "delayed"):
                 given["training_job.runtime.precision"] = "fp8" if value == "delayed" else "fp8-cs"
@@ -958,6 +966,15 @@ def _nemo_recompute(sections: dict, given: dict, unmapped: list[str]) -> None:
 def _nemo_precision(sections: dict, mp_name: Any, given: dict, notes: list[str], unmapped: list[str]) -> None:
     m, mp = sections["model"], sections.get("mixed_precision")
     fp8, recipe = None, None
+    fp4 = mp.get("fp4") if isinstance(mp, dict) else ("e2m1" if isinstance(mp_name, str) and "nvfp4" in mp_name
+                                                      else None)
+    if fp4 not in (None, False):  # Megatron-Bridge bf16_with_nvfp4_mixed: fp4 e2m1, fp4_recipe nvfp4
+        fp4_recipe = mp.get("fp4_recipe", "nvfp4") if isinstance(mp, dict) else "nvfp4"
+        given["training_job.runtime.precision"] = "nvfp4"
+        if fp4_recipe != "nvfp4":
+            unmapped.append(f"fp4_recipe {fp4_recipe!r}: modelled as NVFP4 block scaling (nvfp4)")
+        notes.append(f"FP4 ({fp4}, recipe {fp4_recipe}) -> training_job.runtime.precision nvfp4")
+        return
     if isinstance(mp, dict):  # Megatron-Bridge MixedPrecisionConfig
         fp8, recipe = mp.get("fp8"), mp.get("fp8_recipe")
     elif isinstance(mp_name, str):  # a Megatron-Bridge recipe name, e.g. bf16_with_fp8_current_scaling_mixed

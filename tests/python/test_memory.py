@@ -99,6 +99,25 @@ def test_fp8_recipes_change_the_step_and_mxfp8_needs_blackwell():
         ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "mxfp8"})
 
 
+def test_nvfp4_runs_fp4_gemms_on_blackwell_on_transformer_engine_stacks():
+    b200 = {"cluster.gpu": "B200"}
+    runs = {p: ct.run(ct.Scenario(PIPELINED), overrides={**b200, "training_job.runtime.precision": p}).report
+            for p in ("mxfp8", "nvfp4")}
+    # FP4 GEMMs at twice B200's FP8 peak, casts as costly as FP8's: a faster step, smaller copies
+    assert runs["nvfp4"]["step_time_s"] < runs["mxfp8"]["step_time_s"]
+    assert runs["nvfp4"]["memory"]["weights_bytes"] < runs["mxfp8"]["memory"]["weights_bytes"]
+    assert any(a.startswith("nvfp4: ") and "EXTRAPOLATED" in a for a in runs["nvfp4"]["assumptions"])
+    # the FP4 peak is a key of its own: half of it slows the step
+    slow = ct.run(ct.Scenario(PIPELINED), overrides={**b200, "training_job.runtime.precision": "nvfp4",
+                                                     "cluster.gpu_spec.fp4_tflops": 4500}).report
+    assert slow["step_time_s"] > runs["nvfp4"]["step_time_s"]
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.precision.*nvfp4.*H100-SXM.*FP4"):
+        ct.run(ct.Scenario(PIPELINED), overrides={"training_job.runtime.precision": "nvfp4"})
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.precision.*nvfp4.*stack.*torchtitan"):
+        ct.run(ct.Scenario(PIPELINED), overrides={**b200, "training_job.runtime.precision": "nvfp4",
+                                                  "training_job.runtime.stack": "torchtitan"})
+
+
 def test_nvlink_defaults_to_the_catalog_value_of_the_gpu():
     a100 = ct.run(ct.Scenario(PIPELINED), overrides={"cluster.gpu": "A100-80GB"}).report
     h100 = ct.run(ct.Scenario(PIPELINED)).report

@@ -176,6 +176,22 @@ def test_recipe_names_and_full_recompute():
     assert any("uniform" in u for u in sc.unmapped)
 
 
+def test_nvfp4_recipe_names_and_mixed_precision_configs():
+    model = {"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 2048}
+    train = {"micro_batch_size": 2, "global_batch_size": 128}
+    by_name = ct.from_nemo_config({"mixed_precision": "bf16_with_nvfp4_mixed", "model": model, "train": train})
+    assert by_name["training_job"]["runtime"]["precision"] == "nvfp4"
+    spelled = ct.from_nemo_config({"mixed_precision": {"bf16": True, "fp4": "e2m1", "fp4_recipe": "nvfp4"},
+                                   "model": model, "train": train})
+    assert spelled["training_job"]["runtime"]["precision"] == "nvfp4"
+    other = ct.from_nemo_config({"mixed_precision": {"fp4": "e2m1", "fp4_recipe": "mxfp4"}, "model": model,
+                                 "train": train})
+    assert any("fp4_recipe 'mxfp4'" in u for u in other.unmapped)
+    meg = ct.from_megatron_args("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+                                "--micro-batch-size 1 --global-batch-size 8 --bf16 --fp4-format e2m1 --fp4-recipe nvfp4")
+    assert meg["training_job"]["runtime"]["precision"] == "nvfp4"
+
+
 @pytest.mark.parametrize("doc, match", [
     ({"model": {"hidden_size": 1}}, "no model.num_layers"),
     ({"model": {"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 2048,

@@ -271,6 +271,30 @@ TEST(ComputeModel, Mxfp8GemmOnBlackwellOnly) {
   EXPECT_THROW((void)h100.gemm_time(1024, 1024, 1024, 1, true, true), std::invalid_argument);
 }
 
+// NVFP4: a compute-bound GEMM runs at the dense FP4 peak with an MXFP8 GEMM's efficiency, so
+// it takes the FP8 / FP4 peak ratio of an MXFP8 one (B200 4.5 / 9 PF, B300 4.5 / 13.125);
+// operands of 0.5625 bytes move less than FP8's; no FP4 on Hopper.
+TEST(ComputeModel, Nvfp4GemmAtTheFp4PeakOnBlackwellOnly) {
+  for (const char* name : {"B200", "B300", "GB200", "GB300"}) {
+    const GpuSpec g = gpu(name);
+    ASSERT_GT(g.fp4_dense_flops, g.fp8_dense_flops) << name;
+    const ComputeModel m(g, Calibration::h200());
+    const double mx = m.gemm_time(16384, 16384, 16384, 1, true, true).seconds();
+    const double fp4 = m.gemm_time(16384, 16384, 16384, 1, true, false, true).seconds();
+    EXPECT_NEAR(mx / fp4, g.fp4_dense_flops / g.fp8_dense_flops, 0.02) << name;
+  }
+  EXPECT_DOUBLE_EQ(gpu("B200").fp4_dense_flops, 9e15);
+  EXPECT_DOUBLE_EQ(gpu("GB300").fp4_dense_flops, 15e15);
+  // A memory-bound shape (one row against a large weight): the FP4 weight is 0.5625 of FP8's bytes.
+  const ComputeModel b200(gpu("B200"), Calibration::h200());
+  const double mx_thin = b200.gemm_time(1, 32768, 32768, 1, true, true).seconds();
+  const double fp4_thin = b200.gemm_time(1, 32768, 32768, 1, true, false, true).seconds();
+  EXPECT_NEAR(fp4_thin / mx_thin, 0.5625, 0.05);
+  const ComputeModel h100(gpu("H100-SXM"), Calibration::h200());
+  EXPECT_EQ(gpu("H100-SXM").fp4_dense_flops, 0.0);
+  EXPECT_THROW((void)h100.gemm_time(1024, 1024, 1024, 1, true, false, true), std::invalid_argument);
+}
+
 // FP8 GEMMs run at the FP8 peak times the measured FP8/BF16 efficiency ratio (MAMF: H100
 // 0.882): a large compute-bound GEMM is 2 x 0.882 = 1.76x faster; A100 has no FP8.
 TEST(ComputeModel, Fp8GemmAtTheMeasuredRatio) {

@@ -347,6 +347,22 @@ TEST(LayerOps, Fp8RecipesCostTheirCasts) {
   EXPECT_FALSE(mx_delayed);
   EXPECT_FALSE(mx_current);
   EXPECT_TRUE(mx_block);
+  // NVFP4: an amax pass, then the row-wise and Hadamard-transformed column-wise copies of 0.5625
+  // bytes per element each: 2 + 2 + 1.125 = 5.125 bytes against delayed scaling's 4; its GEMMs
+  // are FP4 (and FP8-class for everything keyed on quantized linears), not MXFP8.
+  const auto [fp4, mx_fp4] = cast_bytes("nvfp4");
+  EXPECT_NEAR(static_cast<double>(fp4) / static_cast<double>(delayed), 5.125 / 4, 1e-6);
+  EXPECT_FALSE(mx_fp4);
+  JobSpec j = testing::gpt3_job();
+  j.precision = "nvfp4";
+  int fp4_gemms = 0;
+  for (const Op& op : transformer_layer_ops(j).backward) {
+    if (op.kind == OpKind::gemm) {
+      EXPECT_TRUE(op.fp8 && op.fp4) << op.name;
+      ++fp4_gemms;
+    }
+  }
+  EXPECT_EQ(fp4_gemms, 8);  // dgrad and wgrad of QKV, projection, MLP in and out
 }
 
 }  // namespace

@@ -383,3 +383,41 @@ TEST(Memory, Fp8AndNemoConventions) {
 
 }  // namespace
 }  // namespace ct::workload
+
+namespace ct::workload {
+namespace {
+
+// nvfp4 (Transformer Engine NVFP4BlockScaling): the saved GEMM inputs and cached weight copies
+// are 0.5625 bytes per element (E2M1 + one E4M3 scale per 16) where FP8's are 1. Per token and
+// layer, without TP: the two norm outputs (2h), the projection's copy beside the attention
+// output (h) and the MLP-out input (f = 4h) each save 0.4375 bytes per element against FP8.
+// Weights: a row-wise and a column-wise copy, 1.125 bytes per linear parameter (FP8: 2); as
+// primary weights (fp8_params, Megatron-Bridge's fp4_param_gather) those replace the bf16 copy,
+// 0.875 bytes per linear parameter below bf16.
+TEST(Memory, Nvfp4SavesAndCachesHalfByteCopies) {
+  JobSpec j = testing::gpt3_job();
+  j.parallelism.tensor_parallel = 1;
+  j.precision = "fp8";
+  const int64_t fp8 = activation_bytes_per_layer(j, Recompute::none);
+  j.precision = "nvfp4";
+  const int64_t fp4 = activation_bytes_per_layer(j, Recompute::none);
+  const double h = 12288, tokens = 2048;
+  EXPECT_NEAR(static_cast<double>(fp8 - fp4), 0.4375 * tokens * 7.0 * h, 2.0);
+
+  JobSpec k = testing::gpt3_job();
+  const MemoryOptions o;
+  const MemoryBreakdown bf16 = memory_per_gpu(k, 3, o);
+  k.precision = "nvfp4";
+  const MemoryBreakdown cached = memory_per_gpu(k, 3, o);
+  const LayerParameters L = layer_parameters(k.model);
+  const double linear = 12.0 * static_cast<double>((L.attention + L.dense_mlp) / 8);
+  EXPECT_NEAR(static_cast<double>(cached.weights - bf16.weights), 1.125 * linear, 2.0);
+  k.fp8_params = true;
+  const MemoryBreakdown primary = memory_per_gpu(k, 3, o);
+  EXPECT_NEAR(static_cast<double>(primary.weights - bf16.weights), -0.875 * linear, 2.0);
+  k.precision = "fp8";
+  EXPECT_EQ(memory_per_gpu(k, 3, o).weights, bf16.weights);  // FP8 primary weights: 1 + 1 for 2
+}
+
+}  // namespace
+}  // namespace ct::workload
