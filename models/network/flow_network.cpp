@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/network/analytical_network.h"
+#include "models/topology/hash.h"
 
 namespace ct::network {
 
@@ -38,11 +39,27 @@ sim::Duration FlowNetwork::route(int src_gpu, int dst_gpu, uint64_t tag) {
 
 void FlowNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Bytes bytes,
                             DeliveryHandler& handler, uint64_t tag) {
-  uses_.clear();
-  const sim::Duration latency = route(src_gpu, dst_gpu, flow_id);
+  if (send_routes_.empty()) {
+    size_t slots = kSendRouteSlots;
+    while (slots < 4 * static_cast<size_t>(cluster_.gpu_count()) && slots < (size_t{1} << 18)) slots *= 2;
+    send_routes_.resize(slots);
+  }
+  const uint64_t epoch = cluster_.topology().routing_epoch();
+  const uint64_t h =
+      topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^ topology::detail::splitmix64(flow_id));
+  SendRoute& r = send_routes_[h & (send_routes_.size() - 1)];
+  if (!(r.src == src_gpu && r.dst == dst_gpu && r.flow == flow_id && r.epoch == epoch)) {
+    uses_.clear();
+    r.latency = route(src_gpu, dst_gpu, flow_id);
+    r.uses.assign(uses_.uses().begin(), uses_.uses().end());
+    r.src = src_gpu;
+    r.dst = dst_gpu;
+    r.flow = flow_id;
+    r.epoch = epoch;
+  }
   const Leg leg{src_gpu, dst_gpu};
-  start(8.0 * bytes.as_double() / params_.protocol_efficiency, latency, handler, tag,
-        std::span<const Leg>(&leg, 1), uses_.uses(), false, flow_id);
+  start(8.0 * bytes.as_double() / params_.protocol_efficiency, r.latency, handler, tag,
+        std::span<const Leg>(&leg, 1), r.uses, false, flow_id);
 }
 
 void FlowNetwork::route_chain(std::span<const Leg> legs) {
