@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "models/network/cluster.h"
 #include "models/network/flow_network.h"
@@ -257,6 +260,55 @@ TEST(Flow, NamedChainsKeepTheirRoutesUntilTheRoutesChange) {
     runs.push_back(rec.times);
   }
   EXPECT_EQ(runs[1], runs[0]);
+}
+
+// Point-to-point sends remember their routes (FlowNetwork::send_flow's direct-mapped table):
+// 128 x 43 connections through the table, twice, with a switch link gone between the rounds,
+// each send alone in the network; every time equals a fresh network's, in which nothing is
+// remembered. The failure moves some connections to other paths (the second round must route
+// them again: a stale path would run over the dead link, capacity 0, and never arrive).
+TEST(Flow, RememberedSendRoutesFollowRouteChanges) {
+  std::vector<std::array<int, 3>> sends;  // src, dst, flow id
+  for (int s = 0; s < 128; ++s) {
+    for (int d = 0; d < 128; d += 3) {
+      if (s != d) sends.push_back({s, d, (s * 7 + d) % 5});
+    }
+  }
+  auto times = [&](bool one_network) {
+    Cluster c(small_cluster(16, 8, 16));
+    const topology::Path cut = c.topology().route(c.nic_of(1), c.nic_of(42), 0);
+    std::vector<double> out;
+    sim::Simulation sim;
+    FlowNetwork shared(sim, c);
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) {
+        c.topology().set_link_state(cut[1], topology::LinkState::down);
+        shared.set_resource_capacity(cut[1], sim::Bandwidth::bits_per_s(0));
+      }
+      for (const auto& [s, d, f] : sends) {
+        sim::Simulation own_sim;
+        std::unique_ptr<FlowNetwork> own = one_network ? nullptr : std::make_unique<FlowNetwork>(own_sim, c);
+        if (own && round == 1) own->set_resource_capacity(cut[1], sim::Bandwidth::bits_per_s(0));
+        FlowNetwork& net = own ? *own : shared;
+        sim::Simulation& at = own ? own_sim : sim;
+        Recorder rec(at);
+        const double start = at.now().seconds();
+        net.send_flow(s, d, static_cast<uint64_t>(f), sim::Bytes{int64_t{1} << 20}, rec, 0);
+        at.run();
+        out.push_back(rec.count == 1 ? rec.times.at(0) - start : -1.0);
+      }
+    }
+    return out;
+  };
+  const std::vector<double> fresh = times(false), kept = times(true);
+  ASSERT_EQ(kept.size(), fresh.size());
+  size_t differ = 0, lost = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    differ += std::abs(kept[i] - fresh[i]) > 1e-12 ? 1 : 0;
+    lost += kept[i] < 0 ? 1 : 0;
+  }
+  EXPECT_EQ(differ, 0U);
+  EXPECT_EQ(lost, 0U);
 }
 
 }  // namespace
