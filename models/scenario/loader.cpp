@@ -354,6 +354,8 @@ std::string framework_alias(const std::string& path) {
       {"train_iters", "training_job.steps"},
       {"fp8", "training_job.runtime.precision"},
       {"fp8_format", "training_job.runtime.precision"},
+      {"fp4", "training_job.runtime.precision"},
+      {"fp4_recipe", "training_job.runtime.precision"},
       {"num_nodes", "cluster.nodes"},
       {"devices", "cluster.gpus_per_node"},
   };

@@ -366,4 +366,7 @@ TEST(Loader, FrameworkKeyNamesPointAtOurs) {
   doc = minimal();
   doc["training_job"]["model"]["intermediate_size"] = 8;
   EXPECT_TRUE(has_problem(doc, "intermediate_size", "training_job.model.ffn_hidden"));
+  doc = minimal();
+  doc["training_job"]["runtime"]["fp4_recipe"] = "nvfp4";  // Megatron-Bridge's NVFP4 switch
+  EXPECT_TRUE(has_problem(doc, "fp4_recipe: unknown key", "did you mean 'training_job.runtime.precision'"));
 }
