@@ -404,19 +404,17 @@ TEST(Memory, Nvfp4SavesAndCachesHalfByteCopies) {
   const double h = 12288, tokens = 2048;
   EXPECT_NEAR(static_cast<double>(fp8 - fp4), 0.4375 * tokens * 7.0 * h, 2.0);
 
-  JobSpec k = testing::gpt3_job();
-  const MemoryOptions o;
-  const MemoryBreakdown bf16 = memory_per_gpu(k, 3, o);
-  k.precision = "nvfp4";
-  const MemoryBreakdown cached = memory_per_gpu(k, 3, o);
-  const LayerParameters L = layer_parameters(k.model);
+  auto weights = [](const char* precision, bool primary) {
+    JobSpec k = testing::gpt3_job();
+    k.precision = precision;
+    k.fp8_params = primary;
+    return static_cast<double>(memory_per_gpu(k, 3, MemoryOptions{}).weights);
+  };
+  const LayerParameters L = layer_parameters(j.model);
   const double linear = 12.0 * static_cast<double>((L.attention + L.dense_mlp) / 8);
-  EXPECT_NEAR(static_cast<double>(cached.weights - bf16.weights), 1.125 * linear, 2.0);
-  k.fp8_params = true;
-  const MemoryBreakdown primary = memory_per_gpu(k, 3, o);
-  EXPECT_NEAR(static_cast<double>(primary.weights - bf16.weights), -0.875 * linear, 2.0);
-  k.precision = "fp8";
-  EXPECT_EQ(memory_per_gpu(k, 3, o).weights, bf16.weights);  // FP8 primary weights: 1 + 1 for 2
+  EXPECT_NEAR(weights("nvfp4", false) - weights("bf16", false), 1.125 * linear, 2.0);
+  EXPECT_NEAR(weights("nvfp4", true) - weights("bf16", false), -0.875 * linear, 2.0);
+  EXPECT_EQ(weights("fp8", true), weights("bf16", false));  // FP8 primary weights: 1 + 1 for 2
 }
 
 }  // namespace
