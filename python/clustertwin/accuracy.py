@@ -380,7 +380,8 @@ def _vocab(row: dict) -> int | None:
 # Bridge's DeepSeek-V3 rows say "w/o MTP", as the preset trains it; their notes say the routing
 # was force-balanced and dropless, as the twin's expert GEMMs assume (capacity factor 1).
 _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
-               "Qwen3_235B_a22B": "qwen3-235b-a22b", "GPT OSS 120B": "gpt-oss-120b"}
+               "Qwen3_235B_a22B": "qwen3-235b-a22b", "GPT OSS 120B": "gpt-oss-120b", "GPT OSS 20B": "gpt-oss-20b",
+               "Qwen3_8B": "qwen3-8b"}
 # Megatron-Bridge recipes that run the combined 1F1B schedule (moe_a2a_overlap: comm_overlap.
 # overlap_moe_expert_parallel_comm with delay_wgrad_compute): Qwen3-235B-A22B on 256 H100
 # (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
@@ -564,15 +565,21 @@ def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
 def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
     """megatron-bridge-cards.json: Megatron-Bridge's verification-card runs, step seconds, each
     run as the megatron-bridge-moe rows are (_perf_scenario) with its recipe's dispatcher, EP
-    overlap, recompute modules and overlap_grad_reduce. CUDA graphs, DeepSeek-V3's MTP layer and
-    its custom pipeline layout are not modelled."""
+    overlap, recompute modules and overlap_grad_reduce (and, for the base recipes of the bounded
+    Qwen3-8B and GPT-OSS 20B runs, TP overlap, grad_reduce_in_fp32 and the cross entropy). CUDA
+    graphs, DeepSeek-V3's MTP layer, its custom pipeline layout and GPT-OSS 20B's learned (not
+    forced-balanced) routing are not modelled."""
     for row in _load("megatron-bridge-cards.json")["rows"]:
         label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} TP{row['tp']} PP{row['pp']} "
-                 f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher']}")
+                 f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher'] or 'dense'}")
         case = _Case(label, "step s", row["step_time_s"], source=row["source"])
         case.scenarios, _ = _perf_scenario(row, mode, group="megatron-bridge")
         runtime = _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
         runtime["overlap_grad_reduce"] = row["overlap_grad_reduce"]
+        # the base (non-performance) recipes' settings where they differ from the performance ones
+        for key in ("tp_comm_overlap", "grad_reduce_in_fp32", "cross_entropy_fusion"):
+            if key in row:
+                runtime[key] = row[key]
         case.predict = lambda report, sc: report["step_time_s"]
         yield case
 
