@@ -80,8 +80,7 @@ void AnalyticalNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, si
     route = route_flow(src_gpu, dst_gpu, flow_id);  // its uses_ are what finish() counts
   } else {
     if (flow_routes_.empty()) flow_routes_.resize(kFlowRouteSlots);
-    const uint64_t h =
-        topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^ topology::detail::splitmix64(flow_id));
+    const uint64_t h = connection_key(pair_key(src_gpu, dst_gpu), flow_id);
     FlowRoute& f = flow_routes_[h & (kFlowRouteSlots - 1)];
     if (!(f.src == src_gpu && f.dst == dst_gpu && f.flow == flow_id &&
           f.epoch == cluster_.topology().routing_epoch() && f.version == capacity_version_)) {

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "models/network/analytical_network.h"
-#include "models/topology/hash.h"
 
 namespace ct::network {
 
@@ -45,8 +44,7 @@ void FlowNetwork::send_flow(int src_gpu, int dst_gpu, uint64_t flow_id, sim::Byt
     send_routes_.resize(slots);
   }
   const uint64_t epoch = cluster_.topology().routing_epoch();
-  const uint64_t h =
-      topology::detail::splitmix64(pair_key(src_gpu, dst_gpu) ^ topology::detail::splitmix64(flow_id));
+  const uint64_t h = connection_key(pair_key(src_gpu, dst_gpu), flow_id);
   SendRoute& r = send_routes_[h & (send_routes_.size() - 1)];
   if (!(r.src == src_gpu && r.dst == dst_gpu && r.flow == flow_id && r.epoch == epoch)) {
     uses_.clear();

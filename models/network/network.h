@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/topology/hash.h"
 #include "sim/units.h"
 
 namespace ct::sim {
@@ -57,6 +58,12 @@ struct Leg {
 // A (source, destination) GPU pair as one key.
 inline uint64_t pair_key(int src_gpu, int dst_gpu) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+}
+
+// A hash of one connection, a pair (pair_key) and a flow id: the key the networks' remembered
+// routes are kept under (AnalyticalNetwork and FlowNetwork send_flow, PathUses' per-flow paths).
+inline uint64_t connection_key(uint64_t pair, uint64_t flow_id) {
+  return topology::detail::splitmix64(pair ^ topology::detail::splitmix64(flow_id));
 }
 
 // A hash of a list of ranks (a collective's group), in order, under `seed`. Four independent

@@ -122,7 +122,7 @@ sim::Duration PathUses::add_routed(int src_gpu, int dst_gpu, uint64_t key, uint6
   const auto it = fixed_.find(key);
   if (it != fixed_.end() && it->second.unique) return add_fixed(it->second, share);  // single-port pairs only
   // A flow-dependent single-port pair: this flow's path, if it was routed before.
-  const uint64_t flow_key = topology::detail::splitmix64(key ^ topology::detail::splitmix64(flow_id));
+  const uint64_t flow_key = connection_key(key, flow_id);
   if (it != fixed_.end()) {
     const auto f = flow_paths_.find(flow_key);
     if (f != flow_paths_.end() && f->second.pair == key && f->second.flow == flow_id) {

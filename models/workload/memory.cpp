@@ -220,10 +220,10 @@ StackMemory stack_memory(const JobSpec& job) {
   // hold their own gradient (TE 2.2-2.17), or beside an fp32 gradient (TE 2.18).
   if (job.te_cross_entropy == JobSpec::TeCrossEntropy::in_place) s.loss_bytes_per_logit = 2;
   if (job.te_cross_entropy == JobSpec::TeCrossEntropy::fp32_grad) s.loss_bytes_per_logit = 6;
-  // NVFP4: the cached weight copies are NVFP4, row-wise and column-wise (2-D 16 x 16 scaled,
-  // TE keeps both layouts for the fprop and dgrad GEMMs), 0.5625 bytes each.
-  if (job.precision == "nvfp4" && s.fp8_weight_cache_bytes > 0)
-    s.fp8_weight_cache_bytes = 2.0 * quantized_bytes(job);
+  // The cached copies (the weight and its transpose; NVFP4's row- and column-wise copies, 2-D
+  // 16 x 16 scaled, TE keeping both layouts for the fprop and dgrad GEMMs) are quantized_bytes
+  // each: 2 x 1 in FP8, 2 x 0.5625 in NVFP4.
+  if (is_fp8(job)) s.fp8_weight_cache_bytes *= quantized_bytes(job);
   // FP8 primary weights: each linear weight is held as an FP8 tensor (1 byte) with its cached
   // FP8 transpose (1 byte) where the bf16 copy (2 bytes) was, and there is no separate FP8 cache;
   // NVFP4 primary weights (Megatron-Bridge's fp4_param_gather) as their two 0.5625-byte copies,

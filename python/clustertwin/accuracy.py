@@ -528,6 +528,13 @@ def _moe_runtime(case: _Case, dispatcher: str | None = None, ep_overlap: bool | 
     return runtime
 
 
+def _row_recipe(case: _Case, row: dict, keys: Iterable[str]) -> None:
+    """Runtime keys a row copies from its recipe onto its (first) scenario, those of `keys` the
+    row gives."""
+    runtime = case.scenarios[0]["training_job"]["runtime"]
+    runtime.update({key: row[key] for key in keys if key in row})
+
+
 def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
     """megatron-bridge-moe.json: Megatron-Bridge's MoE rows, each model from the twin's preset,
     run as the megatron-bridge set runs its rows (_perf_scenario: stack nemo, TE cross entropy,
@@ -574,12 +581,11 @@ def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
                  f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher'] or 'dense'}")
         case = _Case(label, "step s", row["step_time_s"], source=row["source"])
         case.scenarios, _ = _perf_scenario(row, mode, group="megatron-bridge")
-        runtime = _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
-        runtime["overlap_grad_reduce"] = row["overlap_grad_reduce"]
-        # the base (non-performance) recipes' settings where they differ from the performance ones
-        for key in ("tp_comm_overlap", "grad_reduce_in_fp32", "cross_entropy_fusion"):
-            if key in row:
-                runtime[key] = row[key]
+        _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
+        # overlap_grad_reduce in every row; the base (non-performance) recipes' settings where
+        # they differ from the performance ones
+        _row_recipe(case, row,
+                    ("overlap_grad_reduce", "tp_comm_overlap", "grad_reduce_in_fp32", "cross_entropy_fusion"))
         case.predict = lambda report, sc: report["step_time_s"]
         yield case
 
@@ -594,9 +600,7 @@ def _megatron_bridge_nvfp4(mode: str) -> Iterable[_Case]:
                  f"({row['container']})")
         case = _Case(label, "tokens/s per GPU", row["tokens_per_sec_per_gpu"], source=row["source"])
         case.scenarios, case.predict = _perf_scenario(row, mode, group="megatron-bridge")
-        runtime = case.scenarios[0]["training_job"]["runtime"]
-        runtime["tp_comm_overlap"] = row["tp_comm_overlap"]
-        runtime["overlap_param_gather"] = row["overlap_param_gather"]
+        _row_recipe(case, row, ("tp_comm_overlap", "overlap_param_gather"))
         yield case
 
 
