@@ -40,12 +40,12 @@ double op_time(const Op& op, const hardware::ComputeModel& compute,
                              .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
                                              AttentionPass::forward, op.seq_kv, op.window)
                              .seconds();
-      if (!op.backward) return fwd / kernel.forward;
+      if (!op.backward) return fwd / kernel.forward_at(op.head_dim);
       const double both = compute
                               .attention_time(op.batch, op.heads, op.seq_q, op.head_dim, op.causal,
                                               AttentionPass::forward_backward, op.seq_kv, op.window)
                               .seconds();
-      return std::max(0.0, both - fwd) / kernel.backward;
+      return std::max(0.0, both - fwd) / kernel.backward_at(op.head_dim);
     }
     case OpKind::elementwise:
       return compute.elementwise_time(sim::Bytes{op.bytes}, memory_class(op.name)).seconds();

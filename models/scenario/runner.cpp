@@ -174,6 +174,17 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
                     std::to_string(k.backward).substr(0, 4) +
                     " (backward) of the calibrated cuDNN kernel's throughput (models/workload/layer_ops.h)");
     }
+    const int64_t d = workload::attention_head_width(job.model);
+    if (d != 128 && k.curve != workload::HeadDimCurve::none) {
+      out.push_back("attention: head dim " + std::to_string(d) + " at " +
+                    std::to_string(k.forward_at(d) / k.forward).substr(0, 5) + " (forward) and " +
+                    std::to_string(k.backward_at(d) / k.backward).substr(0, 5) +
+                    " (backward) of head dim 128's speed (" +
+                    (k.curve == workload::HeadDimCurve::fa3 ? "FlashAttention-3" : "FlashAttention-2") +
+                    " on H100, FlashAttention-3 paper Figs. 5-6" +
+                    (g.sm_arch >= 100 ? "; extrapolated to this GPU" : "") +
+                    "; models/workload/layer_ops.h)");
+    }
   }
   if (job.parallelism.zero_stage >= 3) {
     out.push_back("zero_stage 3: collectives per layer as stack " + job.stack +

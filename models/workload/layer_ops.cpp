@@ -518,6 +518,42 @@ LayerOps embedding_ops(const JobSpec& job) {
   return assemble(st, Recompute::none, job);
 }
 
+namespace {
+
+// Plateau speed at head dim d relative to head dim 128, from the ratios at 64 and 256
+// (layer_ops.h): piecewise linear in log2(d), flat outside [64, 256].
+double head_dim_ratio(int64_t head_dim, double at64, double at256) {
+  const double x = std::log2(static_cast<double>(std::max<int64_t>(1, head_dim)) / 128.0);
+  if (x <= 0.0) return 1.0 + (1.0 - at64) * std::max(x, -1.0);
+  return 1.0 + (at256 - 1.0) * std::min(x, 1.0);
+}
+
+}  // namespace
+
+double AttentionKernelSpeed::forward_at(int64_t head_dim) const {
+  switch (curve) {
+    case HeadDimCurve::fa3:
+      return forward * head_dim_ratio(head_dim, 0.766, 1.042);
+    case HeadDimCurve::fa2:
+      return forward * head_dim_ratio(head_dim, 0.889, 0.891);
+    case HeadDimCurve::none:
+      break;
+  }
+  return forward;
+}
+
+double AttentionKernelSpeed::backward_at(int64_t head_dim) const {
+  switch (curve) {
+    case HeadDimCurve::fa3:
+      return backward * head_dim_ratio(head_dim, 0.845, 1.0);
+    case HeadDimCurve::fa2:
+      return backward * head_dim_ratio(head_dim, 0.903, 1.0);
+    case HeadDimCurve::none:
+      break;
+  }
+  return backward;
+}
+
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
   std::string_view k = job.attention_kernel;
   if (k == "auto") {
@@ -542,19 +578,26 @@ AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
           "training_job.runtime.attention_kernel: got \"fa3\" on a GPU of sm_" + std::to_string(sm_arch) +
           ", expected Hopper or later (FlashAttention-3 needs sm_90); use fa2 or cudnn");
     }
-    return {"fa3", 1.0, 1.0};
+    return {"fa3", 1.0, 1.0, HeadDimCurve::fa3};
   }
-  if (k == "fa2") return {"fa2", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574};
+  // Head-dim curves (layer_ops.h) are measured on Hopper only.
+  const HeadDimCurve fa3_curve = ampere ? HeadDimCurve::none : HeadDimCurve::fa3;
+  if (k == "fa2") {
+    return {"fa2", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574,
+            ampere ? HeadDimCurve::none : HeadDimCurve::fa2};
+  }
   // cuDNN before 9.0 (NGC containers up to 24.01): FA2's speed on both generations. On Hopper,
   // cuDNN 9.0 ran its flash kernels "up to 50%" faster than 8.9.7 (cuDNN 9.0.0 release notes)
   // and 20-50% faster than flash-attn 2 (Transformer Engine 1.7 attention docs), which puts
   // 8.9.7 between 0.8x and 1.25x FA2: FA2's measured speed is the estimate. On Ampere
   // Transformer Engine itself picked flash-attn (v1.4-1.7 DotProductAttention: FusedAttention on
   // sm90, FlashAttention elsewhere).
-  if (k == "cudnn-8.9") return {"cudnn-8.9", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574};
+  if (k == "cudnn-8.9") return {"cudnn-8.9", ampere ? 1.0 : 0.555, ampere ? 1.0 : 0.574, fa3_curve};
   // LLM Foundry's 2022 Triton kernel: FlashAttention-1 class (layer_ops.h).
-  if (k == "triton") return {"triton", ampere ? 0.55 : 0.55 * 0.555, ampere ? 0.45 : 0.45 * 0.574};
-  return {"cudnn", 1.0, 1.0};
+  if (k == "triton") {
+    return {"triton", ampere ? 0.55 : 0.55 * 0.555, ampere ? 0.45 : 0.45 * 0.574, HeadDimCurve::none};
+  }
+  return {"cudnn", 1.0, 1.0, fa3_curve};
 }
 
 }  // namespace ct::workload

@@ -111,9 +111,31 @@ Op gemm_wgrad(const Op& fwd, std::string_view name);
 // Hopper); pytorch: cudnn (torch 2.11's SDPA default, the calibration's); torchtitan,
 // deepspeed: fa2 (PyTorch SDPA's FLASH backend in torch 2.5.1-2.10, pytorch#138522 made cuDNN
 // opt-in; flash-attn 2); composer: triton (LLM Foundry's attn_impl default in 2023).
+//
+// Head dimension. The speeds above are at head dim 128 (the calibration's and the figures').
+// On Hopper and later, other head dims run at the kernel's measured plateau ratio to head dim
+// 128 (FlashAttention-3 paper, Shah et al. 2024, Figs. 5-6, H100 SXM5 BF16, the mean of the 8k
+// and 16k bars; the causal forward panels; the backward panels have no mask split):
+//   fa3, cudnn (and cudnn-8.9, a cuDNN kernel: cuDNN 9.1's own bars give forward 0.64-0.69 and
+//          backward 0.84 at hd 64, near FA3's): forward hd 64 460/602 473/616 -> 0.766,
+//          hd 256 628/602 642/616 -> 1.042; backward hd 64 472/559 474/561 -> 0.845, hd 256
+//          not plotted (FA3 had no hd-256 backward then): 1.0, extrapolated;
+//   fa2: forward hd 64 295/333 299/335 -> 0.889, hd 256 297/333 298/335 -> 0.891; backward hd
+//          64 287/318 291/322 -> 0.903, hd 256: 1.0, extrapolated.
+// Piecewise linear in log2(head dim) between 64, 128 and 256, flat outside (a smaller head dim
+// is likely slower still: not measured). Blackwell takes the Hopper ratios (extrapolated; its
+// exponent units gain less than its tensor cores, so small heads are unlikely to fare better).
+// Not applied (1.0, not measured): every kernel before Hopper, and LLM Foundry's 2022 Triton
+// kernel (the figures' Triton is the 2024 tutorial kernel). Multi-head latent attention runs at
+// its mean head width (attention_head_width).
+enum class HeadDimCurve { fa3, fa2, none };
 struct AttentionKernelSpeed {
   std::string_view name;
-  double forward = 1.0, backward = 1.0;
+  double forward = 1.0, backward = 1.0;  // at head dim 128
+  HeadDimCurve curve = HeadDimCurve::fa3;
+  // Speed relative to the calibrated kernel at head dim 128, at this head dim.
+  [[nodiscard]] double forward_at(int64_t head_dim) const;
+  [[nodiscard]] double backward_at(int64_t head_dim) const;
 };
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch);
 

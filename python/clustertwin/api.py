@@ -300,7 +300,9 @@ def layer_kernels(scenario: Scenario | Mapping[str, Any] | str, overrides: Mappi
     embedding, per micro-batch and TP rank, as the step
     model times them on the calibrated compute model. A pandas DataFrame: layer, pass (forward,
     recompute, backward), name, kind (gemm, attention, elementwise), flops, bytes (element-wise
-    HBM traffic), seconds, and tflops (achieved FLOP/s of a GEMM or attention kernel, /1e12).
+    HBM traffic), seconds, and tflops (flops / seconds / 1e12). An attention kernel's flops
+    follow the model-FLOPs convention, 4 b h s s_kv d forward (8 backward) over the full square,
+    not halved for causality, so a causal kernel's tflops is twice the rate its kernel runs at.
     Collectives are not kernels of the compute model: see ``run(...).breakdown``."""
     import pandas as pd
 

@@ -1,5 +1,7 @@
 """Memory in the report: itemised per pipeline stage, a layout that does not fit is still
 simulated with its shortfall, and every training_job.runtime.stack changes the memory."""
+import math
+
 import pytest
 
 import clustertwin as ct
@@ -255,6 +257,46 @@ def test_attention_kernel_sets_the_attention_time_per_stack():
     # auto follows the stack: torchtitan runs PyTorch SDPA's FA2 backend
     titan = step(**{"training_job.runtime.stack": "torchtitan"})
     assert any(a.startswith("attention: the fa2 kernel") for a in titan["assumptions"])
+
+
+def test_attention_speed_follows_the_head_dim_where_it_is_measured():
+    # Same attention FLOPs (4 b h s^2 d) with 128 heads of 64 or 32 heads of 256 instead of 64
+    # of 128: the kernel runs at its measured plateau ratio to head dim 128 (FlashAttention-3
+    # paper Figs. 5-6, H100): FA3 / cuDNN forward 0.766 and backward 0.845 at 64, forward 1.042
+    # at 256 (no backward bar: 1.0); FA2 0.889 / 0.903 at 64.
+    long = {"training_job.model.seq_length": 16384, "training_job.runtime.recompute_granularity": "full"}
+    def attention_s(heads, **kw):
+        df = ct.layer_kernels(ct.Scenario(PIPELINED), overrides={**long, "training_job.model.heads": heads, **kw})
+        rows = df[df["kind"] == "attention"].set_index("pass")["seconds"]
+        return rows["forward"], rows["backward"]
+    def near(ratio, expected):  # within the step's sustained-clock shift (the kernel mix moves it)
+        return abs(ratio / expected - 1.0) < 0.005
+    f128, b128 = attention_s(64)
+    f64, b64 = attention_s(128)
+    f256, b256 = attention_s(32)
+    assert near(f128 / f64, 0.766) and near(b128 / b64, 0.845)
+    assert near(f128 / f256, 1.042) and near(b128 / b256, 1.0)
+    fa2 = {"training_job.runtime.attention_kernel": "fa2"}
+    (g128, c128), (g64, c64) = attention_s(64, **fa2), attention_s(128, **fa2)
+    assert near(g128 / g64, 0.889) and near(c128 / c64, 0.903)
+    # between the bars, linear in log2(head dim): 12288 / 128 heads = 96
+    wide = {"training_job.model.hidden": 12288, "training_job.model.heads": 96}
+    h128 = ct.layer_kernels(ct.Scenario(PIPELINED), overrides={**long, **wide})
+    h96 = ct.layer_kernels(ct.Scenario(PIPELINED), overrides={**long, **wide, "training_job.model.heads": 128})
+    def fwd(df):
+        return df[(df["kind"] == "attention") & (df["pass"] == "forward")]["seconds"].iloc[0]
+    assert near(fwd(h128) / fwd(h96), 1 + 0.234 * math.log2(96 / 128))
+    # not measured, so not applied: Ampere, and LLM Foundry's 2022 Triton kernel
+    a100 = {"cluster.gpu": "A100-80GB"}
+    assert attention_s(64, **a100) == attention_s(128, **a100)
+    triton = {"training_job.runtime.attention_kernel": "triton"}
+    assert attention_s(64, **triton) == attention_s(128, **triton)
+    # the report says what it assumed
+    report = ct.run(ct.Scenario(PIPELINED), overrides={**long, "training_job.model.heads": 128}).report
+    assert any(a.startswith("attention: head dim 64 at 0.766 (forward) and 0.845 (backward)")
+               for a in report["assumptions"])
+    plain = ct.run(ct.Scenario(PIPELINED), overrides=long).report
+    assert not any(a.startswith("attention: head dim") for a in plain["assumptions"])
 
 
 def test_torch_compile_fuses_eager_llama_ops_and_is_an_error_where_kernels_are_fused():
