@@ -123,8 +123,8 @@ Op gemm_wgrad(const Op& fwd, std::string_view name);
 //   fa2: forward hd 64 295/333 299/335 -> 0.889, hd 256 297/333 298/335 -> 0.891; backward hd
 //          64 287/318 291/322 -> 0.903, hd 256: 1.0, extrapolated.
 // Piecewise linear in log2(head dim) between 64, 128 and 256, flat outside (a smaller head dim
-// is likely slower still: not measured). Blackwell takes the Hopper ratios (extrapolated; its
-// exponent units gain less than its tensor cores, so small heads are unlikely to fare better).
+// is likely slower still: not measured). Blackwell takes the Hopper ratios: extrapolated (the
+// report says so).
 // Not applied (1.0, not measured): every kernel before Hopper, and LLM Foundry's 2022 Triton
 // kernel (the figures' Triton is the 2024 tutorial kernel). Multi-head latent attention runs at
 // its mean head width (attention_head_width).
