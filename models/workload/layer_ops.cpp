@@ -528,30 +528,27 @@ double head_dim_ratio(int64_t head_dim, double at64, double at256) {
   return 1.0 + (at256 - 1.0) * std::min(x, 1.0);
 }
 
+// The kernel family's ratio to head dim 128 at this head dim (layer_ops.h's bars).
+double head_dim_factor(HeadDimCurve curve, int64_t head_dim, bool backward) {
+  switch (curve) {
+    case HeadDimCurve::fa3:
+      return backward ? head_dim_ratio(head_dim, 0.845, 1.0) : head_dim_ratio(head_dim, 0.766, 1.042);
+    case HeadDimCurve::fa2:
+      return backward ? head_dim_ratio(head_dim, 0.903, 1.0) : head_dim_ratio(head_dim, 0.889, 0.891);
+    case HeadDimCurve::none:
+      break;
+  }
+  return 1.0;
+}
+
 }  // namespace
 
 double AttentionKernelSpeed::forward_at(int64_t head_dim) const {
-  switch (curve) {
-    case HeadDimCurve::fa3:
-      return forward * head_dim_ratio(head_dim, 0.766, 1.042);
-    case HeadDimCurve::fa2:
-      return forward * head_dim_ratio(head_dim, 0.889, 0.891);
-    case HeadDimCurve::none:
-      break;
-  }
-  return forward;
+  return forward * head_dim_factor(curve, head_dim, false);
 }
 
 double AttentionKernelSpeed::backward_at(int64_t head_dim) const {
-  switch (curve) {
-    case HeadDimCurve::fa3:
-      return backward * head_dim_ratio(head_dim, 0.845, 1.0);
-    case HeadDimCurve::fa2:
-      return backward * head_dim_ratio(head_dim, 0.903, 1.0);
-    case HeadDimCurve::none:
-      break;
-  }
-  return backward;
+  return backward * head_dim_factor(curve, head_dim, true);
 }
 
 AttentionKernelSpeed attention_kernel_speed(const JobSpec& job, int sm_arch) {
