@@ -162,19 +162,34 @@ void MaxMinSolver::solve(std::vector<int32_t>& changed) {
   }
   dirty_resources_.clear();
   dirty_variables_.clear();
-  size_t closed = 0;
+  // Grow the affected set along what really moves: after each fill, the users of every
+  // resource that was saturated before and carries an affected variable whose rate moved join,
+  // and so do faster users of a resource that stopped an affected variable. When neither adds
+  // anyone, every variable outside the set keeps a valid bottleneck (its saturated resource
+  // kept its users' rates) and every affected one has one (the fill and the faster-user
+  // check): the max-min allocation. After kLazyRounds fills the set takes its whole connected
+  // component instead, which is exact by construction.
+  constexpr int kLazyRounds = 6;
   for (int expansion = 0;; ++expansion) {
-    close_over_saturated(closed);
-    closed = affected_.size();
-    if (expansion == 2) join_components();  // every user of every shared resource: exact
+    if (expansion == kLazyRounds) join_components();
     fill_affected();
-    if (expansion == 2 || !join_faster_users()) break;
+    if (expansion == kLazyRounds) break;
+    const bool faster = join_faster_users();
+    if (!join_moved_users() && !faster) break;
+  }
+  // What the allocation saturates now, for the next solve (the last fill reached every shared
+  // resource of the affected set; until here each kept what the previous allocation left).
+  for (const auto& entry : shares_) {
+    Resource& r = resources_[entry.second];
+    r.saturation = r.remaining <= r.capacity * kSaturated ? 2 : 1;
   }
   for (const int32_t id : affected_) {
-    const Variable& v = variables_[id];
-    if (std::fabs(v.rate - v.prev_rate) > 1e-12 * std::max(std::fabs(v.rate), std::fabs(v.prev_rate)))
-      changed.push_back(id);
+    if (moved(variables_[id])) changed.push_back(id);
   }
+}
+
+bool MaxMinSolver::moved(const Variable& v) {
+  return std::fabs(v.rate - v.prev_rate) > 1e-12 * std::max(std::fabs(v.rate), std::fabs(v.prev_rate));
 }
 
 void MaxMinSolver::join(int32_t id) {
@@ -215,21 +230,25 @@ bool MaxMinSolver::saturated_before(const Resource& r, double removed) const {
   return load >= r.capacity * (1.0 - kSaturated);
 }
 
-// Adds the users of every shared resource of affected_[from..] that was saturated in the last
-// allocation (rates before this solve; a variable added since has none). A resource used by
-// one variable is covered by that variable's static bound and passes nothing on.
-void MaxMinSolver::close_over_saturated(size_t from) {
-  for (size_t k = from; k < affected_.size(); ++k) {
-    for (const Use& u : variables_[affected_[k]].uses) {
+// Adds the users of every shared resource that was saturated before this solve and carries an
+// affected variable whose rate the last fill moved: the change passes through it.
+bool MaxMinSolver::join_moved_users() {
+  bool joined = false;
+  for (size_t k = 0; k < affected_.size(); ++k) {
+    const Variable& v = variables_[affected_[k]];
+    if (!moved(v)) continue;
+    for (const Use& u : v.uses) {
       Resource& r = resources_[u.resource];
       if (r.users.size() < 2 || r.mark == epoch_ || r.checked == epoch_) continue;
       if (r.saturation == 0 ? saturated_before(r, 0.0) : r.saturation == 2) {
         join_users(u.resource);
+        joined = true;
       } else {
         r.checked = epoch_;
       }
     }
   }
+  return joined;
 }
 
 // The connected components of the affected variables over shared resources.
@@ -346,10 +365,6 @@ void MaxMinSolver::fill_affected() {
         --unfixed;
       }
     }
-  }
-  for (const auto& entry : shares_) {
-    Resource& r = resources_[entry.second];
-    r.saturation = r.remaining <= r.capacity * kSaturated ? 2 : 1;
   }
 }
 

@@ -22,21 +22,22 @@
 // on.
 //
 // Incrementality: adding/removing a variable or changing a capacity or bound marks it dirty;
-// solve() re-solves only what the change can move and returns the variables whose rate
-// changed, so the caller re-dates only those. What can move (SimGrid's LMM re-solves the
-// modified part of its system too; this is the exact form of it): the dirty variables and
-// every user of a dirty resource, closed over the resources that were saturated in the last
-// allocation (a saturated resource passes a change on to all its users). Every other
-// variable keeps its rate: its bottleneck was a saturated resource with no affected user, or
-// its bound, and neither moved. The affected set A is re-solved by progressive filling
-// against what the others leave of each resource. The result is the max-min allocation of the
-// whole system when every resource that stops a variable of A carries no other variable with
-// a larger rate (Bertsekas & Gallager's bottleneck condition); a resource that was not
-// saturated can break that, so its faster users join A and A is re-solved; after a second
-// such round A grows to its whole connected component (bipartite variable-resource graph),
-// which is always exact. Results equal a solve from scratch to rounding (a randomized test
-// bounds the difference at 1e-9 relative), not bit for bit: rates of variables outside A are
-// not recomputed.
+// solve() re-solves only what the change moves and returns the variables whose rate changed,
+// so the caller re-dates only those (SimGrid's LMM re-solves the modified part of its system
+// too; this is an exact form of it). The affected set A starts as the dirty variables and the
+// users of a dirty resource (one whose capacity moved, or that lost a variable while
+// saturated) and is re-solved by progressive filling against what the others leave of each
+// resource. Then it grows along what really moved: the users of every resource that was
+// saturated in the last allocation and carries a variable of A whose rate moved join (the
+// move passes through it to them), and so do the users of a resource that stopped a variable
+// of A at a level below theirs (Bertsekas & Gallager's bottleneck condition: a resource that
+// was not saturated can stop a newcomer below its old users); A is re-solved until neither
+// adds anyone. Then every variable outside A keeps a valid bottleneck (its saturated resource
+// kept its users and their rates) or its bound, and every variable of A has one: the max-min
+// allocation of the whole system. After six such rounds A takes its whole connected component
+// (bipartite variable-resource graph), which is exact by construction. Results equal a solve
+// from scratch to rounding (a randomized test bounds the difference at 1e-9 relative), not
+// bit for bit: rates of variables outside A are not recomputed.
 #pragma once
 
 #include <cstdint>
@@ -124,10 +125,12 @@ class MaxMinSolver {
   void join_users(int32_t resource);
   void seed(int32_t resource);
   [[nodiscard]] bool saturated_before(const Resource& r, double removed) const;
-  void close_over_saturated(size_t from);
   void join_components();
   void fill_affected();
   bool join_faster_users();
+  bool join_moved_users();
+  // Whether the variable's rate moved since the solve began (beyond rounding).
+  static bool moved(const Variable& v);
   void fix(int32_t variable, double rate);
   void update_static_bound(int32_t variable);
 

@@ -122,6 +122,39 @@ TEST(MaxMin, ResolvesOnlyWhatASaturatedResourcePassesOn) {
   EXPECT_EQ(s.last_solved(), 0u);
 }
 
+// A ring held by its bound shares a saturated NIC with a flow: a newcomer on that NIC takes
+// from the flow, not from the ring, so the ring's other saturated NIC passes nothing on and
+// its flow is not re-solved (the re-solve follows rates that move, not every saturated
+// resource of an affected variable). Mutation: closing over every saturated resource of the
+// affected set re-solves s2 as well (last_solved 4).
+TEST(MaxMin, ResolvesAlongRatesThatMoveOnly) {
+  MaxMinSolver s;
+  const auto nic1 = s.add_resource(10.0), nic2 = s.add_resource(10.0);
+  const auto ring = s.add_variable(2.0, std::vector<Use>{{nic1, 1.0}, {nic2, 1.0}});
+  const auto s1 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic1, 1.0}});
+  const auto s2 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic2, 1.0}});
+  solve(s);
+  EXPECT_DOUBLE_EQ(s.rate(ring), 2.0);
+  EXPECT_DOUBLE_EQ(s.rate(s1), 8.0);
+  EXPECT_DOUBLE_EQ(s.rate(s2), 8.0);
+  const auto s3 = s.add_variable(MaxMinSolver::kUnbounded, std::vector<Use>{{nic1, 1.0}});
+  auto changed = solve(s);
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int32_t>{s1, s3}));
+  EXPECT_EQ(s.last_solved(), 3u);  // s3, and nic1's users it stopped below their rates
+  EXPECT_DOUBLE_EQ(s.rate(ring), 2.0);
+  EXPECT_DOUBLE_EQ(s.rate(s1), 4.0);
+  EXPECT_DOUBLE_EQ(s.rate(s3), 4.0);
+  EXPECT_DOUBLE_EQ(s.rate(s2), 8.0);
+  // Lowering the ring's bound moves it, and the move passes through nic2 to s2.
+  s.set_bound(ring, 1.0);
+  changed = solve(s);
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int32_t>{ring, s1, s2, s3}));
+  EXPECT_DOUBLE_EQ(s.rate(s1), 4.5);
+  EXPECT_DOUBLE_EQ(s.rate(s2), 9.0);
+}
+
 // A flow that joins a resource with room to spare gets what the others leave; when another
 // user of that resource runs faster than that, the share is not fair, and the faster user
 // joins the re-solve.
