@@ -192,19 +192,22 @@ bool MaxMinSolver::moved(const Variable& v) {
   return std::fabs(v.rate - v.prev_rate) > 1e-12 * std::max(std::fabs(v.rate), std::fabs(v.prev_rate));
 }
 
-void MaxMinSolver::join(int32_t id) {
+bool MaxMinSolver::join(int32_t id) {
   Variable& v = variables_[id];
-  if (v.mark == epoch_) return;
+  if (v.mark == epoch_) return false;
   v.mark = epoch_;
   v.prev_rate = v.rate;
   affected_.push_back(id);
+  return true;
 }
 
-void MaxMinSolver::join_users(int32_t r) {
+bool MaxMinSolver::join_users(int32_t r) {
   Resource& res = resources_[r];
-  if (res.mark == epoch_) return;
+  if (res.mark == epoch_) return false;
   res.mark = epoch_;
-  for (const Incidence& inc : res.users) join(inc.variable);
+  bool added = false;
+  for (const Incidence& inc : res.users) added = join(inc.variable) || added;
+  return added;
 }
 
 // A resource whose capacity moved passes the change to all its users; one that lost users
@@ -241,8 +244,7 @@ bool MaxMinSolver::join_moved_users() {
       Resource& r = resources_[u.resource];
       if (r.users.size() < 2 || r.mark == epoch_ || r.checked == epoch_) continue;
       if (r.saturation == 0 ? saturated_before(r, 0.0) : r.saturation == 2) {
-        join_users(u.resource);
-        joined = true;
+        joined = join_users(u.resource) || joined;
       } else {
         r.checked = epoch_;
       }

@@ -121,8 +121,9 @@ class MaxMinSolver {
     uint32_t mark = 0;  // solve epoch in which it joined the affected set
   };
 
-  void join(int32_t variable);
-  void join_users(int32_t resource);
+  // Add to the affected set; true when anyone was not in it yet.
+  bool join(int32_t variable);
+  bool join_users(int32_t resource);
   void seed(int32_t resource);
   [[nodiscard]] bool saturated_before(const Resource& r, double removed) const;
   void join_components();
