@@ -26,6 +26,7 @@ void bind_export(py::module_& m) {
         }
         replay::StepInput in = scenario::step_input(c);
         in.program.fold = false;
+        in.program.fold_rails = false;
         const double need = replay::estimate_program_bytes(in.job, in.program);
         const double have = scenario::available_memory_bytes();
         if (have > 0 && need > 0.8 * have) {

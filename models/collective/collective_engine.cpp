@@ -74,6 +74,7 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
       uses_(cluster),
       capacity_(network::capacities_for(cluster, net.params())) {
   uses_.set_queue_pairs(net.params().qps_per_connection);
+  uses_.set_rail_fold(net.params().rail_fold, net.params().rail_shared_links);
   if (params.channels < 0) {
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
                                 ", expected >= 0 (0 = nics_per_node)");

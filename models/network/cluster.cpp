@@ -1,5 +1,7 @@
 #include "models/network/cluster.h"
 
+#include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -74,6 +76,46 @@ sim::Duration Cluster::path(int src_gpu, int dst_gpu, uint64_t flow_id, std::vec
   out.insert(out.begin(), pcie_tx(src_gpu));
   out.push_back(pcie_rx(dst_gpu));
   return latency;
+}
+
+bool rail_shares(const Cluster& cluster, const std::vector<bool>& simulated_rail,
+                 std::vector<double>& share) {
+  share.assign(static_cast<size_t>(cluster.resource_count()), 1.0);
+  const topology::Topology& topo = cluster.topology();
+  const int rails = cluster.nics_per_node();
+  if (rails > 64 || static_cast<int>(simulated_rail.size()) != rails) return false;
+  uint64_t simulated = 0;
+  for (int r = 0; r < rails; ++r)
+    if (simulated_rail[static_cast<size_t>(r)]) simulated |= uint64_t{1} << r;
+  // Rails under each vertex, tier by tier from the NICs up.
+  std::vector<uint64_t> under(static_cast<size_t>(topo.vertex_count()), 0);
+  for (int v = 0; v < topo.nic_count(); ++v) under[static_cast<size_t>(v)] = uint64_t{1} << (v % rails);
+  int top = 0;
+  for (int v = topo.nic_count(); v < topo.vertex_count(); ++v) {
+    if (topo.vertex(v).tier < 1) return false;  // no tiers to go by
+    top = std::max(top, topo.vertex(v).tier);
+  }
+  for (int tier = 1; tier <= top; ++tier) {
+    for (int v = topo.nic_count(); v < topo.vertex_count(); ++v) {
+      if (topo.vertex(v).tier != tier) continue;
+      for (const topology::LinkDir d : topo.out_links(v)) {
+        const topology::VertexId u = topo.target(d);
+        const int below = topo.is_switch(u) ? topo.vertex(u).tier : 0;
+        if (below < tier) under[static_cast<size_t>(v)] |= under[static_cast<size_t>(u)];
+      }
+    }
+  }
+  for (topology::LinkDir d = 0; d < topo.link_dir_count(); ++d) {
+    const topology::VertexId a = topo.source(d), b = topo.target(d);
+    const int ta = topo.is_switch(a) ? topo.vertex(a).tier : 0;
+    const int tb = topo.is_switch(b) ? topo.vertex(b).tier : 0;
+    const uint64_t users = ta < tb   ? under[static_cast<size_t>(a)]
+                           : tb < ta ? under[static_cast<size_t>(b)]
+                                     : under[static_cast<size_t>(a)] | under[static_cast<size_t>(b)];
+    const int total = std::popcount(users), kept = std::popcount(users & simulated);
+    if (kept < total) share[static_cast<size_t>(d)] = static_cast<double>(kept) / total;
+  }
+  return true;
 }
 
 }  // namespace ct::network

@@ -98,4 +98,14 @@ class Cluster {
   int link_dirs_ = 0;
 };
 
+// Rail fold (replay::ProgramOptions::fold_rails): which rails use each resource, as the share
+// of them that are simulated when only the GPUs on `simulated_rail` (one flag per rail of a
+// node) run. A fabric link direction is usable by the rails of the NICs below its lower end (a
+// NIC: its own rail; a switch: every rail under it, tier by tier), R of them, k of those
+// simulated: share k / R (1: a link of simulated rails alone; 0: of unsimulated rails alone,
+// which no simulated transfer crosses; in between: shared, where path_uses.h adds the
+// siblings' routes). NVLink and PCIe ports belong to one GPU: 1. Returns false, every share 1,
+// when a switch has no tier (none in any fabric built here) or a node has more than 64 rails.
+bool rail_shares(const Cluster& cluster, const std::vector<bool>& simulated_rail, std::vector<double>& share);
+
 }  // namespace ct::network

@@ -19,6 +19,8 @@ FlowNetwork::FlowNetwork(sim::Simulation& sim, const Cluster& cluster, NetworkPa
   validate(params_);
   uses_.set_queue_pairs(params_.qps_per_connection);
   bandwidth_uses_.set_queue_pairs(params_.qps_per_connection);
+  uses_.set_rail_fold(params_.rail_fold, params_.rail_shared_links);
+  bandwidth_uses_.set_rail_fold(params_.rail_fold, params_.rail_shared_links);
   for (const double c : stats_.capacities()) solver_.add_resource(c);
 }
 

@@ -136,6 +136,11 @@ struct NetworkParams {
   // then share them instead of building their own (a network copies them on its first
   // capacity change). nullptr: each builds its own from the cluster.
   std::shared_ptr<const std::vector<double>> shared_capacities = nullptr;
+  // Flow backend, rail fold (path_uses.h set_rail_fold): each leg between simulated GPUs also
+  // loads, on the links flagged here (one flag per resource: shared by several rails), the
+  // paths of its rail_fold - 1 siblings on the other rails. 1: off.
+  int rail_fold = 1;
+  std::shared_ptr<const std::vector<uint8_t>> rail_shared_links = nullptr;
 };
 
 // The cluster's resource capacities: params.shared_capacities when given (checked to have one

@@ -63,6 +63,7 @@ void PathUses::assign(std::span<const Use> uses) {
 void PathUses::add_path(double coefficient) {
   ensure_slots();  // on first use
   for (const int32_t r : path_) {
+    if (filter_ != nullptr && filter_[r] == 0) continue;
     if (slot_[r] < 0) {
       slot_[r] = static_cast<int32_t>(uses_.size());
       uses_.push_back(Use{r, coefficient});
@@ -81,6 +82,27 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
     flow_store_.clear();
     fixed_epoch_ = epoch;
   }
+  const sim::Duration latency = add_connection(src_gpu, dst_gpu, flow_id);
+  if (rail_fold_ > 1 && cluster_.fabric_ports(src_gpu, dst_gpu) > 0) {
+    const sim::Duration own = max_latency_;
+    filter_ = rail_shared_->data();
+    for (int k = 1; k < rail_fold_; ++k) add_connection(src_gpu + k, dst_gpu + k, flow_id);
+    filter_ = nullptr;
+    max_latency_ = own;
+  }
+  return latency;
+}
+
+void PathUses::set_rail_fold(int fold, std::shared_ptr<const std::vector<uint8_t>> shared_links) {
+  if (fold > 1 &&
+      (shared_links == nullptr || shared_links->size() != static_cast<size_t>(cluster_.resource_count()))) {
+    throw std::logic_error("PathUses::set_rail_fold: one flag per resource expected");
+  }
+  rail_fold_ = std::max(1, fold);
+  rail_shared_ = rail_fold_ > 1 ? std::move(shared_links) : nullptr;
+}
+
+sim::Duration PathUses::add_connection(int src_gpu, int dst_gpu, uint64_t flow_id) {
   const uint64_t key = pair_key(src_gpu, dst_gpu);
   if (qps_ <= 1) return add_routed(src_gpu, dst_gpu, key, flow_id, 1.0);
   // Several queue pairs: a pair with one path takes it whole, once.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,14 @@ class PathUses {
   // the connection's flow id: with q = 1 the paths are those of one QP. At least 1.
   void set_queue_pairs(int q);
   [[nodiscard]] int queue_pairs() const { return qps_; }
+  // Rail fold (replay::ProgramOptions::fold_rails): a leg between two GPUs at tensor-parallel
+  // index 0 stands for the `fold` legs of its group, GPU k of the group to GPU k of the other
+  // (src + k -> dst + k, the same flow id); each sibling's path adds its coefficient to the
+  // resources flagged in `shared_links` (fabric links the simulated rails share with the
+  // others: cluster.h rail_shares) and nothing elsewhere (its own rail's links and ports, which
+  // its program, the same as the leg's, loads alike). At equal rates of the group's legs this
+  // is the load every rank's run puts on a shared link. fold 1: off.
+  void set_rail_fold(int fold, std::shared_ptr<const std::vector<uint8_t>> shared_links);
   // clear(), then these uses (distinct resources) as if their legs had been added.
   void assign(std::span<const Use> uses);
   // Adds the path of one leg (spread over its NIC's ports); returns its latency.
@@ -52,6 +61,11 @@ class PathUses {
  private:
   const Cluster& cluster_;
   int qps_ = 1;
+  int rail_fold_ = 1;
+  std::shared_ptr<const std::vector<uint8_t>> rail_shared_;
+  const uint8_t* filter_ = nullptr;  // while adding siblings: resources that take a use
+  // add() of one connection's queue pairs (the body of add without the siblings).
+  sim::Duration add_connection(int src_gpu, int dst_gpu, uint64_t flow_id);
   // add() for one queue pair of a flow-dependent (or not yet seen) pair, its paths at `share`.
   sim::Duration add_routed(int src_gpu, int dst_gpu, uint64_t key, uint64_t flow_id, double share);
   std::vector<int32_t> slot_;  // per resource: index in uses_, or -1

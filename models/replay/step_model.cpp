@@ -207,14 +207,39 @@ JobFailure job_failure(const StepInput& in, const std::vector<RankStop>& stops, 
 
 // What the network saw over the run: link loads, the busiest links, packet-mode statistics
 // and (when asked) every link direction.
+// A rail-folded run (rail_share not empty) loads a shared link with the simulated legs and their
+// siblings (every rail's bytes); links of the other rails alone (share 0) carried nothing and
+// stand for no figure: left out.
 void network_figures(const StepInput& in, const network::Cluster& cluster, const network::Network& net,
-                     StepResult& out) {
+                     const std::vector<double>& rail_share, StepResult& out) {
   if (in.network_mode == "packet")
     out.packet = static_cast<const network::PacketNetwork&>(net).packet_stats();
   if (!in.network.link_statistics) return;  // nothing was counted (a layout sweep reads none)
   out.max_link_utilization = net.max_link_utilization();
-  for (const auto& l : net.top_links(10)) out.top_links.push_back({l.name, l.utilization, l.bytes});
-  if (in.fabric_links) out.fabric_links = network::fabric_link_table(cluster, net);
+  for (const auto& l : net.top_links(10)) {
+    const double share = rail_share.empty() ? 1.0 : rail_share[static_cast<size_t>(l.resource)];
+    if (share > 0) out.top_links.push_back({l.name, l.utilization, l.bytes});
+  }
+  if (in.fabric_links) {
+    out.fabric_links = network::fabric_link_table(cluster, net);
+    if (!rail_share.empty()) {  // the simulated rails' links and the shared ones (above)
+      network::FabricLinkTable kept;
+      const network::FabricLinkTable& t = out.fabric_links;
+      for (size_t i = 0; i < t.size(); ++i) {
+        const double share = rail_share[static_cast<size_t>(t.link[i])];
+        if (share <= 0) continue;
+        kept.link.push_back(t.link[i]);
+        kept.src_tier.push_back(t.src_tier[i]);
+        kept.src_index.push_back(t.src_index[i]);
+        kept.dst_tier.push_back(t.dst_tier[i]);
+        kept.dst_index.push_back(t.dst_index[i]);
+        kept.plane.push_back(t.plane[i]);
+        kept.bytes.push_back(t.bytes[i]);
+        kept.utilization.push_back(t.utilization[i]);
+      }
+      out.fabric_links = std::move(kept);
+    }
+  }
 }
 
 // The executor's options for this step: SM share of communication, per-rank speeds
@@ -350,9 +375,11 @@ std::vector<uint8_t> traced_gpus(const StepProgram& program, const std::vector<i
     if (program.ranks.size() > 12) have += ", ...";
     throw std::invalid_argument(
         "trace_gpus: got GPU " + missing + ", expected GPUs the run simulates (" + have + ")" +
-        (program.folded ? "; network.mode analytical folds identical ranks into one per stage: use "
-                          "network.mode flow to trace any GPU of the job"
-                        : ""));
+        (program.rail_fold > 1 ? "; network.fold_rails auto runs the first GPU of every tensor-parallel "
+                                 "group only: set it to no to trace any GPU of the job"
+         : program.folded      ? "; network.mode analytical folds identical ranks into one per stage: use "
+                                 "network.mode flow to trace any GPU of the job"
+                               : ""));
   }
   return traced;
 }
@@ -390,10 +417,36 @@ collective::CollectiveParams shared_only(collective::CollectiveParams p, bool sh
 }
 }  // namespace
 
+namespace {
+// Rail fold (ProgramOptions::fold_rails): which rails the simulated ranks use and the shared
+// links their legs load with their siblings' routes (net_params), returned as rail_shares'
+// shares; empty, with `program` rebuilt with every rank, when the fabric gives no rails to go by
+// (or the program is not rail-folded).
+std::vector<double> fold_rails(const StepInput& in, const network::Cluster& cluster, StepProgram& program,
+                               network::NetworkParams& net_params) {
+  std::vector<double> rail_share;
+  if (program.rail_fold <= 1) return rail_share;
+  std::vector<bool> simulated(static_cast<size_t>(cluster.nics_per_node()), false);
+  for (const RankProgram& r : program.ranks) simulated[static_cast<size_t>(cluster.rail_of(r.gpu))] = true;
+  if (!network::rail_shares(cluster, simulated, rail_share)) {
+    StepInput whole = in;
+    whole.program.fold_rails = false;
+    program = build_program(whole);
+    return {};
+  }
+  auto shared_links = std::make_shared<std::vector<uint8_t>>(rail_share.size(), 0);
+  for (size_t k = 0; k < rail_share.size(); ++k) (*shared_links)[k] = rail_share[k] > 0 && rail_share[k] < 1;
+  net_params.rail_fold = program.rail_fold;
+  net_params.rail_shared_links = std::move(shared_links);
+  net_params.shared_chains = nullptr;  // routed with siblings
+  return rail_share;
+}
+
+}  // namespace
+
 StepResult simulate_step(const StepInput& in) {
   const auto& node = in.cluster.node;
-  const StepProgram program = build_program(in);
-
+  StepProgram program = build_program(in);
   sim::Simulation sim(in.seed);
   // Link faults change the topology during the run: they always get a cluster of their own.
   std::optional<network::Cluster> own;
@@ -401,14 +454,18 @@ StepResult simulate_step(const StepInput& in) {
   const network::Cluster& cluster = own ? *own : *in.shared_cluster;
   // What other runs over the shared cluster routed and planned is only theirs to share.
   const bool shared = !own;
+  network::NetworkParams net_params = shared_only(in.network, shared);
+  std::vector<double> rail_share = fold_rails(in, cluster, program, net_params);
   std::unique_ptr<network::Network> net =
-      network::make_network(in.network_mode, sim, cluster, shared_only(in.network, shared), in.packet);
+      network::make_network(in.network_mode, sim, cluster, net_params, in.packet);
   std::unique_ptr<network::CapacityFaults> faults;
   if (!in.link_faults.empty()) {
     faults =
         std::make_unique<network::CapacityFaults>(sim, *net, *own, network::resolve(*own, in.link_faults));
   }
-  collective::CollectiveEngine engine(sim, *net, cluster, shared_only(in.collectives, shared));
+  // A rail-folded run's plans carry its legs' siblings: its own.
+  collective::CollectiveEngine engine(sim, *net, cluster,
+                                      shared_only(in.collectives, shared && rail_share.empty()));
   CommAdapter comm(*net, engine);
 
   ExecutorOptions exec = executor_options(in, program, engine.channels());
@@ -428,6 +485,7 @@ StepResult simulate_step(const StepInput& in) {
   out.events = run.events - (sampler ? sampler->fired() : 0);
   out.simulated_ranks = program.ranks.size();
   out.folded = program.folded;
+  out.rail_fold = program.rail_fold;
   out.steady_ratio = program.steady_ratio;
   out.gpus = static_cast<int>(workload::gpus_used(in.job.parallelism));
   if (!run.stall && !in.node_stops.empty()) {  // every stop came after the work
@@ -453,7 +511,7 @@ StepResult simulate_step(const StepInput& in) {
   if (faults != nullptr) out.transfers = net->transfer_counters();
   if (out.failure) {
     for (const auto& r : run.ranks) out.rank_gpu.push_back(r.gpu);
-    network_figures(in, cluster, *net, out);
+    network_figures(in, cluster, *net, rail_share, out);
     return out;
   }
   if (faults != nullptr) check_faults_in_window(in, run);
@@ -503,7 +561,7 @@ StepResult simulate_step(const StepInput& in) {
       static_cast<double>(in.job.global_batch_size * in.job.model.seq_length) / out.step_time_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
   step_power(in, cluster, run, end_prev, end_last, out);
-  network_figures(in, cluster, *net, out);
+  network_figures(in, cluster, *net, rail_share, out);
   return out;
 }
 

@@ -123,6 +123,7 @@ struct StepResult {
   uint64_t events = 0;
   size_t simulated_ranks = 0;
   bool folded = false;
+  int rail_fold = 1;        // GPUs each simulated rank stood for on other rails (1: no rail fold)
   double steady_ratio = 0;  // StepProgram::steady_ratio of the program that ran
   // Set when node_kill / hang faults stopped the job: the step figures above are not computed
   // (zero), only events, ranks, network and the failure are.

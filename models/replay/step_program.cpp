@@ -651,11 +651,13 @@ Placement placement_of(const workload::ParallelSpec& p, int rank, const std::str
 
 StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
                                const ProgramOptions& options) {
-  Builder b{job, costs, options, {}, {}, {}, {}};
   const auto& p = job.parallelism;
+  const bool rails = options.fold_rails && !options.fold && p.tensor_parallel > 1;
+  Builder b{job, costs, options, {}, {}, {}, {}};
   const auto world = static_cast<int>(workload::gpus_used(p));
   b.out.steps = options.steps;
-  b.out.folded = options.fold;
+  b.out.folded = options.fold || rails;
+  b.out.rail_fold = rails ? p.tensor_parallel : 1;
   b.index_of_gpu.assign(static_cast<size_t>(world), -1);
   auto& simulated = b.simulated;
   if (!options.gpu_of_rank.empty() && options.gpu_of_rank.size() != static_cast<size_t>(world)) {
@@ -665,14 +667,18 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   }
   // Folded: the ranks at TP, CP and DP index 0, one per stage, in rank order (either placement
   // order puts the stage above them).
+  // Rail-folded: every rank at TP index 0, in rank order.
   std::vector<int> ranks;
   if (options.fold) {
     for (int s = 0; s < p.pipeline_parallel; ++s)
       ranks.push_back(global_rank(p, Placement{0, 0, 0, s}, options.placement));
+  } else if (rails) {
+    for (int r = 0; r < world; r += p.tensor_parallel) ranks.push_back(r);  // TP innermost: tp(r) = r mod T
   }
-  const int count = options.fold ? static_cast<int>(ranks.size()) : world;
+  const bool subset = options.fold || rails;
+  const int count = subset ? static_cast<int>(ranks.size()) : world;
   for (int k = 0; k < count; ++k) {
-    const int rank = options.fold ? ranks[static_cast<size_t>(k)] : k;
+    const int rank = subset ? ranks[static_cast<size_t>(k)] : k;
     const Placement at = placement_of(p, rank, options.placement);
     const int gpu = b.phys(rank);
     if (gpu < 0 || gpu >= world || b.index_of_gpu[static_cast<size_t>(gpu)] >= 0) {
@@ -689,6 +695,17 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
     b.out.ranks[i].stage = simulated[i].second.pp;
   }
   b.build_groups();
+  if (rails) {
+    // A group with members outside the simulated rail (an MoE expert group across TP indices)
+    // would put unsimulated GPUs' legs on the network: no rail fold then.
+    for (const Group& g : b.out.groups) {
+      if (!g.simulated.empty() && g.simulated.size() != g.gpus.size()) {
+        ProgramOptions whole = options;
+        whole.fold_rails = false;
+        return build_step_program(job, costs, whole);
+      }
+    }
+  }
   for (size_t i = 0; i < simulated.size(); ++i) b.build_rank(static_cast<int32_t>(i), simulated[i].second);
   b.match_sends();
   return std::move(b.out);
@@ -696,7 +713,10 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
 
 double estimate_program_instructions(const workload::JobSpec& job, const ProgramOptions& options) {
   const auto& p = job.parallelism;
-  const double ranks = options.fold ? p.pipeline_parallel : static_cast<double>(workload::gpus_used(p));
+  const double gpus = static_cast<double>(workload::gpus_used(p));
+  const double ranks = options.fold                                  ? p.pipeline_parallel
+                       : options.fold_rails && p.tensor_parallel > 1 ? gpus / p.tensor_parallel
+                                                                     : gpus;
   const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
   // ZeRO-3 per unit: per layer and module a piece, its gathers and (backward) reduce-scatters.
   double per_pass = 3.0;

@@ -103,7 +103,9 @@ struct StepProgram {
   std::vector<RankProgram> ranks;
   std::vector<Group> groups;
   int steps = 1;
-  bool folded = false;
+  bool folded = false;  // fewer ranks than GPUs: replicas (ProgramOptions::fold) or rails (fold_rails)
+  // Rail fold: the GPUs each simulated rank stands for, its tensor-parallel group (1: none).
+  int rail_fold = 1;
   // The compute model's steady ratio under the power limit (block_costs.h step_compute_model);
   // 0 = the per-kernel throttle, or a program imported from a trace.
   double steady_ratio = 0.0;
@@ -121,6 +123,11 @@ struct ProgramOptions {
   double bucket_params = 0;  // DP gradient bucket in parameters (0 = max(40M, 1M x DP))
   // Fold: one DP replica and one TP rank per stage stand for all (identical) others.
   bool fold = false;
+  // Rail fold (flow mode, scenario network.fold_rails): the ranks at TP index 0 stand for their
+  // tensor-parallel groups; every other rank's program is the same on a rail of its own. Kept
+  // only when every collective group of a simulated rank is made of simulated ranks (no MoE
+  // expert group across TP indices); otherwise the program is built unfolded (rail_fold 1).
+  bool fold_rails = false;
   // Physical GPU of each global rank (empty: rank r on GPU r). A placement that ignores the
   // topology (training_job.scheduling.topology_aware: false) shuffles whole nodes.
   std::vector<int> gpu_of_rank;

@@ -135,6 +135,7 @@ struct NetworkSection {
   Duration collective_step_latency;
   double protocol_efficiency = 1.0;
   Duration solve_quantum;
+  std::string fold_rails;
   Duration sample_interval;
   Duration rdma_retransmit_timeout;
 };

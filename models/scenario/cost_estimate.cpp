@@ -109,9 +109,13 @@ CostEstimate estimate_cost(const Config& c) {
       e.basis = std::to_string(static_cast<int64_t>(instrs)) + " instructions (replicas folded)";
     } else {
       e.events = kFlowEventsPerInstr * instrs;
-      const double ranks = static_cast<double>(workload::gpus_used(in.job.parallelism));
+      const auto& par = in.job.parallelism;
+      const bool rails = in.program.fold_rails && par.tensor_parallel > 1;
+      const double ranks = static_cast<double>(workload::gpus_used(par)) / (rails ? par.tensor_parallel : 1);
       e.wall_s = setup + e.events / flow_events_per_s(ranks);
-      e.basis = std::to_string(static_cast<int64_t>(instrs)) + " instructions on every rank";
+      e.basis =
+          std::to_string(static_cast<int64_t>(instrs)) +
+          (rails ? " instructions on one rank per tensor-parallel group" : " instructions on every rank");
       if (c.network.mode == "packet") {
         const double packets =
             step_fabric_bytes(in.job) * c.training_job.steps / static_cast<double>(c.network.mtu.n);

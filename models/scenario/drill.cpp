@@ -106,6 +106,7 @@ Detection simulate_detection(const Config& c, const DrillOptions& o, const repla
                              double offset_s) {
   replay::StepInput in = step_input(c);
   in.program.fold = false;
+  in.program.fold_rails = false;  // the stopped node's GPUs each run
   in.trace = nullptr;
   const double simulated = healthy.step_time_s - healthy.breakdown.straggler_s;
   const double at = healthy.last_step_start_s + std::min(offset_s, 0.999 * simulated);

@@ -192,6 +192,36 @@ void cluster_params(std::vector<Param>& t) {
       P(cluster.power.rack_limit, power, "\"40kW\"", "Power a rack may draw (its feed and cooling)."));
 }
 
+// Network, flow mode: solver pacing, rail folding, link-failure retransmission.
+void flow_mode_params(std::vector<Param>& t) {
+  t.push_back(P(network.solve_quantum, duration, "\"10us\"",
+                "Flow mode: max-min solves at least this far apart (a change within it of the last solve "
+                "waits for the next, so it lands up to this late; 0 = exact). 10 us: training steps stay "
+                "within 0.5% of the exact solver (tools/quantum_error.py, docs/performance.md); 50 us is "
+                "1.5x faster on the default step at the same error there, but stretches back-to-back "
+                "small collectives (nccl-tests at 64 KiB: -42% busbw)."));
+  t.push_back(P(network.fold_rails, text, "\"auto\"",
+                "Flow mode: auto runs only the first GPU of every tensor-parallel group, each standing for "
+                "its group, whose GPUs run the same program on rails of their own (no per-GPU "
+                "perturbation: gpu_throttle, variability; no link or node fault; a topology-aware "
+                "placement; nics_per_node = gpus_per_node; no collective group mixing tensor-parallel "
+                "ranks, as MoE expert groups folded below TP do; no trace asked for). Each transfer "
+                "also loads, on fabric links that several rails share (above a rail's own leaf: a 3-tier "
+                "rail-optimized "
+                "fabric's spine-core links, a fat tree's leaf uplinks), the routes its siblings on the "
+                "other rails take: every rank's load there, at one rate per group. A rail's own links "
+                "are exact; the shared ones hold within 0.01-2% of every rank's step on the fabrics "
+                "measured (docs/performance.md), 8-16x faster. Otherwise, or with no, every rank runs; "
+                "the report's ranks.fold says which (tables.ranks lists every GPU either way; "
+                "tables.fabric_links leaves out the links only other rails use). Analytical mode folds "
+                "replicas anyway; packet mode does not fold.")
+                  .one_of({"no", "auto"}));
+  t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
+                "Flow mode, link_down faults: how long a transfer whose packets died on the failed link "
+                "stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x "
+                "2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
+}
+
 // Network: fidelity, ECN/PFC, DCQCN, collectives.
 void network_params(std::vector<Param>& t) {
   t.push_back(
@@ -294,16 +324,7 @@ void network_params(std::vector<Param>& t) {
                   .at_most(128));
   t.push_back(P(network.collective_step_latency, duration, "\"3us\"",
                 "Fixed cost of one collective step (launch, sync, proxy)."));
-  t.push_back(P(network.solve_quantum, duration, "\"10us\"",
-                "Flow mode: max-min solves at least this far apart (a change within it of the last solve "
-                "waits for the next, so it lands up to this late; 0 = exact). 10 us: training steps stay "
-                "within 0.5% of the exact solver (tools/quantum_error.py, docs/performance.md); 50 us is "
-                "1.5x faster on the default step at the same error there, but stretches back-to-back "
-                "small collectives (nccl-tests at 64 KiB: -42% busbw)."));
-  t.push_back(P(network.rdma_retransmit_timeout, duration, "\"4.294967s\"",
-                "Flow mode, link_down faults: how long a transfer whose packets died on the failed link "
-                "stalls before its RDMA queue pair retransmits on a surviving path: 4.096 us x "
-                "2^NCCL_IB_TIMEOUT, NCCL's default 20 (src/transport/net_ib.cc)."));
+  flow_mode_params(t);
   t.push_back(P(network.protocol_efficiency, fraction, "0.95",
                 "Payload share of the wire rate (RoCE headers, NCCL Simple protocol).")
                   .at_least(0.01));

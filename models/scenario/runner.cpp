@@ -338,6 +338,15 @@ replay::StepInput step_input(const Config& c) {
   // Replicas are provably identical only without contention and without perturbation.
   in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
                     in.program.gpu_of_rank.empty() && in.node_stops.empty();
+  // Rails (network.fold_rails auto, flow mode): the GPUs of a tensor-parallel group run one
+  // program each on its own rail when nothing perturbs one of them, no fault changes the
+  // fabric, and GPU i of a node uses NIC i.
+  in.program.fold_rails = c.network.fold_rails == "auto" && c.network.mode == "flow" &&
+                          in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
+                          in.program.gpu_of_rank.empty() && in.node_stops.empty() && in.link_faults.empty() &&
+                          c.cluster.nics_per_node == c.cluster.gpus_per_node &&
+                          in.job.parallelism.tensor_parallel > 1 &&
+                          c.cluster.gpus_per_node % in.job.parallelism.tensor_parallel == 0;
   return in;
 }
 
@@ -360,12 +369,12 @@ const char* kind_name(replay::CollectiveKind k) {
 // The replay's memory estimate against this machine's available memory ("" when it fits).
 
 // Collectives of the last step, grouped by (op, group size, bytes): count, mean time, bus
-// bandwidth.
-json step_collectives(const std::vector<replay::CollectiveRecord>& records) {
+// bandwidth. A rail-folded run's groups each stand for `rail_fold` groups (one per rail).
+json step_collectives(const std::vector<replay::CollectiveRecord>& records, int rail_fold) {
   std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
   for (const auto& rec : records) {
     auto& g = groups[{static_cast<int>(rec.kind), rec.group_size, rec.bytes}];
-    g.first += 1;
+    g.first += std::max(1, rail_fold);
     g.second += rec.end_s - rec.start_s;
   }
   json collectives = json::array();
@@ -373,7 +382,7 @@ json step_collectives(const std::vector<replay::CollectiveRecord>& records) {
     const auto kind = static_cast<replay::CollectiveKind>(std::get<0>(key));
     const int n = std::get<1>(key);
     const double bytes = static_cast<double>(std::get<2>(key));
-    const double time = value.second / value.first;
+    const double time = value.second * std::max(1, rail_fold) / value.first;
     const collective::Op op = replay::collective_op(kind);
     collectives.push_back(
         {{"op", kind_name(kind)},
@@ -399,6 +408,7 @@ json keep_vs_swap(const Config& c, const replay::StepInput& in, const replay::St
   }
   healthy.program.fold =
       healthy.network_mode == "analytical" && healthy.gpu_speed.empty() && healthy.kernel_jitter_cv == 0;
+  healthy.program.fold_rails = false;  // compared with the step that ran every rank
   healthy.trace = nullptr;
   healthy.timeline = nullptr;
   healthy.trace_gpus.clear();
@@ -451,6 +461,8 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
     in.trace = trace.get();
   }
   in.trace_gpus = options.trace_gpus;
+  // A trace shows GPUs one by one: every rank runs.
+  if (!options.trace_path.empty() || !options.trace_gpus.empty()) in.program.fold_rails = false;
   in.fabric_links = options.tables != nullptr;
   replay::Timeline timeline;
   if (options.tables != nullptr) {
@@ -476,7 +488,7 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
   report["tokens_per_s"] = r.tokens_per_s;
   report["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   report["breakdown"] = breakdown_json(r.breakdown);
-  report["collectives"] = step_collectives(r.collectives);
+  report["collectives"] = step_collectives(r.collectives, r.rail_fold);
   json link_rows = json::array();
   for (const auto& l : r.top_links) {
     link_rows.push_back({{"link", l.name}, {"utilization", l.utilization}, {"bytes", l.bytes}});
@@ -490,10 +502,13 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
     const bool is_slow = median > 0 && r.rank_compute_s[i] >= 1.1 * median;
     if (is_slow) slow_gpus.insert(r.rank_gpu[i]);
     if (is_slow && slow.size() < 100) slow.push_back(r.rank_gpu[i]);
-    rank_rows.push_back({{"gpu", r.rank_gpu[i]},
-                         {"step_time_s", r.rank_step_s[i]},
-                         {"compute_s", r.rank_compute_s[i]},
-                         {"slow", is_slow}});
+    // A rail-folded rank's tensor-parallel siblings (GPUs gpu + 1 ..) ran the same: listed too.
+    for (int k = 0; k < std::max(1, r.rail_fold); ++k) {
+      rank_rows.push_back({{"gpu", r.rank_gpu[i] + k},
+                           {"step_time_s", r.rank_step_s[i]},
+                           {"compute_s", r.rank_compute_s[i]},
+                           {"slow", is_slow}});
+    }
   }
   report["ranks"] = {{"step_time_p50_s", sim::nearest_rank_quantile(r.rank_step_s, 0.5)},
                      {"step_time_max_s", sim::nearest_rank_quantile(r.rank_step_s, 1.0)},
@@ -501,7 +516,18 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
                      {"slow_ranks", slow},
                      {"slow_rank_count", slow_gpus.size()},
                      {"simulated", r.simulated_ranks},
-                     {"folded", r.folded}};
+                     {"folded", r.folded},
+                     {"fold", !r.folded         ? "none"
+                              : r.rail_fold > 1 ? "rails"
+                                                : "replicas"}};
+  if (r.rail_fold > 1) {
+    report["assumptions"].push_back(
+        "network.fold_rails: the first GPU of every tensor-parallel group ran for its " +
+        std::to_string(r.rail_fold) +
+        " GPUs (each on a rail of its own, the same program); on fabric links that several rails share, "
+        "each transfer also carried its siblings' routes at its own rate (docs/performance.md: the "
+        "error against every rank)");
+  }
   if (!slow_gpus.empty()) report["ranks"]["keep_vs_swap"] = keep_vs_swap(c, in, r, slow_gpus);
   // Power: the last step's series, thinned to at most 2,000 points for the table.
   json power_rows = json::array();

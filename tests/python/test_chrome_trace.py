@@ -81,9 +81,15 @@ def test_counter_tracks_power_and_nic_load(flow_trace):
 
 def test_the_trace_does_not_change_the_run(flow_trace):
     result, _ = flow_trace
-    bare = ct.run(ct.Scenario(FLOW))
+    # A traced run runs every rank (network.fold_rails does not fold it): so does this one.
+    bare = ct.run(ct.Scenario(FLOW), overrides={"network.fold_rails": "no"})
     assert bare.report["step_time_s"] == result.report["step_time_s"]
     assert bare.report["sim"]["events"] == result.report["sim"]["events"]
+    assert result.report["ranks"]["fold"] == "none"
+    # Untraced, the same scenario folds its rails (each rail its own leaf here: the same step).
+    folded = ct.run(ct.Scenario(FLOW))
+    assert folded.report["ranks"]["fold"] == "rails"
+    assert folded.report["step_time_s"] == pytest.approx(result.report["step_time_s"], rel=1e-12)
 
 
 def test_chosen_gpus(tmp_path):

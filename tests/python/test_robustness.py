@@ -332,7 +332,10 @@ def test_packet_permutation_on_ten_thousand_gpus_is_refused(tmp_path):
 def test_validate_prints_the_estimate():
     r = cli("validate", "scenarios/default.json")
     assert r.returncode == 0
-    assert "estimate: about" in r.stdout and "instructions on every rank" in r.stdout
+    # The default folds its rails in flow mode (network.fold_rails auto): one rank per TP group.
+    assert "estimate: about" in r.stdout and "instructions on one rank per tensor-parallel group" in r.stdout
+    r = cli("validate", "scenarios/default.json", "--set", "network.fold_rails=no")
+    assert r.returncode == 0 and "instructions on every rank" in r.stdout
 
 
 def test_progress_lines_report_rate_and_time_left(tmp_path):

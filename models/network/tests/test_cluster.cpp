@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -206,6 +207,93 @@ TEST(Cluster, QueuePairsSpreadAConnectionOverItsEcmpPaths) {
     EXPECT_EQ(one.uses()[i].resource, many.uses()[i].resource);
     EXPECT_DOUBLE_EQ(one.uses()[i].coefficient, many.uses()[i].coefficient);
   }
+}
+
+// Rail fold: on a 3-tier rail-optimized fabric of 16-port switches, a rail's NIC and leaf
+// links belong to it alone, the spine-core links to every rail; folding onto rail 0 leaves a
+// core link 1 / 8 to the simulated rail and another rail's leaf 0.
+TEST(Cluster, RailSharesFollowTheRailsBelowEachLink) {
+  const Cluster c(small_cluster(32, 8, 16, 3));
+  const auto& topo = c.topology();
+  std::vector<bool> rail0(8, false);
+  rail0[0] = true;
+  std::vector<double> share;
+  ASSERT_TRUE(rail_shares(c, rail0, share));
+  ASSERT_EQ(share.size(), static_cast<size_t>(c.resource_count()));
+  int shared = 0, other = 0, own = 0;
+  for (topology::LinkDir d = 0; d < topo.link_dir_count(); ++d) {
+    const int low = std::min(topo.is_switch(topo.source(d)) ? topo.vertex(topo.source(d)).tier : 0,
+                             topo.is_switch(topo.target(d)) ? topo.vertex(topo.target(d)).tier : 0);
+    const double s = share[static_cast<size_t>(d)];
+    if (low >= 2) {  // spine <-> core: every rail of the pod's leaves under the spine
+      EXPECT_DOUBLE_EQ(s, 1.0 / 8) << c.resource_name(d);
+      ++shared;
+    } else {  // NIC <-> leaf, leaf <-> spine: one rail's
+      EXPECT_TRUE(s == 0.0 || s == 1.0) << c.resource_name(d);
+      (s == 1.0 ? own : other) += 1;
+    }
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_EQ(other, 7 * own);  // the other seven rails' links, as many each as rail 0's
+  EXPECT_DOUBLE_EQ(share[static_cast<size_t>(c.nvlink_tx(3))], 1.0);
+  // Every rail simulated: nothing is shared out.
+  std::vector<bool> all(8, true);
+  ASSERT_TRUE(rail_shares(c, all, share));
+  for (const double s : share) EXPECT_DOUBLE_EQ(s, 1.0);
+  // A fat tree's leaves take every rail of their nodes: their uplinks are shared.
+  auto ft = small_cluster(32, 8, 64, 2, 2.0);
+  ft.fabric.topology = "fat_tree";
+  const Cluster f(ft);
+  ASSERT_TRUE(rail_shares(f, rail0, share));
+  int leaf_up = 0;
+  for (topology::LinkDir d = 0; d < f.topology().link_dir_count(); ++d) {
+    const auto& t = f.topology();
+    if (t.is_switch(t.source(d)) && t.is_switch(t.target(d))) {
+      EXPECT_DOUBLE_EQ(share[static_cast<size_t>(d)], 1.0 / 8) << f.resource_name(d);
+      ++leaf_up;
+    }
+  }
+  EXPECT_GT(leaf_up, 0);
+}
+
+// A leg between two rail-0 GPUs under rail folding adds its siblings' routes on shared links
+// only: GPU k of node A to GPU k of node B, k = 1..7, each with coefficient 1 where it crosses
+// a shared link, and nothing on their own NICs and leaves.
+TEST(PathUses, RailFoldAddsSiblingsOnSharedLinksOnly) {
+  const Cluster c(small_cluster(32, 8, 16, 3));
+  std::vector<bool> rail0(8, false);
+  rail0[0] = true;
+  std::vector<double> share;
+  ASSERT_TRUE(rail_shares(c, rail0, share));
+  auto flags = std::make_shared<std::vector<uint8_t>>(share.size(), 0);
+  for (size_t k = 0; k < share.size(); ++k) (*flags)[k] = share[k] > 0 && share[k] < 1;
+  const int src = 0, dst = 31 * 8;  // node 0 and node 31: different pods, over the cores
+  PathUses alone(c), folded(c), siblings(c);
+  alone.add(src, dst, 7);
+  folded.set_rail_fold(8, flags);
+  folded.add(src, dst, 7);
+  for (int k = 0; k < 8; ++k) siblings.add(src + k, dst + k, 7);
+  double core_alone = 0, core_folded = 0, core_all = 0;
+  for (const auto& u : alone.uses()) core_alone += (*flags)[u.resource] ? u.coefficient : 0;
+  for (const auto& u : folded.uses()) {
+    EXPECT_TRUE(share[static_cast<size_t>(u.resource)] > 0) << c.resource_name(u.resource);
+    core_folded += (*flags)[u.resource] ? u.coefficient : 0;
+  }
+  for (const auto& u : siblings.uses()) core_all += (*flags)[u.resource] ? u.coefficient : 0;
+  EXPECT_GT(core_alone, 0);
+  EXPECT_DOUBLE_EQ(core_folded, core_all);        // every sibling's shared hops
+  EXPECT_DOUBLE_EQ(core_folded, 8 * core_alone);  // eight legs of equal length
+  // On each shared resource the folded leg's coefficient is the count of sibling routes there.
+  for (const auto& u : folded.uses()) {
+    if (!(*flags)[u.resource]) {
+      EXPECT_DOUBLE_EQ(u.coefficient, 1.0) << c.resource_name(u.resource);
+      continue;
+    }
+    double n = 0;
+    for (const auto& v : siblings.uses()) n += v.resource == u.resource ? v.coefficient : 0;
+    EXPECT_DOUBLE_EQ(u.coefficient, n) << c.resource_name(u.resource);
+  }
+  EXPECT_EQ(folded.max_latency(), alone.max_latency());
 }
 
 }  // namespace
