@@ -652,7 +652,9 @@ Placement placement_of(const workload::ParallelSpec& p, int rank, const std::str
 StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
                                const ProgramOptions& options) {
   const auto& p = job.parallelism;
-  const bool rails = options.fold_rails && !options.fold && p.tensor_parallel > 1;
+  // Rails: a TP group's GPUs are its first GPU's next ones (no shuffled placement).
+  const bool rails =
+      options.fold_rails && !options.fold && p.tensor_parallel > 1 && options.gpu_of_rank.empty();
   Builder b{job, costs, options, {}, {}, {}, {}};
   const auto world = static_cast<int>(workload::gpus_used(p));
   b.out.steps = options.steps;
