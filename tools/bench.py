@@ -21,7 +21,8 @@ side in the same run, so that machines that differ still give a ratio):
                    process: wall, events, events/s, peak RSS (about 22 s per checkout here)
   flow-scale-N     (--flow-scale N,N,...) the scale-N model in flow mode, as a process each:
                    wall, events, events/s, peak RSS, and the growth exponent of wall against GPUs
-                   (1,024: 1 s, 16,384: 38 s, 65,536: 4.5 min, 102,400: 8 min here)
+                   (rails folded, network.fold_rails auto: 1,024: 0.5 s, 16,384: 3.4 s, 65,536: 24 s,
+                   102,400: 50 s here; every rank: 102,400 in 5.6 min)
 
 Each checkout runs in its own Python process (its own _core module), so two commits never mix.
 """
