@@ -415,9 +415,7 @@ collective::CollectiveParams shared_only(collective::CollectiveParams p, bool sh
   if (!shared) p.shared_plans = nullptr;
   return p;
 }
-}  // namespace
 
-namespace {
 // Rail fold (ProgramOptions::fold_rails): which rails the simulated ranks use and the shared
 // links their legs load with their siblings' routes (net_params), returned as rail_shares'
 // shares; empty, with `program` rebuilt with every rank, when the fabric gives no rails to go by
