@@ -29,7 +29,7 @@ FAT_TREE = {"cluster": {"nodes": 32, "fabric": {"topology": "fat_tree", "tiers":
 def merge(a, b):
     out = copy.deepcopy(a)
     for k, v in b.items():
-        out[k] = merge(out.get(k, {}), v) if isinstance(v, dict) else v
+        out[k] = merge(out.get(k, {}), v) if isinstance(v, dict) else copy.deepcopy(v)
     return out
 
 
@@ -77,6 +77,8 @@ def test_perturbed_or_mixed_groups_run_every_rank():
         {"training_job": {"scheduling": {"topology_aware": False}}},
         {"training_job": {"parallelism": {"tensor_parallel": 1, "pipeline_parallel": 2, "data_parallel": 64}}},
         {"cluster": {"nics_per_node": 4}},
+        {"faults": [{"kind": "link_degrade", "link": "node0.nic0-leaf0", "factor": 0.5}]},
+        {"faults": [{"kind": "gpu_throttle", "rank": 3, "factor": 0.8}]},
     ]
     for change in cases:
         folded = report("auto", change)
