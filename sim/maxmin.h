@@ -34,10 +34,10 @@
 // was not saturated can stop a newcomer below its old users); A is re-solved until neither
 // adds anyone. Then every variable outside A keeps a valid bottleneck (its saturated resource
 // kept its users and their rates) or its bound, and every variable of A has one: the max-min
-// allocation of the whole system. After six such rounds A takes its whole connected component
-// (bipartite variable-resource graph), which is exact by construction. Results equal a solve
-// from scratch to rounding (a randomized test bounds the difference at 1e-9 relative), not
-// bit for bit: rates of variables outside A are not recomputed.
+// allocation of the whole system. After 16 such rounds (maxmin.cpp kLazyRounds) A takes its whole connected
+// component (bipartite variable-resource graph), which is exact by construction. Results equal a solve from
+// scratch to rounding (a randomized test bounds the difference at 1e-9 relative), not bit for bit: rates of
+// variables outside A are not recomputed.
 #pragma once
 
 #include <cstdint>

@@ -649,12 +649,14 @@ Placement placement_of(const workload::ParallelSpec& p, int rank, const std::str
   return at;
 }
 
+bool folds_rails(const workload::ParallelSpec& p, const ProgramOptions& options) {
+  return options.fold_rails && !options.fold && p.tensor_parallel > 1 && options.gpu_of_rank.empty();
+}
+
 StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,
                                const ProgramOptions& options) {
   const auto& p = job.parallelism;
-  // Rails: a TP group's GPUs are its first GPU's next ones (no shuffled placement).
-  const bool rails =
-      options.fold_rails && !options.fold && p.tensor_parallel > 1 && options.gpu_of_rank.empty();
+  const bool rails = folds_rails(p, options);
   Builder b{job, costs, options, {}, {}, {}, {}};
   const auto world = static_cast<int>(workload::gpus_used(p));
   b.out.steps = options.steps;
@@ -716,9 +718,9 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
 double estimate_program_instructions(const workload::JobSpec& job, const ProgramOptions& options) {
   const auto& p = job.parallelism;
   const double gpus = static_cast<double>(workload::gpus_used(p));
-  const double ranks = options.fold                                  ? p.pipeline_parallel
-                       : options.fold_rails && p.tensor_parallel > 1 ? gpus / p.tensor_parallel
-                                                                     : gpus;
+  const double ranks = options.fold              ? p.pipeline_parallel
+                       : folds_rails(p, options) ? gpus / p.tensor_parallel
+                                                 : gpus;
   const double passes = 2.0 * static_cast<double>(workload::microbatches(job)) * p.virtual_pipeline;
   // ZeRO-3 per unit: per layer and module a piece, its gathers and (backward) reduce-scatters.
   double per_pass = 3.0;

@@ -134,6 +134,10 @@ struct ProgramOptions {
 };
 
 int global_rank(const workload::ParallelSpec& p, const Placement& at, const std::string& order);
+// Whether build_step_program folds rails for these options: fold_rails asked, no replica fold,
+// TP > 1 and an unshuffled placement (a TP group's GPUs follow its first one). The program it
+// builds can still come out unfolded (a group across TP indices: StepProgram::rail_fold).
+bool folds_rails(const workload::ParallelSpec& p, const ProgramOptions& options);
 Placement placement_of(const workload::ParallelSpec& p, int rank, const std::string& order);
 
 StepProgram build_step_program(const workload::JobSpec& job, const std::vector<StageCosts>& costs,

@@ -110,7 +110,7 @@ CostEstimate estimate_cost(const Config& c) {
     } else {
       e.events = kFlowEventsPerInstr * instrs;
       const auto& par = in.job.parallelism;
-      const bool rails = in.program.fold_rails && par.tensor_parallel > 1;
+      const bool rails = replay::folds_rails(par, in.program);
       const double ranks = static_cast<double>(workload::gpus_used(par)) / (rails ? par.tensor_parallel : 1);
       e.wall_s = setup + e.events / flow_events_per_s(ranks);
       e.basis =

@@ -336,15 +336,14 @@ replay::StepInput step_input(const Config& c) {
     }
   }
   // Replicas are provably identical only without contention and without perturbation.
-  in.program.fold = c.network.mode == "analytical" && in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
-                    in.program.gpu_of_rank.empty() && in.node_stops.empty();
+  const bool unperturbed = in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
+                           in.program.gpu_of_rank.empty() && in.node_stops.empty();
+  in.program.fold = c.network.mode == "analytical" && unperturbed;
   // Rails (network.fold_rails auto, flow mode): the GPUs of a tensor-parallel group run one
   // program each on its own rail when nothing perturbs one of them, no fault changes the
   // fabric, and GPU i of a node uses NIC i.
-  in.program.fold_rails = c.network.fold_rails == "auto" && c.network.mode == "flow" &&
-                          in.gpu_speed.empty() && in.kernel_jitter_cv == 0 &&
-                          in.program.gpu_of_rank.empty() && in.node_stops.empty() && in.link_faults.empty() &&
-                          c.cluster.nics_per_node == c.cluster.gpus_per_node &&
+  in.program.fold_rails = c.network.fold_rails == "auto" && c.network.mode == "flow" && unperturbed &&
+                          in.link_faults.empty() && c.cluster.nics_per_node == c.cluster.gpus_per_node &&
                           in.job.parallelism.tensor_parallel > 1 &&
                           c.cluster.gpus_per_node % in.job.parallelism.tensor_parallel == 0;
   return in;
@@ -374,7 +373,7 @@ json step_collectives(const std::vector<replay::CollectiveRecord>& records, int 
   std::map<std::tuple<int, int, int64_t>, std::pair<int, double>> groups;
   for (const auto& rec : records) {
     auto& g = groups[{static_cast<int>(rec.kind), rec.group_size, rec.bytes}];
-    g.first += std::max(1, rail_fold);
+    g.first += 1;
     g.second += rec.end_s - rec.start_s;
   }
   json collectives = json::array();
@@ -382,13 +381,13 @@ json step_collectives(const std::vector<replay::CollectiveRecord>& records, int 
     const auto kind = static_cast<replay::CollectiveKind>(std::get<0>(key));
     const int n = std::get<1>(key);
     const double bytes = static_cast<double>(std::get<2>(key));
-    const double time = value.second * std::max(1, rail_fold) / value.first;
+    const double time = value.second / value.first;
     const collective::Op op = replay::collective_op(kind);
     collectives.push_back(
         {{"op", kind_name(kind)},
          {"group_size", n},
          {"bytes", std::get<2>(key)},
-         {"count", value.first},
+         {"count", value.first * std::max(1, rail_fold)},
          {"time_s", time},
          {"busbw_gbps", time > 0 ? bytes / time * collective::bus_factor(op, n) * 8e-9 : 0.0}});
   }
