@@ -35,7 +35,7 @@ struct Builder {
   // stage vs that receives.
   // Slots of a rank's table: every (step, chunk, micro-batch, direction).
   size_t recv_slots() const {
-    return static_cast<size_t>(options.steps) * static_cast<size_t>(job.parallelism.virtual_pipeline) *
+    return static_cast<size_t>(out.steps) * static_cast<size_t>(job.parallelism.virtual_pipeline) *
            static_cast<size_t>(workload::microbatches(job)) * 2;
   }
   size_t recv_slot(int step, int vs, int64_t microbatch, bool forward) const {
@@ -257,7 +257,7 @@ struct Builder {
     rs.stage_gpu.assign(static_cast<size_t>(p), -1);
     // Every pass adds its compute and at most a receive and a send, and each step ends with
     // its gradient reductions: room for those at once (growing the list copied it each time).
-    rs.r->instrs.reserve(static_cast<size_t>(options.steps) * (3 * rs.order.size() + 8));
+    rs.r->instrs.reserve(static_cast<size_t>(out.steps) * (3 * rs.order.size() + 8));
     rs.last_backward.assign(static_cast<size_t>(v), 0);
     rs.first_forward.assign(static_cast<size_t>(v), rs.order.size());
     for (size_t i = 0; i < rs.order.size(); ++i) {
@@ -266,14 +266,14 @@ struct Builder {
       if (rs.order[i].forward && rs.first_forward[c] == rs.order.size()) rs.first_forward[c] = i;
     }
     rs.gather_prev.assign(static_cast<size_t>(v), -1);
-    for (int k = 0; k < options.steps; ++k) {
+    for (int k = 0; k < out.steps; ++k) {
       rs.k = k;
       rs.last_compute = rs.last_dp = -1;
       for (size_t i = 0; i < rs.order.size(); ++i) add_pass(rs, i);
       add_step_end(rs);
       // Every step adds as many as the first (the same schedule): room for the rest at once,
       // where passes split into gradient buckets outgrow the estimate above.
-      if (k == 0) rs.r->instrs.reserve(rs.r->instrs.size() * static_cast<size_t>(options.steps));
+      if (k == 0) rs.r->instrs.reserve(rs.r->instrs.size() * static_cast<size_t>(out.steps));
     }
   }
 
@@ -649,6 +649,10 @@ Placement placement_of(const workload::ParallelSpec& p, int rank, const std::str
   return at;
 }
 
+int simulated_steps(const ProgramOptions& options) {
+  return options.fold ? std::min(options.steps, kFoldedSteps) : options.steps;
+}
+
 bool folds_rails(const workload::ParallelSpec& p, const ProgramOptions& options) {
   return options.fold_rails && !options.fold && p.tensor_parallel > 1 && options.gpu_of_rank.empty();
 }
@@ -659,7 +663,7 @@ StepProgram build_step_program(const workload::JobSpec& job, const std::vector<S
   const bool rails = folds_rails(p, options);
   Builder b{job, costs, options, {}, {}, {}, {}};
   const auto world = static_cast<int>(workload::gpus_used(p));
-  b.out.steps = options.steps;
+  b.out.steps = simulated_steps(options);
   b.out.folded = options.fold || rails;
   b.out.rail_fold = rails ? p.tensor_parallel : 1;
   b.index_of_gpu.assign(static_cast<size_t>(world), -1);
@@ -731,7 +735,7 @@ double estimate_program_instructions(const workload::JobSpec& job, const Program
     per_pass = per_layer * static_cast<double>(workload::layers_per_chunk(job)) + 3.0;
   }
   const double per_step = passes * per_pass + 3.0 * p.virtual_pipeline + 3.0;
-  return ranks * per_step * options.steps;
+  return ranks * per_step * simulated_steps(options);
 }
 
 double estimate_program_bytes(const workload::JobSpec& job, const ProgramOptions& options) {

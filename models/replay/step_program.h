@@ -134,6 +134,14 @@ struct ProgramOptions {
 };
 
 int global_rank(const workload::ParallelSpec& p, const Placement& at, const std::string& order);
+// Steps the program holds: options.steps, or with the replica fold at most kFoldedSteps. The
+// fold runs only without contention and perturbation; there the ranks end the second step in
+// the state they ended the first, shifted in time, so every later step repeats the second (the
+// 486 analytical scenarios of `clustertwin accuracy`: steps 3 and 5 within 3e-12 of step 2) and
+// the second is the steady step the report gives. The first is the cold one (pipeline filled
+// from idle ranks: up to 19% off).
+inline constexpr int kFoldedSteps = 2;
+int simulated_steps(const ProgramOptions& options);
 // Whether build_step_program folds rails for these options: fold_rails asked, no replica fold,
 // TP > 1 and an unshuffled placement (a TP group's GPUs follow its first one). The program it
 // builds can still come out unfolded (a group across TP indices: StepProgram::rail_fold).

@@ -527,6 +527,12 @@ std::pair<std::optional<StepFigures>, uint64_t> step_report(const Config& c, con
         "each transfer also carried its siblings' routes at its own rate (docs/performance.md: the "
         "error against every rank)");
   }
+  if (const int ran = replay::simulated_steps(in.program); ran < in.program.steps) {
+    report["assumptions"].push_back(
+        "training_job.steps: " + std::to_string(ran) + " of the " + std::to_string(in.program.steps) +
+        " steps simulated: without contention or perturbation every step after the second repeats "
+        "it (docs/performance.md), so the second is the last step's figures");
+  }
   if (!slow_gpus.empty()) report["ranks"]["keep_vs_swap"] = keep_vs_swap(c, in, r, slow_gpus);
   // Power: the last step's series, thinned to at most 2,000 points for the table.
   json power_rows = json::array();
