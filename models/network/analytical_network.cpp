@@ -114,7 +114,7 @@ AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> leg
       c.fixed = false;
       break;
     }
-    chain_scratch_.add(l.src_gpu, l.dst_gpu, chain_leg_flow(i));
+    chain_scratch_.add_once(l.src_gpu, l.dst_gpu, chain_leg_flow(i));
   }
   if (c.fixed) {
     std::vector<PathUses::Use> uses(chain_scratch_.uses().begin(), chain_scratch_.uses().end());

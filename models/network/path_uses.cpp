@@ -93,6 +93,16 @@ sim::Duration PathUses::add(int src_gpu, int dst_gpu, uint64_t flow_id) {
   return latency;
 }
 
+sim::Duration PathUses::add_once(int src_gpu, int dst_gpu, uint64_t flow_id) {
+  // One queue pair, no siblings and one port: add_routed's path, without its tables.
+  if (qps_ > 1 || rail_fold_ > 1 || cluster_.fabric_ports(src_gpu, dst_gpu) > 1)
+    return add(src_gpu, dst_gpu, flow_id);
+  const sim::Duration latency = cluster_.path(src_gpu, dst_gpu, flow_id, path_);
+  add_path(1.0);
+  if (latency > max_latency_) max_latency_ = latency;
+  return latency;
+}
+
 void PathUses::set_rail_fold(int fold, std::shared_ptr<const std::vector<uint8_t>> shared_links) {
   if (fold > 1 &&
       (shared_links == nullptr || shared_links->size() != static_cast<size_t>(cluster_.resource_count()))) {

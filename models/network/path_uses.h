@@ -50,6 +50,9 @@ class PathUses {
   void assign(std::span<const Use> uses);
   // Adds the path of one leg (spread over its NIC's ports); returns its latency.
   sim::Duration add(int src_gpu, int dst_gpu, uint64_t flow_id);
+  // add() for a leg routed once (a chain's legs, built once per chain: AnalyticalNetwork::
+  // build_chain): the same uses, without remembering the path for the next call.
+  sim::Duration add_once(int src_gpu, int dst_gpu, uint64_t flow_id);
   // The rate one leg reaches alone: clear(), add(), bottleneck_bps().
   double leg_bps(int src_gpu, int dst_gpu, std::span<const double> capacity_bps);
   [[nodiscard]] std::span<const Use> uses() const { return uses_; }
