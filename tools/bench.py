@@ -14,6 +14,8 @@ side in the same run, so that machines that differ still give a ratio):
   sweep-batch      every layout of the default job (TP, PP, interleaving, micro-batch, DP using at
                    least half the cluster: 471), through ct.evaluate_layouts (one build of the cluster,
                    oneTBB threads): on one thread (sweep-batch-1thread) and on every core
+  sweep-1000       the issue's measure: 1,000 layouts (those above, then those at twice the batch)
+                   in one call on every core: best and median of --repeat calls
   scale-N          the default model on N GPUs (1,024 / 4,096 / 16,384 / 65,536 / 102,400 H100,
                    DP grown), analytical, one run each: wall, events, and the growth exponent of
                    wall against GPUs
@@ -89,19 +91,24 @@ if hasattr(ct, "evaluate_layouts"):
     # model and the batch and uses at least half of the cluster (smaller DP means thousands of
     # micro-batches per replica: a different workload), through one batch call against one
     # build of the cluster: once on one thread, once on every core.
-    cands = []
-    for tp in (1, 2, 4, 8):
-        for pp in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48):
-            for v in (1, 2, 3, 4):
-                for mb in (1, 2, 4):
-                    for dp in range(1, 10240 // (tp * pp) + 1):
-                        if tp * pp * dp < 5120 or 96 % (pp * v) or 3744 % (mb * dp) or (
-                                v > 1 and (3744 // (mb * dp)) % pp):
-                            continue
-                        cands.append({"training_job.parallelism.tensor_parallel": tp,
-                                      "training_job.parallelism.pipeline_parallel": pp,
-                                      "training_job.parallelism.virtual_pipeline": v,
-                                      "training_job.parallelism.data_parallel": dp, "training_job.micro_batch_size": mb})
+    def candidates(gbs, batch_key=False):
+        cands = []
+        for tp in (1, 2, 4, 8):
+            for pp in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48):
+                for v in (1, 2, 3, 4):
+                    for mb in (1, 2, 4):
+                        for dp in range(1, 10240 // (tp * pp) + 1):
+                            if tp * pp * dp < 5120 or 96 % (pp * v) or gbs % (mb * dp) or (
+                                    v > 1 and (gbs // (mb * dp)) % pp):
+                                continue
+                            cands.append({"training_job.parallelism.tensor_parallel": tp,
+                                          "training_job.parallelism.pipeline_parallel": pp,
+                                          "training_job.parallelism.virtual_pipeline": v,
+                                          **({"training_job.global_batch_size": gbs} if batch_key else {}),
+                                          "training_job.parallelism.data_parallel": dp,
+                                          "training_job.micro_batch_size": mb})
+        return cands
+    cands = candidates(3744)
     fixed = {"network.mode": "analytical"}
     for name, threads in (("sweep-batch-1thread", 1), ("sweep-batch", 0)):
         t = time.perf_counter()
@@ -109,6 +116,18 @@ if hasattr(ct, "evaluate_layouts"):
         wall = time.perf_counter() - t
         out[name] = {"layouts": len(cands), "ran": int(df["error"].isna().sum()), "wall_s": wall,
                      "layouts_per_s": len(cands) / wall}
+    # The measure: 1,000 layouts of the 10,240-GPU cluster in one call on every core
+    # (pandas already imported): the candidates above, then the first of those at twice the
+    # batch (7,488 sequences: twice the micro-batches per replica); best of --repeat calls.
+    thousand = (candidates(3744, True) + candidates(7488, True))[:1000]
+    walls = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        df = ct.evaluate_layouts(default, thousand, overrides=fixed, threads=0)
+        walls.append(time.perf_counter() - t)
+    out["sweep-1000"] = {"layouts": len(thousand), "ran": int(df["error"].isna().sum()), "wall_s": min(walls),
+                         "layouts_per_s": len(thousand) / min(walls),
+                         "median_layouts_per_s": len(thousand) / sorted(walls)[len(walls) // 2]}
 
 for gpus in (1024, 4096, 16384, 65536, 102400):
     nodes = gpus // 8
@@ -185,7 +204,8 @@ def main() -> int:
     rows = []
     for k in keys:
         r = results[0][k]
-        rate = (f"{r['layouts_per_s']:.1f} layouts/s ({r['ran']} of {r['layouts']} fit and ran)"
+        median = f", median {r['median_layouts_per_s']:.1f}" if "median_layouts_per_s" in r else ""
+        rate = (f"{r['layouts_per_s']:.1f} layouts/s{median} ({r['ran']} of {r['layouts']} fit and ran)"
                 if "layouts_per_s" in r else
                 f"{r['events'] / r['wall_s']:.3g} events/s" if r.get("wall_s") else "")
         extra = f"; peak {r['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in r else ""

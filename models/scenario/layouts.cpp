@@ -16,6 +16,7 @@
 #include "models/network/cluster.h"
 #include "models/replay/step_model.h"
 #include "models/scenario/loader.h"
+#include "models/scenario/machine_memory.h"
 #include "models/scenario/model_configs.h"
 #include "models/scenario/runner.h"
 #include "models/workload/layout.h"
@@ -39,6 +40,7 @@ struct Shared {
   network::ChainCache chains;
   collective::PlanCache plans;
   std::shared_ptr<const std::vector<double>> capacities;  // network::resource_capacities(cluster)
+  double available_bytes = 0;                              // this machine's, at the batch's start
 };
 
 LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
@@ -64,7 +66,7 @@ LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
   }
   in.network.link_statistics = false;  // a row reports no link figures
   in.power_series = false;             // nor power
-  if (std::string problem = step_memory_problem(in); !problem.empty()) {
+  if (std::string problem = step_memory_problem(in, shared.available_bytes); !problem.empty()) {
     o.error = problem;
     return o;
   }
@@ -94,7 +96,8 @@ std::vector<LayoutOutcome> evaluate_layouts(const Config& base, size_t count,
   const uint64_t epoch = cluster->topology().routing_epoch();
   Shared shared{*cluster, network::ChainCache(epoch, base.network.qps_per_connection),
                 collective::PlanCache(epoch),
-                std::make_shared<const std::vector<double>>(network::resource_capacities(*cluster))};
+                std::make_shared<const std::vector<double>>(network::resource_capacities(*cluster)),
+                available_memory_bytes()};
   tbb::task_arena arena(threads > 0 ? threads : tbb::info::default_concurrency());
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t>& range) {

@@ -885,8 +885,11 @@ uint64_t trace_report(const Config& c, const RunOptions& options, json& report, 
 }  // namespace
 
 std::string step_memory_problem(const replay::StepInput& in) {
+  return step_memory_problem(in, available_memory_bytes());
+}
+
+std::string step_memory_problem(const replay::StepInput& in, double have) {
   const double need = replay::estimate_program_bytes(in.job, in.program);
-  const double have = available_memory_bytes();
   if (have > 0 && need > 0.8 * have) {
     return "training_job: replaying every rank needs about " + std::to_string(need / 1073741824.0) +
            " GiB; this machine has " + std::to_string(have / 1073741824.0) +

@@ -44,6 +44,9 @@ std::vector<std::string> pre_run_problems(const Config& config);
 // "" when the machine this runs on can hold the replay of every rank (about 0.8 of its
 // available memory), else what to do instead (one of pre_run_problems).
 std::string step_memory_problem(const replay::StepInput& in);
+// The same against `available_bytes` of this machine (available_memory_bytes(), read once by a
+// batch of layouts: reading /proc/meminfo per layout cost a few percent of its evaluation).
+std::string step_memory_problem(const replay::StepInput& in, double available_bytes);
 
 // The report's "breakdown" object (step time split, seconds).
 nlohmann::json breakdown_json(const replay::TimeBreakdown& b);
