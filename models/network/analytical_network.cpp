@@ -117,10 +117,10 @@ AnalyticalNetwork::Chain AnalyticalNetwork::build_chain(std::span<const Leg> leg
     chain_scratch_.add_once(l.src_gpu, l.dst_gpu, chain_leg_flow(i));
   }
   if (c.fixed) {
-    std::vector<PathUses::Use> uses(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
-    std::sort(uses.begin(), uses.end(),
-              [](const PathUses::Use& a, const PathUses::Use& b) { return a.resource < b.resource; });
-    c.uses = std::make_shared<const std::vector<PathUses::Use>>(std::move(uses));
+    auto uses = std::make_shared<ChainUses>();
+    uses->uses.assign(chain_scratch_.uses().begin(), chain_scratch_.uses().end());
+    uses->base_bps = capacity_version_ == 0 ? min_rate(uses->uses) : std::numeric_limits<double>::quiet_NaN();
+    c.uses = std::move(uses);
   }
   chain_scratch_.clear();
   return c;
@@ -191,13 +191,20 @@ void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs,
 // The chain's common rate: the least C / a over its uses (a = legs on the resource), at the
 // capacities of `fixed_min_version`. Every leg's path is fixed for the chain's life
 // (chain_leg_flow), so it is computed once per capacity change.
-double AnalyticalNetwork::bottleneck(Chain& c) {
+double AnalyticalNetwork::min_rate(std::span<const PathUses::Use> uses) const {
   const std::vector<double>& capacity = stats_.capacities();
+  double m = std::numeric_limits<double>::infinity();
+  for (const PathUses::Use& u : uses)
+    m = std::min(m, capacity[static_cast<size_t>(u.resource)] / u.coefficient);
+  return m;
+}
+
+double AnalyticalNetwork::bottleneck(Chain& c) {
   if (c.fixed_min_version != capacity_version_) {
-    double m = std::numeric_limits<double>::infinity();
-    for (const PathUses::Use& u : *c.uses)
-      m = std::min(m, capacity[static_cast<size_t>(u.resource)] / u.coefficient);
-    c.fixed_min = m;
+    // The capacities a chain was built under are those of every run over the cluster until
+    // one changes (capacity_version_ 0): its stored rate.
+    c.fixed_min =
+        capacity_version_ == 0 && !std::isnan(c.uses->base_bps) ? c.uses->base_bps : min_rate(c.uses->uses);
     c.fixed_min_version = capacity_version_;
   }
   return c.fixed_min;
@@ -209,7 +216,7 @@ void AnalyticalNetwork::send_over(Chain& c, std::span<const Leg> legs, sim::Byte
   double links = 0.0;
   if (c.fixed) {
     links = bottleneck(c);
-    if (params_.link_statistics) uses_.assign(*c.uses);
+    if (params_.link_statistics) uses_.assign(c.uses->uses);
   } else {
     uses_.clear();
     for (size_t i = 0; i < legs.size(); ++i) uses_.add(legs[i].src_gpu, legs[i].dst_gpu, chain_leg_flow(i));

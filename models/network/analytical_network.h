@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/network/chain_cache.h"
 #include "models/network/cluster.h"
 #include "models/network/link_accounting.h"
 #include "models/network/network.h"
@@ -60,8 +61,8 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   struct Chain {
     std::vector<Leg> legs;  // unnamed chains: what chain() compares
     bool fixed = false;
-    std::shared_ptr<const std::vector<PathUses::Use>> uses;  // by resource; set when fixed
-    double fixed_min = 0.0;  // the least C / a over `uses` at fixed_min_version
+    std::shared_ptr<const ChainUses> uses;  // set when fixed
+    double fixed_min = 0.0;                 // the least C / a over `uses` at fixed_min_version
     uint64_t fixed_min_version = ~uint64_t{0};
   };
   Chain& chain(std::span<const Leg> legs);
@@ -71,6 +72,8 @@ class AnalyticalNetwork final : public Network, private sim::EventHandler {
   void forget_chains_if_stale();
   [[nodiscard]] ChainCache* shared_chains() const;
   double bottleneck(Chain& c);
+  // min over `uses` of capacity / coefficient at the current capacities (+inf when empty).
+  [[nodiscard]] double min_rate(std::span<const PathUses::Use> uses) const;
   void send_over(Chain& c, std::span<const Leg> legs, sim::Bytes bytes_per_leg, sim::Duration fixed_latency,
                  double leg_rate_cap_bps, DeliveryHandler& handler, uint64_t tag);
 

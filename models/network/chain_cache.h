@@ -22,9 +22,18 @@
 
 namespace ct::network {
 
+// A chain's uses, by resource in the order its legs first reach them, and its rate at the
+// capacities it was built under when no capacity had changed yet (min over uses of C / a: what
+// AnalyticalNetwork::bottleneck gives at capacity version 0; NaN when built after a change).
+// Every network of a sweep shares the cluster's capacities, so none scans the uses again.
+struct ChainUses {
+  std::vector<PathUses::Use> uses;
+  double base_bps = 0.0;
+};
+
 class ChainCache {
  public:
-  using Uses = std::vector<PathUses::Use>;
+  using Uses = ChainUses;
   explicit ChainCache(uint64_t routing_epoch, int queue_pairs = 1)
       : epoch_(routing_epoch), qps_(queue_pairs) {}
 

@@ -40,7 +40,7 @@ struct Shared {
   network::ChainCache chains;
   collective::PlanCache plans;
   std::shared_ptr<const std::vector<double>> capacities;  // network::resource_capacities(cluster)
-  double available_bytes = 0;                              // this machine's, at the batch's start
+  double available_bytes = 0;                             // this machine's, at the batch's start
 };
 
 LayoutOutcome evaluate_one(const Config& c, Shared& shared) {
