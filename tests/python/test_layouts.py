@@ -100,3 +100,25 @@ def test_bad_values_are_a_row_error_or_a_clear_raise():
         ct.evaluate_layouts(SMALL, [{}], threads=-1)
     with pytest.raises(ValueError, match="layouts"):
         ct.evaluate_layouts(SMALL)
+
+
+def test_analytical_steps_after_the_second_repeat_it():
+    """Without contention or perturbation (the replica fold) at most two steps are simulated: the
+    second is the steady step every later one repeats. One step is the cold one; flow mode runs
+    every step asked for."""
+    sc = ct.Scenario(copy.deepcopy(SMALL))
+    runs = {st: ct.run(sc, overrides={"network.mode": "analytical", "training_job.steps": st}).report
+            for st in (1, 2, 3, 7)}
+    for st in (3, 7):
+        assert runs[st]["step_time_s"] == runs[2]["step_time_s"]
+        assert runs[st]["sim"]["events"] == runs[2]["sim"]["events"]
+        assert any(a.startswith(f"training_job.steps: 2 of the {st} steps simulated") for a in runs[st]["assumptions"])
+    assert not any(a.startswith("training_job.steps") for a in runs[2]["assumptions"])
+    assert runs[1]["step_time_s"] != runs[2]["step_time_s"]
+    assert runs[1]["sim"]["events"] < runs[2]["sim"]["events"]
+    flow = {st: ct.run(sc, overrides={"training_job.steps": st}).report for st in (2, 3)}
+    assert flow[3]["sim"]["events"] > flow[2]["sim"]["events"]
+    # Kernel jitter perturbs every rank: no fold, every step simulated.
+    slow = {st: ct.run(sc, overrides={"network.mode": "analytical", "training_job.steps": st,
+                                      "cluster.variability.kernel_jitter_cv": 0.02}).report for st in (2, 3)}
+    assert slow[3]["sim"]["events"] > slow[2]["sim"]["events"]
