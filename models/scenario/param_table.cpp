@@ -364,7 +364,9 @@ void moe_and_mla_params(std::vector<Param>& t) {
       P(training_job.global_batch_size, count, "", "Sequences per optimizer step.").at_least(1).at_most(1e9));
   t.push_back(
       P(training_job.micro_batch_size, count, "1", "Sequences per micro-batch.").at_least(1).at_most(1e6));
-  t.push_back(P(training_job.steps, count, "3", "Training steps simulated (the report gives the last).")
+  t.push_back(P(training_job.steps, count, "3",
+                "Training steps simulated (the report gives the last). Analytical runs without perturbation "
+                "simulate at most two: every later step repeats the second.")
                   .at_least(1)
                   .at_most(100));
 }
