@@ -188,9 +188,6 @@ void AnalyticalNetwork::send_chain(uint64_t chain_id, std::span<const Leg> legs,
   send_over(c, legs, bytes_per_leg, fixed_latency, leg_rate_cap_bps, handler, tag);
 }
 
-// The chain's common rate: the least C / a over its uses (a = legs on the resource), at the
-// capacities of `fixed_min_version`. Every leg's path is fixed for the chain's life
-// (chain_leg_flow), so it is computed once per capacity change.
 double AnalyticalNetwork::min_rate(std::span<const PathUses::Use> uses) const {
   const std::vector<double>& capacity = stats_.capacities();
   double m = std::numeric_limits<double>::infinity();
@@ -199,6 +196,9 @@ double AnalyticalNetwork::min_rate(std::span<const PathUses::Use> uses) const {
   return m;
 }
 
+// The chain's common rate: the least C / a over its uses (a = legs on the resource), at the
+// capacities of `fixed_min_version`. Every leg's path is fixed for the chain's life
+// (chain_leg_flow), so it is computed once per capacity change.
 double AnalyticalNetwork::bottleneck(Chain& c) {
   if (c.fixed_min_version != capacity_version_) {
     // The capacities a chain was built under are those of every run over the cluster until
