@@ -600,6 +600,8 @@ hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const ha
 
 namespace {
 
+// One kind of transformer layer's costs, per layer and passnamespace {
+
 // One kind of transformer layer's costs, per layer and pass (an MoE model's leading dense layers
 // are a kind of their own): its kernels, the exposed part of its TP traffic where it runs beside
 // them (userbuffers, Megatron's asynchronous backward), its EP / CP exchanges, and the exposed
@@ -610,6 +612,8 @@ struct LayerCosts {
   // backward (the attention block is the rest).
   double fwd_mlp = 0.0, bwd_mlp = 0.0;
   double ep_pass = 0.0, ub_fwd = 0.0, ub_bwd = 0.0, offload_copy = 0.0;
+  // The host wait of each forward (and replay) of the layer's expert block (kMoeHostSyncS).
+  double host_sync = 0.0;
   std::optional<double> async_bwd;
   CpExposed cp;
 };
@@ -673,6 +677,7 @@ LayerCosts layer_costs(const LayerContext& x, const workload::JobSpec& job) {
   L.async_bwd = async_tp_backward(job, layer, x.compute, x.node, x.params, x.nvlink, x.alpha,
                                   x.activation);  // Megatron, no userbuffers
   if (job.offload_activation_layers > 0) L.offload_copy = offload_copy_s(job, x.node);
+  if (job.moe_host_sync && workload::is_moe(job.model)) L.host_sync = kMoeHostSyncS;
   return L;
 }
 
@@ -709,8 +714,12 @@ void add_layers(const LayerContext& x, const LayerCosts& L, double n, double n_r
   // all-to-all waits on the router's output and feeds the expert GEMMs, so nothing of its own
   // micro-batch runs beside it: it is exposed (ep_b, above), and again in a fully recomputed
   // layer.
+  // The dispatcher's host wait, in each forward and in each replay of the expert block: with the
+  // EP exchange, whose dispatch it holds up.
+  const double moe_replays = full ? n_rec : x.moe_replayed ? n : 0.0;
+  f.tp_comm_s += n * L.host_sync;
   const double cp_s = n * L.cp.backward + (full ? n_rec : n) * L.cp.recompute;
-  const double ep_s = n * ep_b + (full ? n_rec : x.moe_replayed ? n : 0.0) * L.ep_pass;
+  const double ep_s = n * ep_b + moe_replays * (L.ep_pass + L.host_sync);
   const double rec_layers = full ? n_rec : 0.0;
   if (x.ub) {
     // Backward's own exchanges, plus the forward's again for each recomputed layer.

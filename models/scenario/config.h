@@ -161,6 +161,7 @@ struct RuntimeSection {
   bool tp_comm_overlap = false;
   bool moe_a2a_overlap = false;
   std::string moe_dispatcher;
+  std::string moe_host_sync;
   std::string recompute_modules;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

@@ -279,6 +279,9 @@ workload::JobSpec job_spec(const Config& c) {
   j.moe_dispatcher = dispatcher == "deepep"     ? workload::JobSpec::MoeDispatcher::deepep
                      : dispatcher == "hybridep" ? workload::JobSpec::MoeDispatcher::hybridep
                                                 : workload::JobSpec::MoeDispatcher::alltoall;
+  const std::string& host_sync = c.training_job.runtime.moe_host_sync;
+  j.moe_host_sync =
+      host_sync == "yes" || (host_sync == "auto" && megatron_stack(j.stack) && j.model.moe.experts > 0);
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward = async == "on" || (async == "auto" && megatron_stack(j.stack));
   const std::string& fp32_grads = c.training_job.runtime.grad_reduce_in_fp32;
@@ -472,6 +475,12 @@ void runtime_problems(const Config& c, std::vector<std::string>& problems) {
       !(c.training_job.model.moe.experts > 0 && c.training_job.parallelism.expert_parallel > 1)) {
     problems.push_back("training_job.runtime.moe_dispatcher: got \"" + c.training_job.runtime.moe_dispatcher +
                        "\", expected alltoall or an MoE model with expert_parallel > 1");
+  }
+  if (const std::string& sync = c.training_job.runtime.moe_host_sync;
+      sync != "auto" && !(c.training_job.model.moe.experts > 0 && megatron_stack(stack))) {
+    problems.push_back("training_job.runtime.moe_host_sync: got \"" + sync + "\" on stack \"" + stack +
+                       "\"; expected auto or an MoE model on the megatron-core or nemo stack (Megatron's "
+                       "token dispatchers)");
   }
   const bool megatron = megatron_stack(stack);
   if (c.training_job.runtime.grad_reduce_in_fp32 != "auto" && !megatron) {

@@ -546,6 +546,42 @@ void gradient_and_overlap_params(std::vector<Param>& t) {
                   .one_of({"tp-cp-dp-pp", "tp-cp-pp-dp"}));
 }
 
+// Training job: the runtime's mixture-of-experts and recompute-module keys (Megatron's).
+void moe_runtime_params(std::vector<Param>& t) {
+  t.push_back(P(training_job.runtime.moe_a2a_overlap, boolean, "false",
+                "Megatron's combined 1F1B schedule for MoE (--overlap-moe-expert-parallel-comm, "
+                "Megatron-Bridge moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs "
+                "under another's backward compute and vice versa, taking NCCL's SMs from it. Needs EP > 1, "
+                "PP 1 or an interleaved pipeline, and no full recompute."));
+  t.push_back(P(training_job.runtime.recompute_modules, text, "\"\"",
+                "Megatron's --recompute-modules under recompute_granularity selective, comma-separated: "
+                "core_attn (the attention core; the default when empty), moe_act (the experts' activation), "
+                "layernorm (the two pre-norms), mla_up_proj (latent attention's up-projections and rotary "
+                "part), mlp (a dense MLP), shared_experts, moe (the whole expert block, its all-to-all "
+                "included). Each replayed module's forward runs again before backward and its outputs are "
+                "not kept. megatron-core and nemo only."));
+  t.push_back(
+      P(training_job.runtime.moe_dispatcher, text, "\"alltoall\"",
+        "How expert-parallel tokens move (Megatron --moe-token-dispatcher-type, "
+        "--moe-flex-dispatcher-backend): alltoall (NCCL all-to-all of the permuted tokens: a token "
+        "goes once per chosen expert, top_k copies), deepep or hybridep (the flex dispatcher's "
+        "token-based kernels: a token goes once to each GPU that holds one of its experts, and across "
+        "NVLink domains once to each domain, then on over NVLink). Needs an MoE model with "
+        "expert_parallel > 1.")
+          .one_of({"alltoall", "deepep", "hybridep"}));
+  t.push_back(P(training_job.runtime.moe_host_sync, text, "\"auto\"",
+                "Whether each MoE layer's forward waits for the host (megatron-core and nemo): Megatron's "
+                "token dispatchers need the per-expert token counts on the host before the experts run "
+                "(alltoall: d2h_event.synchronize(); HybridEP's blocking dispatch and DeepEP's normal one "
+                "likewise), so the GPU drains and then waits for the host to issue the rest of the layer: "
+                "1.5 ms per MoE layer forward (and per replay of the expert block), fitted on the "
+                "megatron-bridge-moe-h100 validation set. auto: yes on megatron-core and nemo with an MoE "
+                "model, not modelled elsewhere; no: Megatron's sync-free path (full-iteration CUDA graphs "
+                "with the fused grouped MLP or paged stash, --cuda-graph-impl full_iteration); yes and no "
+                "need an MoE model on megatron-core or nemo.")
+                  .one_of({"auto", "yes", "no"}));
+}
+
 // Training job: the runtime (kernels, precision, overlap).
 void runtime_params(std::vector<Param>& t) {
   t.push_back(P(training_job.runtime.collective_timeout, duration, "\"1800s\"",
@@ -624,27 +660,7 @@ void runtime_params(std::vector<Param>& t) {
         "weights, 0.5625 bytes per saved or gathered element; the GEMMs at the GPU's dense FP4 peak "
         "times the MXFP8 efficiency, extrapolated: no FP4 GEMM is measured).")
           .one_of({"bf16", "fp8", "fp8-cs", "mxfp8", "nvfp4"}));
-  t.push_back(P(training_job.runtime.moe_a2a_overlap, boolean, "false",
-                "Megatron's combined 1F1B schedule for MoE (--overlap-moe-expert-parallel-comm, "
-                "Megatron-Bridge moe_a2a_overlap): the expert all-to-all of one micro-batch's forward runs "
-                "under another's backward compute and vice versa, taking NCCL's SMs from it. Needs EP > 1, "
-                "PP 1 or an interleaved pipeline, and no full recompute."));
-  t.push_back(P(training_job.runtime.recompute_modules, text, "\"\"",
-                "Megatron's --recompute-modules under recompute_granularity selective, comma-separated: "
-                "core_attn (the attention core; the default when empty), moe_act (the experts' activation), "
-                "layernorm (the two pre-norms), mla_up_proj (latent attention's up-projections and rotary "
-                "part), mlp (a dense MLP), shared_experts, moe (the whole expert block, its all-to-all "
-                "included). Each replayed module's forward runs again before backward and its outputs are "
-                "not kept. megatron-core and nemo only."));
-  t.push_back(
-      P(training_job.runtime.moe_dispatcher, text, "\"alltoall\"",
-        "How expert-parallel tokens move (Megatron --moe-token-dispatcher-type, "
-        "--moe-flex-dispatcher-backend): alltoall (NCCL all-to-all of the permuted tokens: a token "
-        "goes once per chosen expert, top_k copies), deepep or hybridep (the flex dispatcher's "
-        "token-based kernels: a token goes once to each GPU that holds one of its experts, and across "
-        "NVLink domains once to each domain, then on over NVLink). Needs an MoE model with "
-        "expert_parallel > 1.")
-          .one_of({"alltoall", "deepep", "hybridep"}));
+  moe_runtime_params(t);
   t.push_back(
       P(training_job.runtime.tp_async_backward, text, "\"auto\"",
         "Megatron's asynchronous TP collectives in backward (on by default since Megatron-LM 3f65246, Sep "

@@ -382,11 +382,6 @@ def _vocab(row: dict) -> int | None:
 _ROW_PRESET = {"DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3": "deepseek-v3", "Qwen3_30B_a3B": "qwen3-30b-a3b",
                "Qwen3_235B_a22B": "qwen3-235b-a22b", "GPT OSS 120B": "gpt-oss-120b", "GPT OSS 20B": "gpt-oss-20b",
                "Qwen3_8B": "qwen3-8b"}
-# Megatron-Bridge recipes that run the combined 1F1B schedule (moe_a2a_overlap: comm_overlap.
-# overlap_moe_expert_parallel_comm with delay_wgrad_compute): Qwen3-235B-A22B on 256 H100
-# (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py at 067f987, as the 2025 recipes at
-# 5a7e66e); the other rows' recipes leave it off.
-_MOE_A2A_OVERLAP = {("Qwen3_235B_a22B", "H100")}
 # The token dispatcher of Megatron-Bridge's MoE recipes (moe_flex_dispatcher_backend;
 # scripts/performance/configs/{deepseek,gpt_oss,qwen}/*_workload_base_configs.py at 0426418 /
 # 07eea52 / 01b2977, and the 25.11 DeepSeek-V3 recipes at 5a7e66e): HybridEP for DeepSeek-V3,
@@ -513,15 +508,18 @@ def _perf_scenario(row: dict, mode: str, group: str | None = None):
 
 
 def _moe_runtime(case: _Case, dispatcher: str | None = None, ep_overlap: bool | None = None,
-                 recompute_modules: Iterable[str] = ()) -> dict:
+                 recompute_modules: Iterable[str] = (), cuda_graphs: str | None = None) -> dict:
     """A MoE row's recipe settings on its (first) scenario's runtime: the token dispatcher,
-    Megatron's EP overlap (moe_a2a_overlap) and the selective recompute's modules, where given.
-    Returns the runtime for further keys."""
+    Megatron's EP overlap (moe_a2a_overlap), the selective recompute's modules and, with
+    full-iteration CUDA graphs (Megatron's sync-free MoE path), no host sync per MoE layer
+    (moe_host_sync), where given. Returns the runtime for further keys."""
     runtime = case.scenarios[0]["training_job"]["runtime"]
     if dispatcher is not None:
         runtime["moe_dispatcher"] = dispatcher
     if ep_overlap is not None:
         runtime["moe_a2a_overlap"] = ep_overlap
+    if cuda_graphs == "full_iteration":
+        runtime["moe_host_sync"] = "no"
     modules = list(recompute_modules or ())
     if modules:
         runtime.update(recompute_granularity="selective", recompute_modules=",".join(modules))
@@ -545,16 +543,19 @@ def _megatron_bridge_moe(mode: str) -> Iterable[_Case]:
         case.reason = _MOE_NOT_MODELLED.get(row["model"])
         if case.reason is None:
             case.scenarios, case.predict = _perf_scenario(row, mode)
-            _moe_runtime(case, ep_overlap=True if (row["model"], row["gpu"]) in _MOE_A2A_OVERLAP else None,
-                         recompute_modules=row.get("recompute_modules") or ())
+            # Megatron's combined 1F1B schedule and the CUDA graphs as each row's recipe had them
+            # (ep_overlap, cuda_graphs: the row's recipe_source)
+            _moe_runtime(case, ep_overlap=row.get("ep_overlap"), recompute_modules=row.get("recompute_modules") or (),
+                         cuda_graphs=row.get("cuda_graphs"))
         yield case
 
 
 def _megatron_bridge_moe_h100(mode: str) -> Iterable[_Case]:
     """megatron-bridge-moe-h100.json: one Qwen3-30B-A3B layout on 16 H100 with the token
     dispatcher and Megatron's EP overlap varied, each row run as the megatron-bridge-moe rows are
-    (_perf_scenario) with the row's dispatcher, overlap and BF16. CUDA graphs and the unfused
-    permutation of the alltoall pair are not modelled."""
+    (_perf_scenario) with the row's dispatcher, overlap and BF16. The MoE host sync
+    (moe_host_sync) is fitted on these rows: the set is labelled fitted. The per-layer CUDA graphs'
+    launch savings and the unfused permutation of the alltoall pair are not modelled."""
     for row in _load("megatron-bridge-moe-h100.json")["rows"]:
         label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} EP{row['ep']} {row['dispatcher']}"
                  f"{' + EP overlap' if row['ep_overlap'] else ''}")
@@ -573,15 +574,16 @@ def _megatron_bridge_cards(mode: str) -> Iterable[_Case]:
     """megatron-bridge-cards.json: Megatron-Bridge's verification-card runs, step seconds, each
     run as the megatron-bridge-moe rows are (_perf_scenario) with its recipe's dispatcher, EP
     overlap, recompute modules and overlap_grad_reduce (and, for the base recipes of the bounded
-    Qwen3-8B and GPT-OSS 20B runs, TP overlap, grad_reduce_in_fp32 and the cross entropy). CUDA
-    graphs, DeepSeek-V3's MTP layer, its custom pipeline layout and GPT-OSS 20B's learned (not
-    forced-balanced) routing are not modelled."""
+    Qwen3-8B and GPT-OSS 20B runs, TP overlap, grad_reduce_in_fp32 and the cross entropy);
+    full-iteration CUDA graphs run Megatron's sync-free MoE path (moe_host_sync no). DeepSeek-V3's
+    MTP layer, its custom pipeline layout and GPT-OSS 20B's learned (not forced-balanced) routing
+    are not modelled."""
     for row in _load("megatron-bridge-cards.json")["rows"]:
         label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} TP{row['tp']} PP{row['pp']} "
                  f"EP{row['ep']} mb{row['micro_batch']} gbs{row['global_batch']} {row['dispatcher'] or 'dense'}")
         case = _Case(label, "step s", row["step_time_s"], source=row["source"])
         case.scenarios, _ = _perf_scenario(row, mode, group="megatron-bridge")
-        _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"])
+        _moe_runtime(case, row["dispatcher"], row["ep_overlap"], row["recompute_modules"], row.get("cuda_graphs"))
         # overlap_grad_reduce in every row; the base (non-performance) recipes' settings where
         # they differ from the performance ones
         _row_recipe(case, row,
@@ -608,7 +610,8 @@ def _megatron_core_moe(mode: str) -> Iterable[_Case]:
     """megatron-core-moe.json: the Megatron-Core MoE report's Table 11, each row with Table 20's
     layout and B.2's dispatcher, recompute modules and 1F1B all-to-all overlap, run as
     Megatron-Bridge's rows are (_perf_scenario; the report reproduces them through
-    Megatron-Bridge, B.3). Not modelled: CUDA graphs, offloading, DeepSeek-V3's MTP layer;
+    Megatron-Bridge, B.3). Every row's graphs are per-layer (or none), so each keeps the MoE host
+    sync. Not modelled: the graphs' launch savings, offloading, DeepSeek-V3's MTP layer;
     blockwise FP8 on H100 runs as per-tensor current scaling (fp8-cs)."""
     for row in _load("megatron-core-moe.json")["rows"]:
         label = (f"{row['model']} {row['num_gpus']}x{row['gpu']} {row['precision']} s{row['seq_length']} "
@@ -985,7 +988,8 @@ SETS = [
     _SetSpec("megatron-core-moe", "megatron-core-moe.json", _megatron_core_moe,
              "Megatron-Core MoE report Table 11: DeepSeek-V3, Qwen3-235B on GB300/GB200/H100"),
     _SetSpec("megatron-bridge-moe-h100", "megatron-bridge-moe-h100.json", _megatron_bridge_moe_h100,
-             "Megatron-Bridge Qwen3-30B-A3B on 16 H100: token dispatcher x EP overlap, step s"),
+             "Megatron-Bridge Qwen3-30B-A3B on 16 H100: token dispatcher x EP overlap, step s; the MoE host sync "
+             "(training_job.runtime.moe_host_sync, 1.5 ms per MoE layer forward) is fitted on it", fitted=True),
     _SetSpec("megatron-bridge-cards", "megatron-bridge-cards.json", _megatron_bridge_cards,
              "Megatron-Bridge verification cards (Aug 2026): Qwen3-30B-A3B weak scaling on 8-256 GB300, DeepSeek-V3 "
              "on 1,024 H100 BF16, GPT-OSS 120B on 64 GB200 BF16, step s"),

@@ -695,7 +695,8 @@ def cmd_accuracy(args) -> int:
             else:
                 print(f"{r.row[:52]:<52} {r.quantity:<16} {r.published:>10.4g} {pred:>10} {pct(r.error):>8}  {note}")
     print("\n## summary\n" if md else "\n== summary")
-    cols = ["set", "rows", "computed", "not_fitting", "mape", "worst_error", "baseline_mape", "spearman", "beats_baseline"]
+    cols = ["set", "rows", "computed", "not_fitting", "mape", "worst_error", "baseline_mape", "spearman", "beats_baseline",
+            "fitted"]
     if md:
         print("| set | rows | computed | declared OOM | MAPE | worst | baseline MAPE | Spearman | beats baseline |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -707,6 +708,8 @@ def cmd_accuracy(args) -> int:
         base = "" if r["baseline_mape"] is None or r["baseline_mape"] != r["baseline_mape"] else f"{100 * r['baseline_mape']:.1f}%"
         rho = "" if r["spearman"] is None or r["spearman"] != r["spearman"] else f"{r['spearman']:.2f}"
         beats = "" if r["beats_baseline"] is None or r["beats_baseline"] != r["beats_baseline"] else ("yes" if r["beats_baseline"] else "NO")
+        if r["fitted"]:
+            beats = "fitted"  # a set something is fitted on does not validate it
         if md:
             print(f"| {r['set']} | {r['rows']} | {r['computed']} | {r['not_fitting']} | {mape} | {pct(r['worst_error'])} | {base} | {rho} | {beats} |")
         else:

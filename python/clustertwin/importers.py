@@ -388,6 +388,22 @@ def _set_dispatcher(dispatcher: str | None, given: dict, notes: list[str]) -> No
         notes.append(f"moe_dispatcher {dispatcher}: no effect without experts spread by expert parallelism")
 
 
+def _cuda_graphs(impl: str | None, given: dict, notes: list[str], where: str) -> None:
+    """Megatron's CUDA graph implementation (--cuda-graph-impl none | local | transformer_engine |
+    full_iteration): only full-iteration capture changes the twin's step, for an MoE model, whose
+    layers then run Megatron's sync-free path (training_job.runtime.moe_host_sync no); the launch
+    time other graphs save is not modelled."""
+    if impl is None:
+        return
+    moe = given.get("training_job.model.moe.experts", 0) > 0
+    if impl == "full_iteration" and moe:
+        given["training_job.runtime.moe_host_sync"] = "no"
+        notes.append(f"{where} full_iteration: moe_host_sync no (Megatron's sync-free MoE path)")
+    elif impl not in ("none", None):
+        notes.append(f"{where} {impl}: the kernel launches a graph saves are not modelled"
+                     + ("; the MoE dispatcher's host sync stays (moe_host_sync auto)" if moe else ""))
+
+
 def _guess_vocab(given: dict, notes: list[str], why: str) -> None:
     """No vocabulary in the source: Llama 3's 128,256 for swiglu models, GPT-2's 50,257 otherwise."""
     vocab = 128256 if given.get("training_job.model.activation") == "swiglu" else 50257
@@ -508,6 +524,8 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             given["_dispatcher_type" if flag == "--moe-token-dispatcher-type" else "_dispatcher_backend"] = value
         elif flag == "--moe-enable-deepep":
             given["_deepep"] = True
+        elif flag == "--cuda-graph-impl":
+            given["_cuda_graph_impl"] = value
         elif flag == "--train-iters":
             notes.append(f"--train-iters {value}: the twin simulates training_job.steps steps and reports the last")
         elif flag.startswith(_MEGATRON_NO_EFFECT):
@@ -564,6 +582,7 @@ def from_megatron_args(args: str | Sequence[str], base: dict | None = None) -> I
             notes.append(f"--recompute-modules {' '.join(mods)}: no effect without --recompute-granularity selective")
     _set_dispatcher(_dispatcher(given.pop("_dispatcher_type", None), given.pop("_dispatcher_backend", None),
                                 given.pop("_deepep", False), unmapped, "--moe-token-dispatcher-type"), given, notes)
+    _cuda_graphs(given.pop("_cuda_graph_impl", None), given, notes, "--cuda-graph-impl")
     if given.pop("_fp16", False) and "training_job.runtime.grad_reduce_in_fp32" not in given:
         given["training_job.runtime.grad_reduce_in_fp32"] = "no"
         notes.append("grad_reduce_in_fp32 no: --fp16 without --accumulate-allreduce-grads-in-fp32 keeps 16-bit "
@@ -751,6 +770,10 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     deepep = bool(ok_deepep and _yaml_bool(deepep, f"{where}: model.moe_enable_deepep"))
     _set_dispatcher(_dispatcher(kind, backend, deepep, unmapped, f"{where}: model.moe_token_dispatcher_type"),
                     given, notes)
+    ok_graphs, graphs = field("model.cuda_graph_impl")
+    if ok_graphs:
+        used.add("model.cuda_graph_impl")
+        _cuda_graphs(None if graphs is None else str(graphs), given, notes, f"{where}: model.cuda_graph_impl")
     ok, shared = field("model.moe_shared_expert_intermediate_size")
     if ok and given.get("training_job.model.moe.experts"):
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")

@@ -177,6 +177,53 @@ def test_moe_a2a_overlap_hides_the_expert_exchange_in_every_mode():
     assert meg["training_job"]["runtime"]["moe_a2a_overlap"] is True and meg.unmapped == []
 
 
+def test_moe_host_sync_waits_once_per_moe_layer_forward_in_every_mode():
+    # Qwen3-30B-A3B (48 MoE layers) on 16 H100 with EP 16, 4 micro-batches: Megatron's dispatcher
+    # waits for the host once per MoE layer forward (1.5 ms, fitted); the sync-free path does not
+    sc = _model({"preset": "qwen3-30b-a3b"})
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
+            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
+            "training_job.runtime.stack": "nemo", "training_job.runtime.recompute_granularity": "none"}
+    for mode in ("analytical", "flow"):
+        o = {**over, "network.mode": mode}
+        auto, yes, free = (ct.run(sc, overrides={**o, "training_job.runtime.moe_host_sync": v}).report
+                           for v in ("auto", "yes", "no"))
+        assert auto["step_time_s"] == yes["step_time_s"]
+        waits = 48 * 4 * 1.5e-3
+        assert auto["breakdown"]["exposed_tp_comm_s"] - free["breakdown"]["exposed_tp_comm_s"] == \
+            pytest.approx(waits, rel=1e-6), mode
+        assert auto["step_time_s"] - free["step_time_s"] == pytest.approx(waits, rel=0.02), mode
+        assert auto["breakdown"]["compute_s"] == pytest.approx(free["breakdown"]["compute_s"], rel=1e-3)
+        assert any(a.startswith("training_job.runtime.moe_host_sync") for a in auto["assumptions"])
+        assert not any(a.startswith("training_job.runtime.moe_host_sync") for a in free["assumptions"])
+    # Replaying the expert block waits again before backward
+    moe_replay = {**over, "training_job.runtime.recompute_granularity": "selective",
+                  "training_job.runtime.recompute_modules": "moe"}
+    on, off = (ct.run(sc, overrides={**moe_replay, "training_job.runtime.moe_host_sync": v}).report
+               for v in ("auto", "no"))
+    assert on["breakdown"]["exposed_tp_comm_s"] - off["breakdown"]["exposed_tp_comm_s"] == \
+        pytest.approx(2 * 48 * 4 * 1.5e-3, rel=1e-3)
+    # Not modelled off Megatron's stacks; no dispatcher in a dense model
+    titan = {**over, "training_job.runtime.stack": "torchtitan"}
+    assert not any(a.startswith("training_job.runtime.moe_host_sync")
+                   for a in ct.run(sc, overrides=titan).report["assumptions"])
+    for extra, value in ((titan, "no"), ({**over, "training_job.model.preset": "llama3-8b"}, "yes")):
+        with pytest.raises(ct.ScenarioError, match="training_job.runtime.moe_host_sync: got .*MoE model on the "
+                                                   "megatron-core or nemo stack"):
+            ct.run(sc, overrides={**extra, "training_job.runtime.moe_host_sync": value})
+    with pytest.raises(ct.ScenarioError, match="training_job.runtime.moe_host_sync"):
+        ct.run(sc, overrides={**over, "training_job.runtime.moe_host_sync": "maybe"})
+    # Megatron's --cuda-graph-impl: full-iteration capture is the sync-free path
+    args = ("--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --num-experts 8 "
+            "--moe-router-topk 2 --expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 ")
+    full = ct.from_megatron_args(args + "--cuda-graph-impl full_iteration")
+    assert full["training_job"]["runtime"]["moe_host_sync"] == "no" and full.unmapped == []
+    layers = ct.from_megatron_args(args + "--cuda-graph-impl transformer_engine")
+    assert "moe_host_sync" not in layers["training_job"]["runtime"] and layers.unmapped == []
+    assert any(n.startswith("--cuda-graph-impl transformer_engine") for n in layers.notes)
+
+
 def test_token_dispatcher_sends_fewer_copies_in_every_mode():
     # Qwen3-30B-A3B (128 experts, top 8) with EP 16 over two nodes: DeepEP / HybridEP send a token
     # once to the other node where alltoall sends its four copies for the experts there

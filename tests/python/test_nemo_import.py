@@ -305,6 +305,11 @@ def test_token_dispatcher_fields_are_mapped(tmp_path):
         assert sc["training_job"]["runtime"]["moe_dispatcher"] == expected
         assert not [u for u in sc.unmapped if "dispatcher" in u or "deepep" in u]
     assert "moe_dispatcher" not in ct.from_nemo_config(write(tmp_path, "none.yaml", moe))["training_job"]["runtime"]
+    # model.cuda_graph_impl full_iteration: Megatron's sync-free MoE path, no host sync per layer
+    full = ct.from_nemo_config(write(tmp_path, "graphs.yaml", moe.replace("model:\n", "model:\n  cuda_graph_impl: full_iteration\n", 1)))
+    assert full["training_job"]["runtime"]["moe_host_sync"] == "no"
+    assert not [u for u in full.unmapped if "cuda_graph_impl" in u]
+    assert ct.run(full).report["step_time_s"] < ct.run(ct.from_nemo_config(write(tmp_path, "eager.yaml", moe))).report["step_time_s"]
 
 
 def test_recompute_modules_are_mapped(tmp_path):

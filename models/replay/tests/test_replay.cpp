@@ -814,6 +814,46 @@ TEST(Replay, CombinedOneFOneBHidesTheExpertAllToAllUnderTheOtherPass) {
   }
 }
 
+// The dispatcher's host sync (job.moe_host_sync): each MoE layer's forward waits
+// kMoeHostSyncS, and so does each replay of its expert block (selective recompute of "moe", full
+// recompute) before backward; the leading dense layers of an MoE model and a dense model do not
+// wait; it lands in the exposed EP / TP time, not in the kernels'.
+TEST(Replay, MoeHostSyncWaitsOncePerMoeLayerForwardAndReplay) {
+  auto job = small_moe_job();
+  job.parallelism.expert_parallel = 4;
+  job.model.moe.dense_layers = 1;  // 1 dense + 3 MoE layers
+  const network::ClusterSpec cluster = small_cluster(2);
+  const hardware::ComputeModel compute = step_compute_model(job, cluster.node);
+  auto costs = [&](bool sync) {
+    job.moe_host_sync = sync;
+    return block_costs(job, compute, cluster.node, CostParams{})[0];
+  };
+  auto check = [&](double replays, const char* what) {
+    const StageCosts off = costs(false), on = costs(true);
+    EXPECT_EQ(on.forward[0].compute_s, off.forward[0].compute_s) << what;
+    EXPECT_EQ(on.backward[0].compute_s, off.backward[0].compute_s) << what;
+    EXPECT_NEAR(on.forward[0].tp_comm_s - off.forward[0].tp_comm_s, 3 * kMoeHostSyncS, 1e-12) << what;
+    EXPECT_NEAR(on.backward[0].tp_comm_s - off.backward[0].tp_comm_s, replays * kMoeHostSyncS, 1e-12) << what;
+  };
+  check(0, "no recompute");
+  job.recompute_granularity = "selective";
+  job.recompute_modules = workload::recompute_module::moe;
+  check(3, "the expert block replayed");
+  job.recompute_modules = workload::recompute_module::moe_act;
+  check(0, "only the experts' activation replayed");
+  job.recompute_modules = 0;
+  job.recompute_granularity = "full";
+  check(3, "full recompute");
+  // A dense model has no dispatcher to wait for.
+  auto dense = small_job(1, 1, 16, 1, 16);
+  dense.moe_host_sync = true;
+  const StageCosts d_on = block_costs(dense, compute, cluster.node, CostParams{})[0];
+  dense.moe_host_sync = false;
+  const StageCosts d_off = block_costs(dense, compute, cluster.node, CostParams{})[0];
+  EXPECT_EQ(d_on.forward[0].tp_comm_s, d_off.forward[0].tp_comm_s);
+  EXPECT_EQ(d_on.backward[0].tp_comm_s, d_off.backward[0].tp_comm_s);
+}
+
 namespace {
 // A communicator for programs without communication.
 struct NoComm final : Communicator {
