@@ -600,8 +600,6 @@ hardware::ComputeModel step_compute_model(const workload::JobSpec& job, const ha
 
 namespace {
 
-// One kind of transformer layer's costs, per layer and passnamespace {
-
 // One kind of transformer layer's costs, per layer and pass (an MoE model's leading dense layers
 // are a kind of their own): its kernels, the exposed part of its TP traffic where it runs beside
 // them (userbuffers, Megatron's asynchronous backward), its EP / CP exchanges, and the exposed

@@ -32,26 +32,27 @@
 
 namespace ct::replay {
 
-// The host wait of one MoE layer's forward under Megatron's token dispatchers
-// (job.moe_host_sync). The dispatcher moves the per-expert token counts to the host and waits for
-// them before the experts run (megatron/core/transformer/moe/token_dispatcher.py at d98e8a6:
+// The host wait of one MoE layer's forward under Megatron's token dispatchers (job.moe_host_sync).
+// The dispatcher moves the per-expert token counts to the host and waits for them before the
+// experts run (megatron/core/transformer/moe/token_dispatcher.py at d98e8a6:
 // _maybe_dtoh_and_synchronize, d2h_event.synchronize(), unless drop-and-pad; HybridEP's blocking
 // dispatch drains the compute stream after its metadata preprocessing unless given
-// num_permuted_tokens, fused_a2a.py; DeepEP's normal dispatch waits on the host for the receive
-// counts), so the GPU runs dry and then waits while the host issues the rest of the layer. The
-// sync-free path (NVIDIA's CuTe DSL fused grouped MLP with full-iteration CUDA graphs) removes
-// it; NVIDIA credits that path with +93% end to end on GPT-OSS and +8% on DeepSeek-V3
-// ("Boosting MoE Training Throughput with Advanced Fusion Kernels", NVIDIA developer blog,
-// 2026-06-15). How long the host takes is not published: 1.5 ms per MoE layer forward is fitted
-// on the megatron-bridge-moe-h100 validation set (Qwen3-30B-A3B on 16 H100 with four dispatcher
-// and overlap variants, whose steps exceed the twin's without it by 1.5-3.4 ms per layer and
-// micro-batch; 1.5 ms minimises that set's mean error, in steps of 0.25 ms) and that set is
-// labelled fitted. The same layout's Nsight profile (Megatron-Bridge skills/
-// nemo-mbridge-perf-moe-comm-overlap/SKILL.md @ 067f987, HybridEP, overlap off) shows where it
-// goes: 1.89 s of idle GPU per 24.71 s step (GPU-active union 22.82 s) and 3.11 s in HybridEP's
-// metadata preprocessing, 0.62 + 1.01 ms per layer and micro-batch. The other MoE sets validate it: on
-// Megatron-Bridge's 26.06 table every sync-free row (full-iteration graphs) sat at 0.81-1.17x the published
-// step without it and every synchronising one at 1.24-1.92x (README.md, Validation, the MoE host sync item).
+// num_permuted_tokens, fused_a2a.py; DeepEP's normal dispatch has "an implicit CPU wait for GPU
+// received count signal", deepseek-ai/DeepEP docs/legacy.md @ dd758ca), so the GPU runs dry and
+// then waits while the host issues the rest of the layer. The sync-free path (NVIDIA's CuTe DSL
+// fused grouped MLP with full-iteration CUDA graphs) removes it; NVIDIA credits that path with +93%
+// end to end on GPT-OSS and +8% on DeepSeek-V3 ("Boosting MoE Training Throughput with Advanced
+// Fusion Kernels", NVIDIA developer blog, 2026-06-15). How long the host takes is not published:
+// 1.5 ms per MoE layer forward is fitted on the megatron-bridge-moe-h100 validation set
+// (Qwen3-30B-A3B on 16 H100 with four dispatcher and overlap variants, whose steps exceed the
+// twin's without it by 1.5-3.4 ms per layer and micro-batch; 1.5 ms minimises that set's mean
+// error, in steps of 0.25 ms) and that set is labelled fitted. The same layout's Nsight profile
+// (Megatron-Bridge skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md @ 067f987, HybridEP, overlap
+// off) shows where it goes: 1.89 s of idle GPU per 24.71 s step (GPU-active union 22.82 s) and 3.11
+// s in HybridEP's metadata preprocessing, 0.62 + 1.01 ms per layer and micro-batch. The other MoE
+// sets validate it: on Megatron-Bridge's 26.06 table every sync-free row (full-iteration graphs)
+// sat at 0.81-1.17x the published step without it and every synchronising one at 1.24-1.92x
+// (README.md, Validation, the MoE host sync item).
 inline constexpr double kMoeHostSyncS = 1.5e-3;
 
 struct BlockCost {

@@ -577,8 +577,9 @@ void moe_runtime_params(std::vector<Param>& t) {
                 "1.5 ms per MoE layer forward (and per replay of the expert block), fitted on the "
                 "megatron-bridge-moe-h100 validation set. auto: yes on megatron-core and nemo with an MoE "
                 "model, not modelled elsewhere; no: Megatron's sync-free path (full-iteration CUDA graphs "
-                "with the fused grouped MLP or paged stash, --cuda-graph-impl full_iteration); yes and no "
-                "need an MoE model on megatron-core or nemo.")
+                "with the fused grouped MLP or paged stash, --cuda-graph-impl full_iteration), also right "
+                "for drop-and-pad routing (--moe-pad-expert-input-to-capacity), which needs no counts on "
+                "the host; yes and no need an MoE model on megatron-core or nemo.")
                   .one_of({"auto", "yes", "no"}));
 }
 

@@ -183,7 +183,7 @@ struct JobSpec {
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   // Each MoE layer's forward waits for a device-to-host sync of the dispatcher's token counts and
   // then for the host to issue the rest of the layer (training_job.runtime.moe_host_sync; resolved:
-  // auto is yes on megatron-core and nemo with experts; block_costs.cpp kMoeHostSyncS).
+  // auto is yes on megatron-core and nemo with experts; replay/block_costs.h kMoeHostSyncS).
   bool moe_host_sync = false;
   // Megatron's --recompute-modules under selective recompute (training_job.runtime.
   // recompute_modules): a mask of recompute_module bits; 0 = Megatron's default, the core
