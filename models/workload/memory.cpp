@@ -81,7 +81,12 @@ ActivationTerms activation_terms(const ModelSpec& m, const StackMemory& st, bool
     const double fe = d(expert_ffn_hidden(m));
     const double routed = m.moe.capacity_factor * d(m.moe.top_k);
     a.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
-    a.permuted = 2.0 * h * routed;
+    // The routed copies of the tokens, the experts' first GEMM's input: what that grouped GEMM
+    // saves for its weight gradient, bf16 or (Transformer Engine's GroupedLinear under FP8 /
+    // NVFP4) its quantized copy, as every linear layer's input above; nothing else keeps the
+    // bf16 tokens the dispatcher delivered (the all-to-all's and the fused permutation's
+    // backward need only the routing).
+    a.permuted = qb * h * routed;
   }
   if (flash) {
     a.lse = 4.0 * d(m.heads);
@@ -127,7 +132,7 @@ ActivationTerms replayed_terms(const ModelSpec& m, double qb, uint32_t modules) 
   const double fe = d(expert_ffn_hidden(m)), routed = m.moe.capacity_factor * d(m.moe.top_k);
   if (modules & rm::moe) {
     cut.split += mlp_per_width * fe * (d(m.moe.shared_experts) + routed);
-    cut.permuted = 2.0 * h * routed;
+    cut.permuted = qb * h * routed;
     return cut;
   }
   if (modules & rm::moe_act) cut.split += qb * fe * routed;

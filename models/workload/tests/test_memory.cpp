@@ -266,6 +266,27 @@ TEST(Memory, FoldedExpertsKeepTheirShardOfThePermutedTokens) {
   EXPECT_EQ(static_cast<double>(activation_bytes_per_layer(j, Recompute::none)), alone);
 }
 
+// The routed copies of the tokens are the experts' first GEMM's input: kept as its saved input,
+// 2 bytes per element in bf16 and Transformer Engine's FP8 copy (1 byte) under FP8, as every other
+// linear input. One more expert per token adds that copy and the expert's SwiGLU internals (its
+// fc1 output, 4 bytes per width, and fc2's saved input, 2 or 1).
+TEST(Memory, RoutedTokensAreKeptAsTheExpertGemmsSavedInput) {
+  JobSpec j = testing::gpt3_job();
+  j.model = testing::mixtral_8x7b();  // h 4096, expert width 14336, s 4096
+  j.stack = "megatron-core";
+  j.parallelism.tensor_parallel = 1;
+  j.parallelism.expert_parallel = 8;
+  const double tokens = 4096, h = 4096, f = 14336;
+  for (const auto& [precision, qb] : {std::pair{"bf16", 2.0}, std::pair{"fp8", 1.0}}) {
+    j.precision = precision;
+    j.model.moe.top_k = 2;
+    const double two = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+    j.model.moe.top_k = 3;
+    const double three = static_cast<double>(activation_bytes_per_layer(j, Recompute::none));
+    EXPECT_NEAR(three - two, tokens * (qb * h + (4.0 + qb) * f), 1.0) << precision;
+  }
+}
+
 TEST(Memory, ExpertWeightsSplitByEp) {
   JobSpec j;
   j.model = testing::mixtral_8x7b();
