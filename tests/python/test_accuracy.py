@@ -69,6 +69,18 @@ def test_cli_prints_markdown_tables():
     assert bad.returncode == 2 and "unknown validation set" in bad.stderr
 
 
+def test_a_fitted_set_says_so_and_does_not_claim_to_beat_the_baseline():
+    # megatron-bridge-moe-h100 is what the MoE host sync is fitted on (moe_host_sync): labelled,
+    # never counted as validation; the sets it is validated on are not
+    _, summary = ct.accuracy(["megatron-bridge-moe-h100", "megatron-core-moe"])
+    fitted = dict(zip(summary["set"], summary["fitted"]))
+    assert fitted == {"megatron-bridge-moe-h100": True, "megatron-core-moe": False}
+    out = subprocess.run(CLI + ["accuracy", "--set", "megatron-bridge-moe-h100"], capture_output=True, text=True,
+                         check=True).stdout
+    line = [x for x in out.splitlines() if x.startswith("megatron-bridge-moe-h100 ")][-1]
+    assert line.rstrip().endswith("fitted")
+
+
 def test_korthikanti_batch_comes_from_the_published_mfu_and_time():
     # Table 5's (MFU, iteration time) pairs pin the global batch: 4, 64, 280, 512 sequences
     # (72 B s l h^2 (1 + s/6h + V/12lh) model FLOPs at 312 TFLOP/s); both recompute rows of a

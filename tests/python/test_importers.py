@@ -152,14 +152,20 @@ def test_leading_dense_layers_are_modelled_in_every_mode():
     assert any(u.startswith("--moe-layer-freq 2") for u in every_other.unmapped)
 
 
+# Qwen3-30B-A3B's experts over two H100 nodes (EP 16, 16-way DP, 4 micro-batches of 1): the
+# layout of the MoE runtime keys' tests, with the stack and any other key given.
+def _qwen3_moe_ep16(**runtime) -> dict:
+    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
+            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
+            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1}
+    return {**over, **{f"training_job.runtime.{k}": v for k, v in runtime.items()}}
+
+
 def test_moe_a2a_overlap_hides_the_expert_exchange_in_every_mode():
     # Qwen3-30B-A3B with its experts over two nodes (EP 16): Megatron's combined 1F1B schedule
     # hides part of the all-to-all under the other micro-batch's compute
     sc = _model({"preset": "qwen3-30b-a3b"})
-    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
-            "training_job.global_batch_size": 64,
-            "training_job.micro_batch_size": 1, "training_job.runtime.stack": "megatron-core"}
+    over = _qwen3_moe_ep16(stack="megatron-core")
     for mode in ("analytical", "flow"):
         o = {**over, "network.mode": mode}
         alone, paired = (ct.run(sc, overrides={**o, "training_job.runtime.moe_a2a_overlap": v}).report
@@ -181,10 +187,7 @@ def test_moe_host_sync_waits_once_per_moe_layer_forward_in_every_mode():
     # Qwen3-30B-A3B (48 MoE layers) on 16 H100 with EP 16, 4 micro-batches: Megatron's dispatcher
     # waits for the host once per MoE layer forward (1.5 ms, fitted); the sync-free path does not
     sc = _model({"preset": "qwen3-30b-a3b"})
-    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
-            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
-            "training_job.runtime.stack": "nemo", "training_job.runtime.recompute_granularity": "none"}
+    over = _qwen3_moe_ep16(stack="nemo", recompute_granularity="none")
     for mode in ("analytical", "flow"):
         o = {**over, "network.mode": mode}
         auto, yes, free = (ct.run(sc, overrides={**o, "training_job.runtime.moe_host_sync": v}).report
@@ -228,10 +231,7 @@ def test_token_dispatcher_sends_fewer_copies_in_every_mode():
     # Qwen3-30B-A3B (128 experts, top 8) with EP 16 over two nodes: DeepEP / HybridEP send a token
     # once to the other node where alltoall sends its four copies for the experts there
     sc = _model({"preset": "qwen3-30b-a3b"})
-    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
-            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
-            "training_job.runtime.stack": "nemo"}
+    over = _qwen3_moe_ep16(stack="nemo")
     for mode in ("analytical", "flow"):
         o = {**over, "network.mode": mode}
         a2a, deepep, hybridep = (ct.run(sc, overrides={**o, "training_job.runtime.moe_dispatcher": d}).report
@@ -265,10 +265,7 @@ def test_recompute_modules_replay_and_keep_less_in_every_mode():
     # Megatron's --recompute-modules: each module replays its forward before backward and keeps
     # none of what it replays; moe replays the expert block's all-to-all too
     sc = _model({"preset": "qwen3-30b-a3b"})
-    over = {"cluster.nodes": 2, "training_job.parallelism.tensor_parallel": 1,
-            "training_job.parallelism.data_parallel": 16, "training_job.parallelism.expert_parallel": 16,
-            "training_job.global_batch_size": 64, "training_job.micro_batch_size": 1,
-            "training_job.runtime.stack": "nemo", "training_job.runtime.recompute_granularity": "selective"}
+    over = _qwen3_moe_ep16(stack="nemo", recompute_granularity="selective")
     for mode in ("analytical", "flow"):
         o = {**over, "network.mode": mode}
         default, act, block = (ct.run(sc, overrides={**o, "training_job.runtime.recompute_modules": m}).report
