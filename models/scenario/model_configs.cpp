@@ -281,7 +281,7 @@ workload::JobSpec job_spec(const Config& c) {
                                                 : workload::JobSpec::MoeDispatcher::alltoall;
   const std::string& host_sync = c.training_job.runtime.moe_host_sync;
   j.moe_host_sync =
-      host_sync == "yes" || (host_sync == "auto" && megatron_stack(j.stack) && j.model.moe.experts > 0);
+      host_sync == "yes" || (host_sync == "auto" && megatron_stack(j.stack) && workload::is_moe(j.model));
   const std::string& async = c.training_job.runtime.tp_async_backward;
   j.tp_async_backward = async == "on" || (async == "auto" && megatron_stack(j.stack));
   const std::string& fp32_grads = c.training_job.runtime.grad_reduce_in_fp32;

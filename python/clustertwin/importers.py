@@ -399,7 +399,7 @@ def _cuda_graphs(impl: str | None, given: dict, notes: list[str], where: str) ->
     if impl == "full_iteration" and moe:
         given["training_job.runtime.moe_host_sync"] = "no"
         notes.append(f"{where} full_iteration: moe_host_sync no (Megatron's sync-free MoE path)")
-    elif impl not in ("none", None):
+    elif impl != "none":
         notes.append(f"{where} {impl}: the kernel launches a graph saves are not modelled"
                      + ("; the MoE dispatcher's host sync stays (moe_host_sync auto)" if moe else ""))
 
@@ -773,7 +773,7 @@ def from_nemo_config(config: str | os.PathLike | dict, base: dict | None = None)
     ok_graphs, graphs = field("model.cuda_graph_impl")
     if ok_graphs:
         used.add("model.cuda_graph_impl")
-        _cuda_graphs(None if graphs is None else str(graphs), given, notes, f"{where}: model.cuda_graph_impl")
+        _cuda_graphs(str(graphs), given, notes, f"{where}: model.cuda_graph_impl")
     ok, shared = field("model.moe_shared_expert_intermediate_size")
     if ok and given.get("training_job.model.moe.experts"):
         width = given.get("training_job.model.moe.expert_ffn_hidden") or given.get("training_job.model.ffn_hidden")
