@@ -256,7 +256,13 @@ void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out, sim::
       params_.low_latency_protocols && choice.algo == algo && choice.proto != Protocol::simple;
   const AlgoCost cost = nccl_cost(in, algo, low_latency ? choice.proto : Protocol::simple, bytes);
   if (!cost.enabled || cost.algbw <= 0.0) return;
-  const double seconds = bytes / (cost.algbw * 1e9);
+  double algbw = cost.algbw;
+  if (algo == NcclAlgo::ring && !low_latency) {
+    // The ring's CTAs (twice its channels, NCCL's runtime duplication) bound it across nodes
+    // (nccl_tuning.h ring_net_cta_cap): after NCCL's choice, which does not see it.
+    algbw = std::min(algbw, ring_net_cta_cap(in, 2 * channels_) * cost.algbw / cost.busbw);
+  }
+  const double seconds = bytes / (algbw * 1e9);
   out.leg_rate_cap_bps = 8.0 * out.bytes_per_leg.as_double() / net_.params().protocol_efficiency / seconds;
   if (low_latency) {
     // LL / LL128 put a flag in every 8 (128) bytes that the receiver polls: no per-step

@@ -221,6 +221,12 @@ double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto) {
   return chunk;
 }
 
+double ring_net_cta_cap(const TuningInput& in, int ctas) {
+  if (!in.all_reduce || in.nodes <= 1 || arch_row(in.sm_arch) != 1 || ctas < 1)
+    return std::numeric_limits<double>::infinity();
+  return kRingNetCtaBusBwHopper * ctas;
+}
+
 Choice nccl_choose(const TuningInput& in, double bytes, const NcclAlgo* only) {
   Choice best;
   best.time_us = std::numeric_limits<double>::infinity();

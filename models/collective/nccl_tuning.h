@@ -94,6 +94,24 @@ double nvls_tree_chunk_bytes(const TuningInput& in, double bytes);
 // them at run time).
 double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto);
 
+// What one CTA of NCCL's ring all-reduce moves across nodes with the Simple protocol, GB/s of
+// bus bandwidth: each runtime channel is one CTA that receives a chunk from the network proxy,
+// reduces it with its own data and hands it on, NCCL_STEPS slots at a time, and that pipeline,
+// not the NIC, bounds a channel. NCCL's tuner does not model it (it prices the ring at the NICs'
+// rate), so it never changes NCCL's choice; it caps what the chosen ring then runs at. On H100
+// nodes with 8 x 400G, NCCL runs 16 CTAs (twice its 8 search channels) and all_reduce_perf's
+// large-buffer busbw sits at 320-331 GB/s on 4 and 8 nodes (nccl-tests #309: 324.5 at 4 nodes,
+// 320.7 at 8; Voltage Park, NCCL 2.24.3: 330.9 at 4), below the NICs' 384, while more CTAs reach
+// the NICs (NCCL_MIN_CTAS=24 on 2 nodes, ring forced: 392.7, nccl-tests #309). FITTED on one log
+// (nccl-tests #309, 4 nodes, 324.52 GB/s at 8 GiB: 324.52 / 0.984 executed-to-ceiling / 16 CTAs =
+// 20.6), the others held out (tests/validation/nccl-tests-h100.json; docs/accuracy.md).
+// Measured on Hopper all_reduce only: all_gather / reduce_scatter (a copy, not a reduction, per
+// chunk) and other generations are not capped.
+inline constexpr double kRingNetCtaBusBwHopper = 20.6;
+// The bus bandwidth cap of a Simple ring all-reduce across NVLink domains with `ctas` runtime
+// CTAs (infinite where not measured: another generation, one domain, another op).
+double ring_net_cta_cap(const TuningInput& in, int ctas);
+
 // NCCL's speed ladders (search.cc): the largest entry <= bw.
 double ladder_inter(double bw, int sm_arch);
 double ladder_intra(double bw, int sm_arch);

@@ -891,13 +891,26 @@ def _megascale(mode: str) -> Iterable[_Case]:
                     lambda report, sc: 100 * report["mfu"], source=row["source"])
 
 
-def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str) -> float:
-    """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G."""
+def _log_ctas(env: dict) -> int | None:
+    """The CTAs (runtime channels) a log's environment asks NCCL for: NCCL_MIN_CTAS or
+    NCCL_MIN_NCHANNELS, None when it sets neither."""
+    asked = [int(env[k]) for k in ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS") if str(env.get(k, "")).isdigit()]
+    return max(asked) if asked else None
+
+
+def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str, ctas: int | None = None) -> float:
+    """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G. A log
+    run with at least 24 CTAs (NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS) runs with network.channels 16
+    (32 CTAs): at 20.6 GB/s a CTA (collective/nccl_tuning.h) 24 CTAs already pass the NICs' 384
+    GB/s, so either count leaves the ring NIC-bound; the twin's chains split evenly over the 8 NICs
+    only at multiples of 8."""
     from . import _core
+    net = {"mode": mode, "collective_algorithm": "auto" if algorithm == "default" else algorithm}
+    if ctas is not None and ctas >= 24:
+        net["channels"] = 16
     sc = {"name": "nccl-tests", "cluster": {"gpu": "H100-SXM", "nodes": nodes, "gpus_per_node": 8, "nics_per_node": 8,
                                             "nic": "400Gbps"},
-          "network": {"mode": mode, "collective_algorithm": "auto" if algorithm == "default" else algorithm},
-          "traffic": {"pattern": "collective"}}
+          "network": net, "traffic": {"pattern": "collective"}}
     table = _core.nccl_tests(json.dumps(sc), "{}", "all_reduce", [nodes], f"{size}B", f"{size}B")
     for line in table.splitlines():
         f = line.split()
@@ -906,16 +919,20 @@ def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str) -> float:
     raise RuntimeError(f"no row of {size} B in the twin's nccl-tests table")
 
 
-def _nccl_tests(mode: str) -> Iterable[_Case]:
+def _nccl_tests(mode: str, fit: bool = False) -> Iterable[_Case]:
     """Real nccl-tests all_reduce_perf logs on H100/H200 with 8 x 400G per node: busbw at the
-    largest size of each log, NCCL's default choice, the ring forced, or NVLS tree forced."""
+    largest size of each log, NCCL's default choice, the ring forced, or NVLS tree forced. The
+    rows marked `fit` (the one log a constant of the model is fitted on) with fit=True, the others
+    without."""
     for row in _load("nccl-tests-h100.json")["rows"]:
+        if bool(row.get("fit")) != fit:
+            continue
         label = f"{row['id']} {row['nodes']} nodes {row['algorithm']} {row['size_bytes'] >> 30} GiB"
         if row["derived"]:
             label += " (chart)"
-        nodes, algo, size = row["nodes"], row["algorithm"], row["size_bytes"]
+        nodes, algo, size, ctas = row["nodes"], row["algorithm"], row["size_bytes"], _log_ctas(row.get("env") or {})
         yield _Case(label, "busbw GB/s", row["busbw_GBps"], source=row["source"],
-                    direct=lambda n=nodes, a=algo, b=size: _nccl_busbw(n, a, b, mode))
+                    direct=lambda n=nodes, a=algo, b=size, c=ctas: _nccl_busbw(n, a, b, mode, c))
 
 
 @functools.lru_cache(maxsize=None)
@@ -937,8 +954,11 @@ def _nccl_sizes(mode: str) -> Iterable[_Case]:
         size = row["size_bytes"]
         label = f"{row['log']} {row['nodes']} nodes {size >> 20} MiB" if size >= 1 << 20 else \
             f"{row['log']} {row['nodes']} nodes {size >> 10} KiB"
-        yield _Case(label, "busbw GB/s", row["busbw_GBps"], source=data["sources"][row["log"]]["url"],
-                    direct=lambda n=row["nodes"], b=size: _nccl_table(n, mode)[b])
+        case = _Case(label, "busbw GB/s", row["busbw_GBps"], source=data["sources"][row["log"]]["url"],
+                     direct=lambda n=row["nodes"], b=size: _nccl_table(n, mode)[b])
+        if row.get("fit"):
+            case.reason = row["fit"]
+        yield case
 
 
 def _gemm_kernels(mode: str) -> Iterable[_Case]:
@@ -1006,6 +1026,9 @@ SETS = [
     _SetSpec("dgxc-v24.11", "dgxc-v24.11.json", _dgxc, "NVIDIA DGX Cloud weak scaling, NeMo 24.09 on H100, 8-2,304 GPUs"),
     _SetSpec("megascale-175b", "megascale-175b.json", _megascale, "MegaScale Table 2, Megatron-LM 175B strong scaling, 256-12,288 A100"),
     _SetSpec("nccl-tests-h100", "nccl-tests-h100.json", _nccl_tests, "nccl-tests all_reduce busbw, H100/H200 8 x 400G"),
+    _SetSpec("nccl-tests-ring-fit", "nccl-tests-h100.json", lambda m: _nccl_tests(m, fit=True),
+             "the nccl-tests log (4 H100 nodes, NCCL's default ring at 8 GiB) that the ring's per-CTA bandwidth "
+             "across nodes is fitted on", fitted=True),
     _SetSpec("nccl-tests-sizes", "nccl-tests-h100-sizes.json", _nccl_sizes,
              "whole nccl-tests all_reduce tables, 64 KiB-16 GiB, 2-8 H100 nodes with 8 x 400G"),
     _SetSpec("gemm-kernels-xla", "gemm-kernels-xla.json", _gemm_kernels,

@@ -1,6 +1,7 @@
 """ct.accuracy / clustertwin accuracy: every validation set row by row, with its summary."""
 import subprocess
 
+import pandas as pd
 import pytest
 
 import clustertwin as ct
@@ -79,6 +80,27 @@ def test_a_fitted_set_says_so_and_does_not_claim_to_beat_the_baseline():
                          check=True).stdout
     line = [x for x in out.splitlines() if x.startswith("megatron-bridge-moe-h100 ")][-1]
     assert line.rstrip().endswith("fitted")
+
+
+def test_the_ring_cta_bound_is_fitted_on_one_log_and_held_out_on_the_others():
+    # kRingNetCtaBusBwHopper (collective/nccl_tuning.h) is fitted on nccl-tests #309's 4-node
+    # default run (r106): that row is its own fitted set and the same measurement in the sizes
+    # set is not counted. The other clusters' 4-8-node default runs (r067 Voltage Park, r104)
+    # are held out; the runs that asked for 24-32 CTAs stay at the NICs' rate.
+    out, summary = ct.accuracy(["nccl-tests-h100", "nccl-tests-ring-fit", "nccl-tests-sizes"])
+    fitted = dict(zip(summary["set"], summary["fitted"]))
+    assert fitted == {"nccl-tests-h100": False, "nccl-tests-ring-fit": True, "nccl-tests-sizes": False}
+    by_set = {k: g for k, g in out.groupby("set")}
+    assert list(by_set["nccl-tests-ring-fit"]["row"]) == ["r106 4 nodes default 8 GiB"]
+    held = by_set["nccl-tests-h100"].set_index("row")
+    assert not any(r.startswith("r106 ") for r in held.index)
+    for row in ("r067 4 nodes default 8 GiB", "r104 8 nodes default 8 GiB"):
+        assert abs(held.loc[row, "error"]) < 0.03, row
+    for row in ("r108 2 nodes ring 8 GiB", "r111 128 nodes ring 16 GiB"):  # NCCL_MIN_CTAS=24, MIN_NCHANNELS=32
+        assert held.loc[row, "predicted"] > 340, row
+    sizes = by_set["nccl-tests-sizes"].set_index("row")
+    assert pd.isna(sizes.loc["g4 4 nodes 8192 MiB", "predicted"])
+    assert "fit point" in sizes.loc["g4 4 nodes 8192 MiB", "note"]
 
 
 def test_korthikanti_batch_comes_from_the_published_mfu_and_time():

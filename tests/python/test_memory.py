@@ -347,7 +347,8 @@ def test_collective_algorithm_nvls_tree_and_nvls_are_what_nccl_tests_runs():
                                  [nodes], "8GiB", "8GiB")
         row = [l.split() for l in table.splitlines() if l.strip() and not l.startswith("#")][0]
         return float(row[7])
-    assert abs(busbw(4, "nvls_tree") - 364) < 4 and abs(busbw(4, "ring") - 380) < 4
+    # the ring across nodes: its 16 CTAs' 16 x 20.6 GB/s (collective/nccl_tuning.h), under the NICs' 380
+    assert abs(busbw(4, "nvls_tree") - 364) < 4 and abs(busbw(4, "ring") - 329.6) < 4
     assert abs(busbw(1, "nvls") - 476) < 4 and abs(busbw(1, "ring") - 360) < 4
 
 

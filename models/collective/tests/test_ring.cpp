@@ -1,13 +1,17 @@
 // Ring all-reduce against the alpha-beta closed form, in both backends, 2..64 nodes:
-//   T = 2(n-1) (step_latency + h) + 2(n-1)/n S / (C x 400 Gb/s x 0.95)
+//   T = 2(n-1) (step_latency + h) + 2(n-1)/n S / min(C x 400 Gb/s x 0.95, 2 C x 20.6 GB/s)
 // n = 8 x nodes ranks, C = 8 channels (one per NIC), h = the mean hop latency of a channel:
-// per node 7 NVLink hops and one NVLink relay + NIC-to-NIC path, h = nvlink + path / 8.
+// per node 7 NVLink hops and one NVLink relay + NIC-to-NIC path, h = nvlink + path / 8; the
+// bandwidth the smaller of the NICs' and the ring's 2 C CTAs' (nccl_tuning.h
+// kRingNetCtaBusBwHopper).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <tuple>
 
+#include "models/collective/nccl_tuning.h"
 #include "models/collective/tests/fixtures.h"
 
 namespace ct::collective {
@@ -27,7 +31,8 @@ TEST_P(RingClosedForm, AllReduceMatchesAlphaBeta) {
   const int n = 8 * nodes;
   const double h = c.node().nvlink_latency.seconds() + net->path_latency(0, 8).seconds() / 8;
   const double alpha = 3e-6;
-  const double expected = 2.0 * (n - 1) * (alpha + h) + 2.0 * (n - 1) / n * bytes / (8 * 400e9 / 8 * 0.95);
+  const double bus = std::min(8 * 400e9 / 8 * 0.95, 16 * kRingNetCtaBusBwHopper * 1e9);
+  const double expected = 2.0 * (n - 1) * (alpha + h) + 2.0 * (n - 1) / n * bytes / bus;
   CollectiveParams p;
   p.algorithm = Algorithm::ring;
   p.low_latency_protocols = false;  // the closed form is the Simple protocol's chain
@@ -73,10 +78,13 @@ TEST(Ring, IntraNodeRingUsesNvlinkAtNcclsRingBandwidth) {
 }
 
 TEST(Ring, AllGatherAndReduceScatterTakeHalfTheAllReduceBandwidthTerm) {
+  // 16 channels: 32 CTAs leave the all-reduce at the NICs' rate (test_nccl_tests.cpp), as the
+  // copies are.
   const network::Cluster c(small_cluster(4));
   const double bytes = 8.0 * (1 << 30);
   CollectiveParams p;
   p.algorithm = Algorithm::ring;
+  p.channels = 16;
   const double ar = run_one(c, "flow", Op::all_reduce, first_gpus(32), bytes, p);
   const double ag = run_one(c, "flow", Op::all_gather, first_gpus(32), bytes, p);
   const double rs = run_one(c, "flow", Op::reduce_scatter, first_gpus(32), bytes, p);
@@ -87,11 +95,13 @@ TEST(Ring, AllGatherAndReduceScatterTakeHalfTheAllReduceBandwidthTerm) {
 }
 
 TEST(Ring, ConcurrentCollectivesContendInFlowModeOnly) {
-  // Two all-reduces over the same two nodes share every NIC: twice the time in flow mode.
+  // Two all-reduces over the same two nodes share every NIC: twice the time in flow mode (16
+  // channels: the rings run at the NICs' rate, not their CTAs').
   const network::Cluster c(small_cluster(2));
   const double bytes = 1.0 * (1 << 30);
   CollectiveParams p;
   p.algorithm = Algorithm::ring;
+  p.channels = 16;
   for (const std::string mode : {"analytical", "flow"}) {
     sim::Simulation sim;
     auto net = network::make_network(mode, sim, c);
