@@ -258,9 +258,11 @@ void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out, sim::
   if (!cost.enabled || cost.algbw <= 0.0) return;
   double algbw = cost.algbw;
   if (algo == NcclAlgo::ring && !low_latency) {
-    // The ring's CTAs (twice its channels, NCCL's runtime duplication) bound it across nodes
-    // (nccl_tuning.h ring_net_cta_cap): after NCCL's choice, which does not see it.
-    algbw = std::min(algbw, ring_net_cta_cap(in, 2 * channels_) * cost.algbw / cost.busbw);
+    // The ring's CTAs (NCCL's runtime copies of its search channels: network.channels when
+    // given, else NCCL's own) bound it across nodes (nccl_tuning.h ring_net_cta_cap): after
+    // NCCL's choice, which does not see them.
+    const int ctas = ring_runtime_ctas(in, params_.channels > 0 ? params_.channels : in.channels);
+    algbw = std::min(algbw, ring_net_cta_cap(in, ctas) * cost.algbw / cost.busbw);
   }
   const double seconds = bytes / (algbw * 1e9);
   out.leg_rate_cap_bps = 8.0 * out.bytes_per_leg.as_double() / net_.params().protocol_efficiency / seconds;

@@ -18,12 +18,17 @@ struct Layout {
     return {ranks.data() + node_begin[static_cast<size_t>(slot)],
             ranks.data() + node_begin[static_cast<size_t>(slot) + 1]};
   }
-  // Member `(anchor + t) mod k` of node slot i, where anchor = channel mod k: the order in
-  // which channel `channel` visits the node (it enters and leaves through the anchor).
-  [[nodiscard]] int visit(int slot, int channel, int t) const {
+  // Member `(anchor + t) mod k` of node slot i: the order in which channel `channel` of
+  // `channels` visits the node (it enters and leaves through the anchor). With at least as many
+  // channels as members the anchor is member channel mod k; with fewer (a full node of 8 GPUs
+  // and 4 NICs: 4 channels) the anchors spread over the members, channel x k / channels, so
+  // that each channel leaves by another GPU's rail and NIC, as NCCL's channels each take their
+  // own NIC (members 0, 2, 4, 6: not 0-3, which would share two NICs and leave two idle).
+  [[nodiscard]] int visit(int slot, int channel, int t, int channels) const {
     const auto m = members(slot);
     const int k = static_cast<int>(m.size());
-    return m[static_cast<size_t>((channel % k + t) % k)];
+    const int anchor = channels > 0 && channels < k ? channel * k / channels : channel % k;
+    return m[static_cast<size_t>((anchor + t) % k)];
   }
 };
 

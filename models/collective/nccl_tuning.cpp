@@ -221,6 +221,13 @@ double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto) {
   return chunk;
 }
 
+int ring_runtime_ctas(const TuningInput& in, int search_channels) {
+  constexpr int kMaxChannels = 32;
+  int ctas = std::min(kMaxChannels, 2 * std::max(1, search_channels));
+  if (in.sm_arch >= 90 && in.nodes > 1 && ctas < 16) ctas = std::min(kMaxChannels, 2 * ctas);
+  return ctas;
+}
+
 double ring_net_cta_cap(const TuningInput& in, int ctas) {
   if (!in.all_reduce || in.nodes <= 1 || arch_row(in.sm_arch) != 1 || ctas < 1)
     return std::numeric_limits<double>::infinity();

@@ -108,6 +108,11 @@ double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto);
 // Measured on Hopper all_reduce only: all_gather / reduce_scatter (a copy, not a reduction, per
 // chunk) and other generations are not capped.
 inline constexpr double kRingNetCtaBusBwHopper = 20.6;
+// The CTAs NCCL runs a ring with, from its search channels (graph/connect.cc ncclTopoPostset,
+// 2.24 to 2.30.7 alike): twice them, at most 32 (MAXCHANNELS), and twice again on Hopper and
+// later across nodes while under 16 ("4 compute channels per search channel to reach peak BW on
+// <8 PPN"; the ring's intra-node speed on NVLink passes its 45 GB/s test). 8 NICs: 16; 4: 16.
+int ring_runtime_ctas(const TuningInput& in, int search_channels);
 // The bus bandwidth cap of a Simple ring all-reduce across NVLink domains with `ctas` runtime
 // CTAs (infinite where not measured: another generation, one domain, another op).
 double ring_net_cta_cap(const TuningInput& in, int ctas);

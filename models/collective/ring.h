@@ -2,7 +2,9 @@
 //
 // Group ordered by (node, local). With C channels, channel c crosses every node once: it
 // enters at the node's anchor (member c mod k, which is the GPU on rail c when the node's
-// whole 8-GPU set is in the group), visits the other members over NVLink, and leaves through
+// whole 8-GPU set is in the group; with fewer channels than members, member c k / C, so that
+// 4 channels of an 8-GPU, 4-NIC node leave by GPUs 0, 2, 4, 6 and each by its own NIC:
+// Layout::visit), visits the other members over NVLink, and leaves through
 // the anchor's NIC: the last member hands its data to the anchor over NVLink (the PXN relay
 // leg) and the anchor sends NIC c -> NIC c of the next node (same rail). A group inside one
 // node is a plain NVLink ring. Channel c carries bytes / C.

@@ -57,13 +57,13 @@ TreeShape tree_legs(const network::Network& net, const Layout& layout, int chann
       for (int i = 0; i < nodes; ++i) {
         const int k = static_cast<int>(layout.members(i).size());
         for (int t = 0; t + 1 < k; ++t) {  // intra-node chain, up and down
-          add(layout.visit(i, c, t + 1), layout.visit(i, c, t));
-          add(layout.visit(i, c, t), layout.visit(i, c, t + 1));
+          add(layout.visit(i, c, t + 1, channels), layout.visit(i, c, t, channels));
+          add(layout.visit(i, c, t, channels), layout.visit(i, c, t + 1, channels));
         }
         const int parent = dtree_parent(nodes, i, tree);
-        if (parent < 0) continue;                                // root
-        add(layout.visit(i, c, 0), layout.visit(parent, c, 0));  // reduce up
-        add(layout.visit(parent, c, 0), layout.visit(i, c, 0));  // broadcast down
+        if (parent < 0) continue;                                                    // root
+        add(layout.visit(i, c, 0, channels), layout.visit(parent, c, 0, channels));  // reduce up
+        add(layout.visit(parent, c, 0, channels), layout.visit(i, c, 0, channels));  // broadcast down
       }
     }
   }

@@ -57,6 +57,12 @@ TEST(NcclTests, TheCtaBoundLeavesNcclsChoiceAndTheCopiesAlone) {
   EXPECT_NEAR(ring.front().busbw_GBps, 16 * kRingNetCtaBusBwHopper, 0.01 * 16 * kRingNetCtaBusBwHopper);
   o.op = Op::all_gather;
   EXPECT_NEAR(run_nccl_tests(c, o).front().busbw_GBps, 380.0, 0.01 * 380.0);
+  // Four NICs a node: the 4 channels leave by GPUs 0, 2, 4, 6, one per NIC (they took GPUs
+  // 0-3, two NICs, and ran at 94.9 GB/s), and NCCL's 4 search channels run 16 CTAs too (doubled
+  // twice), whose 329.6 GB/s pass the NICs' 4 x 47.5 = 190: the NICs bound the ring.
+  const network::Cluster four(small_cluster(4, 4));
+  o.op = Op::all_reduce;
+  EXPECT_NEAR(run_nccl_tests(four, o).front().busbw_GBps, 190.0, 0.01 * 190.0);
 }
 
 TEST(NcclTests, TableLayoutAndSizes) {

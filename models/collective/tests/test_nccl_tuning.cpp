@@ -3,6 +3,8 @@
 // choices NCCL logs for that system.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "models/collective/nccl_tuning.h"
 
 namespace ct::collective {
@@ -56,6 +58,27 @@ TEST(NcclTuning, BusBandwidthsOfAnHgxH100) {
   TuningInput b200 = h100(4);
   b200.sm_arch = 100;
   EXPECT_NEAR(2 * nccl_cost(b200, NcclAlgo::tree, Protocol::simple, kBig).algbw, 192.0, 1e-9);
+}
+
+TEST(NcclTuning, RingCtasAndTheirBoundAcrossNodes) {
+  // connect.cc: twice the search channels, twice again under 16 on Hopper across nodes, at
+  // most 32. 8 NICs (8 channels) and 4 NICs (4) both run 16 CTAs across nodes; one node 8.
+  EXPECT_EQ(ring_runtime_ctas(h100(4), 8), 16);
+  EXPECT_EQ(ring_runtime_ctas(h100(4), 4), 16);
+  EXPECT_EQ(ring_runtime_ctas(h100(4), 1), 4);
+  EXPECT_EQ(ring_runtime_ctas(h100(4), 16), 32);
+  EXPECT_EQ(ring_runtime_ctas(h100(1), 4), 8);
+  TuningInput a100 = h100(4);
+  a100.sm_arch = 80;
+  EXPECT_EQ(ring_runtime_ctas(a100, 4), 8);
+  // The bound: 20.6 GB/s a CTA on Hopper all-reduce across nodes; nothing elsewhere.
+  EXPECT_DOUBLE_EQ(ring_net_cta_cap(h100(4), 16), 16 * kRingNetCtaBusBwHopper);
+  EXPECT_TRUE(std::isinf(ring_net_cta_cap(h100(1), 16)));
+  EXPECT_TRUE(std::isinf(ring_net_cta_cap(h100(4, false), 16)));
+  EXPECT_TRUE(std::isinf(ring_net_cta_cap(a100, 16)));
+  TuningInput b200 = h100(4);
+  b200.sm_arch = 100;
+  EXPECT_TRUE(std::isinf(ring_net_cta_cap(b200, 16)));
 }
 
 TEST(NcclTuning, LatencyFormulas) {

@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include "models/collective/layout.h"
 #include "models/collective/nccl_tuning.h"
+#include "models/collective/ring.h"
 #include "models/collective/tests/fixtures.h"
 
 namespace ct::collective {
@@ -61,6 +64,34 @@ TEST(Ring, OneGpuPerNodeRunsAtItsOwnNicRate) {
     const double busbw = bytes / t * bus_factor(Op::all_reduce, 8);
     EXPECT_NEAR(busbw, 47.5e9, 0.01 * 47.5e9) << mode;
   }
+}
+
+TEST(Ring, FewerChannelsThanGpusLeaveByEveryNic) {
+  // 2 nodes of 8 GPUs and 4 NICs: 4 channels, whose inter-node legs leave from GPUs 0, 2, 4, 6
+  // (one per NIC), not 0-3 (NICs 0, 0, 1, 1: half the NICs idle, half the bandwidth).
+  const network::Cluster c(small_cluster(2, 4));
+  sim::Simulation sim;
+  const auto net = network::make_network("analytical", sim, c);
+  std::vector<uint8_t> seen;
+  const auto group = first_gpus(16);
+  const Layout layout = make_layout(c, group, seen);
+  std::vector<network::Leg> legs;
+  ring_legs(*net, layout, 4, legs);
+  std::vector<int> leaving;
+  for (const auto& leg : legs) {
+    if (leg.src_gpu / 8 != leg.dst_gpu / 8) leaving.push_back(leg.src_gpu % 8);
+  }
+  std::sort(leaving.begin(), leaving.end());
+  EXPECT_EQ(leaving, (std::vector<int>{0, 0, 2, 2, 4, 4, 6, 6}));
+  // As many channels as GPUs: channel c by GPU c.
+  legs.clear();
+  ring_legs(*net, layout, 8, legs);
+  leaving.clear();
+  for (const auto& leg : legs) {
+    if (leg.src_gpu / 8 != leg.dst_gpu / 8) leaving.push_back(leg.src_gpu % 8);
+  }
+  std::sort(leaving.begin(), leaving.end());
+  EXPECT_EQ(leaving, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}));
 }
 
 TEST(Ring, IntraNodeRingUsesNvlinkAtNcclsRingBandwidth) {
