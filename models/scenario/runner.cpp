@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "models/collective/collective.h"
+#include "models/collective/nccl_tuning.h"
 #include "models/hardware/compute_model.h"
 #include "models/replay/block_costs.h"
 #include "models/replay/comm_adapter.h"
@@ -191,6 +192,17 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
   if (job.parallelism.zero_stage >= 3) {
     out.push_back("zero_stage 3: collectives per layer as stack " + job.stack +
                   " issues them (models/workload/sharding.h)");
+  }
+  if (g.sm_arch >= 90 && g.sm_arch < 100 && workload::gpus_used(job.parallelism) > c.cluster.gpus_per_node) {
+    char buf[400];
+    std::snprintf(
+        buf, sizeof buf,
+        "collectives: a Simple ring all-reduce across nodes moves at most %.1f GB/s of bus bandwidth "
+        "per CTA (NCCL runs twice its search channels: 16 on 8 NICs), fitted on one nccl-tests log "
+        "(4 H100 nodes, 324.5 GB/s; models/collective/nccl_tuning.h); all_gather and reduce_scatter "
+        "are not bound",
+        collective::kRingNetCtaBusBwHopper);
+    out.push_back(std::string(buf));
   }
   if (workload::is_moe(job.model)) out.push_back(std::string(kMoeReleaseSpread));
   if (job.moe_host_sync) {

@@ -337,6 +337,17 @@ def test_dropout_key_sets_the_stored_masks():
     assert on["memory"]["activations_bytes"] > llama["memory"]["activations_bytes"]
 
 
+def test_a_multi_node_hopper_report_states_the_ring_cta_bound():
+    # The fitted per-CTA bound of a ring all-reduce across nodes (collective/nccl_tuning.h) can
+    # act on a Hopper job that spans nodes: its report says so; one node or an A100 job: not.
+    def said(sc, **over):
+        r = ct.run(ct.Scenario(sc), overrides=over).report
+        return any(a.startswith("collectives: a Simple ring all-reduce across nodes") for a in r["assumptions"])
+    assert said(PIPELINED)  # 8 nodes of H100 (the default GPU)
+    assert not said(GPT_1P4B)
+    assert not said(PIPELINED, **{"cluster.gpu": "A100-80GB"})
+
+
 def test_collective_algorithm_nvls_tree_and_nvls_are_what_nccl_tests_runs():
     import json
     from clustertwin import _core
