@@ -49,6 +49,10 @@ double bus_factor(Op op, int ranks);
 
 struct CollectiveParams {
   int channels = 0;                                   // 0 = nics_per_node (NCCL uses one ring per NIC)
+  // The CTAs NCCL runs a ring with (NCCL_MIN_CTAS = NCCL_MAX_CTAS, or NCCL_MIN_NCHANNELS /
+  // NCCL_MAX_NCHANNELS at runtime); 0 = NCCL's own count from its search channels
+  // (nccl_tuning.h ring_runtime_ctas). Bounds a ring all-reduce across Hopper nodes.
+  int ctas = 0;
   sim::Duration step_latency = sim::Duration::us(3);  // per algorithm step: launch/sync/proxy
   Algorithm algorithm = Algorithm::automatic;
   sim::Bytes tree_chunk{128 << 10};  // tree pipeline chunk: fill = steps x chunk time

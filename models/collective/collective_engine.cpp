@@ -79,12 +79,17 @@ CollectiveEngine::CollectiveEngine(sim::Simulation& sim, network::Network& net,
     throw std::invalid_argument("collective.channels: got " + std::to_string(params.channels) +
                                 ", expected >= 0 (0 = nics_per_node)");
   }
+  if (params.ctas < 0) {
+    throw std::invalid_argument("collective.ctas: got " + std::to_string(params.ctas) +
+                                ", expected >= 0 (0 = NCCL's own count)");
+  }
   if (params.step_latency < sim::Duration::zero()) {
     throw std::invalid_argument("collective.step_latency: must not be negative");
   }
   uint64_t f = 0x6A09E667F3BCC908ULL;
   const auto mix = [&f](uint64_t v) { f = (f ^ v) * 0x100000001B3ULL; };
   mix(static_cast<uint64_t>(channels_));
+  mix(static_cast<uint64_t>(params.ctas));
   mix(static_cast<uint64_t>(params.step_latency.count_ps()));
   mix(static_cast<uint64_t>(params.algorithm));
   mix(static_cast<uint64_t>(params.tree_chunk.n));
@@ -258,10 +263,12 @@ void CollectiveEngine::cap(const TuningInput& in, double bytes, Plan& out, sim::
   if (!cost.enabled || cost.algbw <= 0.0) return;
   double algbw = cost.algbw;
   if (algo == NcclAlgo::ring && !low_latency) {
-    // The ring's CTAs (NCCL's runtime copies of its search channels: network.channels when
-    // given, else NCCL's own) bound it across nodes (nccl_tuning.h ring_net_cta_cap): after
-    // NCCL's choice, which does not see them.
-    const int ctas = ring_runtime_ctas(in, params_.channels > 0 ? params_.channels : in.channels);
+    // The ring's CTAs (network.ctas when given, else NCCL's runtime copies of its search
+    // channels: network.channels when given, else NCCL's own) bound it across nodes
+    // (nccl_tuning.h ring_net_cta_cap): after NCCL's choice, which does not see them.
+    const int ctas = params_.ctas > 0
+                         ? params_.ctas
+                         : ring_runtime_ctas(in, params_.channels > 0 ? params_.channels : in.channels);
     algbw = std::min(algbw, ring_net_cta_cap(in, ctas) * cost.algbw / cost.busbw);
   }
   const double seconds = bytes / (algbw * 1e9);

@@ -131,6 +131,7 @@ struct NetworkSection {
   DcqcnSection dcqcn;
   std::string collective_algorithm;
   int channels = 0;
+  int ctas = 0;
   int qps_per_connection = 1;
   Duration collective_step_latency;
   double protocol_efficiency = 1.0;

@@ -125,6 +125,7 @@ network::NetworkParams network_params(const Config& c) {
 collective::CollectiveParams collective_params(const Config& c) {
   collective::CollectiveParams p;
   p.channels = c.network.channels;
+  p.ctas = c.network.ctas;
   p.step_latency = c.network.collective_step_latency;
   const std::string& a = c.network.collective_algorithm;
   p.algorithm = a == "ring"        ? collective::Algorithm::ring

@@ -892,22 +892,20 @@ def _megascale(mode: str) -> Iterable[_Case]:
 
 
 def _log_ctas(env: dict) -> int | None:
-    """The CTAs (runtime channels) a log's environment asks NCCL for: NCCL_MIN_CTAS or
-    NCCL_MIN_NCHANNELS, None when it sets neither."""
+    """The CTAs (runtime channels) a log's environment makes NCCL run: NCCL_MIN_CTAS or
+    NCCL_MIN_NCHANNELS when above NCCL's own 16 on these nodes (a lower minimum changes
+    nothing), None otherwise."""
     asked = [int(env[k]) for k in ("NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS") if str(env.get(k, "")).isdigit()]
-    return max(asked) if asked else None
+    return max(asked) if asked and max(asked) > 16 else None
 
 
 def _nccl_busbw(nodes: int, algorithm: str, size: int, mode: str, ctas: int | None = None) -> float:
-    """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G. A log
-    run with at least 24 CTAs (NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS) runs with network.channels 16
-    (32 CTAs): at 20.6 GB/s a CTA (collective/nccl_tuning.h) 24 CTAs already pass the NICs' 384
-    GB/s, so either count leaves the ring NIC-bound; the twin's chains split evenly over the 8 NICs
-    only at multiples of 8."""
+    """The twin's nccl-tests all_reduce busbw (out-of-place) on H100 nodes with 8 x 400G; a log
+    run with NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS runs with that many CTAs (network.ctas)."""
     from . import _core
     net = {"mode": mode, "collective_algorithm": "auto" if algorithm == "default" else algorithm}
-    if ctas is not None and ctas >= 24:
-        net["channels"] = 16
+    if ctas is not None:
+        net["ctas"] = ctas
     sc = {"name": "nccl-tests", "cluster": {"gpu": "H100-SXM", "nodes": nodes, "gpus_per_node": 8, "nics_per_node": 8,
                                             "nic": "400Gbps"},
           "network": net, "traffic": {"pattern": "collective"}}

@@ -103,6 +103,37 @@ def test_the_ring_cta_bound_is_fitted_on_one_log_and_held_out_on_the_others():
     assert "fit point" in sizes.loc["g4 4 nodes 8192 MiB", "note"]
 
 
+def test_network_ctas_bounds_a_ring_all_reduce_across_hopper_nodes_in_every_mode():
+    # network.ctas is NCCL_MIN_CTAS = NCCL_MAX_CTAS: fewer CTAs, a slower ring across nodes, in
+    # nccl-tests and in a training step that all-reduces its gradients over nodes (DDP, no
+    # ZeRO), in both network modes; out of range is an error naming the key.
+    import json
+    from clustertwin import _core
+    sc = {"cluster": {"nodes": 4}, "network": {"mode": "analytical", "collective_algorithm": "ring"},
+          "traffic": {"pattern": "collective"}}
+
+    def busbw(mode, ctas):
+        over = {"network.mode": mode, "network.ctas": ctas}
+        table = _core.nccl_tests(json.dumps(sc), json.dumps(over), "all_reduce", [4], "8GiB", "8GiB")
+        return float([l.split() for l in table.splitlines() if l.strip() and not l.startswith("#")][0][7])
+    for mode in ("analytical", "flow"):
+        assert abs(busbw(mode, 8) - 8 * 20.6) < 2 and abs(busbw(mode, 0) - 16 * 20.6) < 4
+        assert abs(busbw(mode, 32) - 380) < 4
+    job = {"cluster": {"nodes": 4}, "network": {"mode": "analytical"}, "recovery": {"hot_spares": 0},
+           "training_job": {"model": {"layers": 8, "hidden": 4096, "heads": 32, "seq_length": 2048, "vocab": 32000},
+                            "global_batch_size": 32, "micro_batch_size": 1,
+                            "parallelism": {"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 32,
+                                            "zero_stage": 0},
+                            "runtime": {"overlap_grad_reduce": False}}}
+    for mode in ("analytical", "flow"):
+        steps = {n: ct.run(ct.Scenario(job), overrides={"network.mode": mode, "network.ctas": n}).report["step_time_s"]
+                 for n in (2, 0)}
+        assert steps[2] > steps[0], mode
+    for bad in (-1, 65):
+        with pytest.raises(ct.ScenarioError, match="network.ctas"):
+            ct.run(ct.Scenario(job), overrides={"network.ctas": bad})
+
+
 def test_korthikanti_batch_comes_from_the_published_mfu_and_time():
     # Table 5's (MFU, iteration time) pairs pin the global batch: 4, 64, 280, 512 sequences
     # (72 B s l h^2 (1 + s/6h + V/12lh) model FLOPs at 312 TFLOP/s); both recompute rows of a

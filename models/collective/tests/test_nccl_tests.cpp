@@ -65,6 +65,24 @@ TEST(NcclTests, TheCtaBoundLeavesNcclsChoiceAndTheCopiesAlone) {
   EXPECT_NEAR(run_nccl_tests(four, o).front().busbw_GBps, 190.0, 0.01 * 190.0);
 }
 
+TEST(NcclTests, CtasSetTheRingsBoundAcrossNodes) {
+  // network.ctas (NCCL_MIN_CTAS = NCCL_MAX_CTAS): 8 CTAs 8 x 20.6 = 164.8 GB/s, 24 the NICs'
+  // 380 (24 x 20.6 = 494 passes them), on 4 nodes at 8 GiB; the chains stay one per NIC.
+  const network::Cluster c(small_cluster(4));
+  NcclTestsOptions o;
+  o.nodes = 4;
+  o.network_mode = "analytical";
+  o.collective.algorithm = Algorithm::ring;
+  o.min_bytes = o.max_bytes = int64_t{8} << 30;
+  o.collective.ctas = 8;
+  EXPECT_NEAR(run_nccl_tests(c, o).front().busbw_GBps, 8 * kRingNetCtaBusBwHopper,
+              0.01 * 8 * kRingNetCtaBusBwHopper);
+  o.collective.ctas = 24;
+  EXPECT_NEAR(run_nccl_tests(c, o).front().busbw_GBps, 380.0, 0.01 * 380.0);
+  o.collective.ctas = -1;
+  EXPECT_THROW(run_nccl_tests(c, o), std::invalid_argument);
+}
+
 TEST(NcclTests, TableLayoutAndSizes) {
   const network::Cluster c(small_cluster(2));
   NcclTestsOptions o;
