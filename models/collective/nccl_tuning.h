@@ -102,7 +102,8 @@ double tree_chunk_bytes(const TuningInput& in, double bytes, Protocol proto);
 // nodes with 8 x 400G, NCCL runs 16 CTAs (twice its 8 search channels) and all_reduce_perf's
 // large-buffer busbw sits at 320-331 GB/s on 4 and 8 nodes (nccl-tests #309: 324.5 at 4 nodes,
 // 320.7 at 8; Voltage Park, NCCL 2.24.3: 330.9 at 4), below the NICs' 384, while more CTAs reach
-// the NICs (NCCL_MIN_CTAS=24 on 2 nodes, ring forced: 392.7, nccl-tests #309). FITTED on one log
+// the NICs (on the same cluster as the #309 runs, NCCL_MIN_CTAS=24 on 2 nodes with the ring
+// forced: 392.7; network.ctas sets the count). FITTED on one log
 // (nccl-tests #309, 4 nodes, 324.52 GB/s at 8 GiB: 324.52 / 0.984 executed-to-ceiling / 16 CTAs =
 // 20.6), the others held out (tests/validation/nccl-tests-h100.json; docs/accuracy.md).
 // Measured on Hopper all_reduce only: all_gather / reduce_scatter (a copy, not a reduction, per
