@@ -48,7 +48,7 @@ std::string_view algorithm_name(Algorithm a);
 double bus_factor(Op op, int ranks);
 
 struct CollectiveParams {
-  int channels = 0;                                   // 0 = nics_per_node (NCCL uses one ring per NIC)
+  int channels = 0;  // 0 = nics_per_node (NCCL uses one ring per NIC)
   // The CTAs NCCL runs a ring with (NCCL_MIN_CTAS = NCCL_MAX_CTAS, or NCCL_MIN_NCHANNELS /
   // NCCL_MAX_NCHANNELS at runtime); 0 = NCCL's own count from its search channels
   // (nccl_tuning.h ring_runtime_ctas). Bounds a ring all-reduce across Hopper nodes.
