@@ -228,8 +228,10 @@ int ring_runtime_ctas(const TuningInput& in, int search_channels) {
   return ctas;
 }
 
+bool ring_cta_bound_measured(int sm_arch) { return arch_row(sm_arch) == 1; }
+
 double ring_net_cta_cap(const TuningInput& in, int ctas) {
-  if (!in.all_reduce || in.nodes <= 1 || arch_row(in.sm_arch) != 1 || ctas < 1)
+  if (!in.all_reduce || in.nodes <= 1 || !ring_cta_bound_measured(in.sm_arch) || ctas < 1)
     return std::numeric_limits<double>::infinity();
   return kRingNetCtaBusBwHopper * ctas;
 }

@@ -114,6 +114,8 @@ inline constexpr double kRingNetCtaBusBwHopper = 20.6;
 // later across nodes while under 16 ("4 compute channels per search channel to reach peak BW on
 // <8 PPN"; the ring's intra-node speed on NVLink passes its 45 GB/s test). 8 NICs: 16; 4: 16.
 int ring_runtime_ctas(const TuningInput& in, int search_channels);
+// Whether the bound is measured for this GPU generation (Hopper only).
+bool ring_cta_bound_measured(int sm_arch);
 // The bus bandwidth cap of a Simple ring all-reduce across NVLink domains with `ctas` runtime
 // CTAs (infinite where not measured: another generation, one domain, another op).
 double ring_net_cta_cap(const TuningInput& in, int ctas);

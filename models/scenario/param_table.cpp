@@ -318,12 +318,11 @@ void network_params(std::vector<Param>& t) {
           .at_most(64));
   t.push_back(
       P(network.ctas, count, "0",
-        "The CTAs NCCL runs a ring collective with, as NCCL_MIN_CTAS = NCCL_MAX_CTAS (or NCCL_MIN_NCHANNELS "
-        "/ "
-        "NCCL_MAX_NCHANNELS, which set the same runtime count); 0 = NCCL's own: twice its search channels, "
-        "twice again under 16 on Hopper across nodes (16 on 8 or 4 NICs). A ring all-reduce across Hopper "
-        "nodes moves at most 20.6 GB/s per CTA (fitted on one nccl-tests log; "
-        "models/collective/nccl_tuning.h): 16 CTAs 329.6 GB/s, 24 or more the NICs' rate.")
+        "The CTAs NCCL runs a ring collective with, as NCCL_MIN_CTAS = NCCL_MAX_CTAS (NCCL_MIN_NCHANNELS and "
+        "NCCL_MAX_NCHANNELS set the same runtime count); 0 = NCCL's own: twice its search channels, twice "
+        "again under 16 on Hopper across nodes (16 on 8 or 4 NICs). A ring all-reduce across Hopper nodes "
+        "moves at most 20.6 GB/s per CTA (fitted on one nccl-tests log; models/collective/nccl_tuning.h): 16 "
+        "CTAs 329.6 GB/s, 24 or more the NICs' rate.")
           .at_most(64));
   t.push_back(P(network.qps_per_connection, count, "1",
                 "RDMA queue pairs per connection between two GPUs, as NCCL_IB_QPS_PER_CONNECTION (NCCL's "

@@ -193,7 +193,8 @@ json assumptions(const Config& c, const workload::JobSpec& job) {
     out.push_back("zero_stage 3: collectives per layer as stack " + job.stack +
                   " issues them (models/workload/sharding.h)");
   }
-  if (g.sm_arch >= 90 && g.sm_arch < 100 && workload::gpus_used(job.parallelism) > c.cluster.gpus_per_node) {
+  if (collective::ring_cta_bound_measured(g.sm_arch) &&
+      workload::gpus_used(job.parallelism) > c.cluster.gpus_per_node) {
     char buf[400];
     std::snprintf(
         buf, sizeof buf,

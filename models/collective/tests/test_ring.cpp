@@ -75,23 +75,20 @@ TEST(Ring, FewerChannelsThanGpusLeaveByEveryNic) {
   std::vector<uint8_t> seen;
   const auto group = first_gpus(16);
   const Layout layout = make_layout(c, group, seen);
-  std::vector<network::Leg> legs;
-  ring_legs(*net, layout, 4, legs);
-  std::vector<int> leaving;
-  for (const auto& leg : legs) {
-    if (leg.src_gpu / 8 != leg.dst_gpu / 8) leaving.push_back(leg.src_gpu % 8);
-  }
-  std::sort(leaving.begin(), leaving.end());
-  EXPECT_EQ(leaving, (std::vector<int>{0, 0, 2, 2, 4, 4, 6, 6}));
+  // The local GPUs the channels' inter-node legs leave from, sorted.
+  auto leaving = [&](int channels) {
+    std::vector<network::Leg> legs;
+    ring_legs(*net, layout, channels, legs);
+    std::vector<int> out;
+    for (const auto& leg : legs) {
+      if (leg.src_gpu / 8 != leg.dst_gpu / 8) out.push_back(leg.src_gpu % 8);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(leaving(4), (std::vector<int>{0, 0, 2, 2, 4, 4, 6, 6}));
   // As many channels as GPUs: channel c by GPU c.
-  legs.clear();
-  ring_legs(*net, layout, 8, legs);
-  leaving.clear();
-  for (const auto& leg : legs) {
-    if (leg.src_gpu / 8 != leg.dst_gpu / 8) leaving.push_back(leg.src_gpu % 8);
-  }
-  std::sort(leaving.begin(), leaving.end());
-  EXPECT_EQ(leaving, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}));
+  EXPECT_EQ(leaving(8), (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}));
 }
 
 TEST(Ring, IntraNodeRingUsesNvlinkAtNcclsRingBandwidth) {
